@@ -1,0 +1,217 @@
+/// minimod-gpu: the command line. One catch maps exceptions to the exit codes of io/errors.hpp.
+#include "app/progress.hpp"
+#include "io/errors.hpp"
+#include "io/json_writer.hpp"
+#include "io/survey.hpp"
+#include "kernels/kernel.hpp"
+#include "models/velocity.hpp"
+#include "solver/plan.hpp"
+#include "solver/simulation.hpp"
+#include "version.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace minimod {
+namespace {
+
+Grid grid_from(const GridSpec& s) {
+  Grid g;
+  g.nx = s.shape[0];
+  g.ny = s.shape[1];
+  g.nz = s.shape[2];
+  g.dx = s.spacing[0];
+  g.dy = s.spacing[1];
+  g.dz = s.spacing[2];
+  g.ox = s.origin[0];
+  g.oy = s.origin[1];
+  g.oz = s.origin[2];
+  return g;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+/// Write `text` to `path` through a temporary name, so a failure leaves no half file.
+void write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) throw OutputError("cannot write '" + tmp + "'");
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw OutputError("cannot rename '" + tmp + "' to '" + path + "'");
+  }
+}
+
+std::string summary_json(const RunReport& r, int steps) {
+  JsonWriter j;
+  const Plan& p = r.plan;
+  j.begin_object();
+  j.field("program", "minimod-gpu").field("version", kProgramVersion).field("commit", kGitCommit);
+  j.field("date", utc_now());
+  j.key("grid").begin_object();
+  j.key("shape").begin_array().value(p.grid.nx).value(p.grid.ny).value(p.grid.nz).end_array();
+  j.key("spacing").begin_array().value(p.grid.dx).value(p.grid.dy).value(p.grid.dz).end_array();
+  j.key("layer").begin_array();
+  for (int a = 0; a < 3; ++a)
+    j.value(p.layer.on(a, false)).value(p.layer.on(a, true));
+  j.end_array();
+  j.end_object();
+  j.field("dt", p.dt).field("steps", steps).field("backend", r.backend).field("device", r.device);
+  j.key("kernels").begin_object();
+  for (int k = 0; k < kRegionCount; ++k)
+    j.field(region_name(static_cast<RegionId>(k)), r.kernels[k]);
+  j.end_object();
+  j.field("ms_per_step_median", r.timing.median_step_ms).field("ms_total", r.timing.total_ms);
+  j.field("mpoints_per_s", r.timing.mpoints_per_s);
+  j.key("final_wavefield").begin_object();
+  j.field("min", r.final_field.min).field("max", r.final_field.max).field("rms", r.final_field.rms);
+  j.end_object();
+  j.field("output", r.output_file);
+  j.end_object();
+  return j.str() + "\n";
+}
+
+int cmd_validate(const std::string& path) {
+  const Survey s = load_survey(path);
+  const std::vector<float> velocity = build_velocity(s.model, grid_from(s.grid));
+  const Plan plan = make_plan(s, velocity);
+  std::cout << describe_plan(s, plan);
+  std::cout << "ok: " << path << " is valid\n";
+  return kExitOk;
+}
+
+int cmd_run(const std::string& path, const std::string& output_opt, const std::string& backend,
+            const std::string& kernel, int steps, const std::string& summary, bool quiet) {
+  const Survey s = load_survey(path);
+  SimulationOptions options;
+  options.backend = parse_backend_choice(backend, "--backend");
+  options.kernel_spec = kernel;
+  options.steps_override = steps;
+  const std::string output = output_opt.empty() ? s.output.file : output_opt;
+  auto notice = [&](const std::string& line) {
+    if (!quiet || line.rfind("warning:", 0) == 0) std::cerr << line << "\n";
+  };
+
+  std::unique_ptr<Progress> progress;
+  RunHooks hooks;
+  hooks.notice = notice;
+  hooks.on_plan = [&](const Plan& plan) {
+    if (!quiet) {
+      std::cerr << "minimod-gpu " << kProgramVersion << ": " << path << ", " << plan.grid.nx << "x"
+                << plan.grid.ny << "x" << plan.grid.nz << ", " << plan.steps << " steps of "
+                << plan.dt << " s\n";
+    }
+    progress = std::make_unique<Progress>(plan.steps, static_cast<double>(plan.grid.points()),
+                                          quiet, stderr_is_terminal());
+  };
+  hooks.on_progress = [&](int done) {
+    if (progress) progress->update(done);
+  };
+  const RunReport r = run_survey(s, options, output, hooks);
+  if (progress) progress->finish();
+
+  if (!quiet) {
+    std::printf("backend     %s (%s)\n", r.backend.c_str(), r.device.c_str());
+    std::printf("kernels     inner %s, layers %s/%s/%s/%s/%s/%s\n", r.kernels[0].c_str(),
+                r.kernels[1].c_str(), r.kernels[2].c_str(), r.kernels[3].c_str(),
+                r.kernels[4].c_str(), r.kernels[5].c_str(), r.kernels[6].c_str());
+    std::printf("time        %d steps in %.3f s, %.3f ms per step (median), %.1f Mpoints/s\n",
+                r.plan.steps, r.timing.total_ms * 1e-3, r.timing.median_step_ms,
+                r.timing.mpoints_per_s);
+    std::printf("wavefield   min %.6g, max %.6g, rms %.6g\n", r.final_field.min, r.final_field.max,
+                r.final_field.rms);
+    std::printf("output      %s\n", r.output_file.c_str());
+  }
+  if (!summary.empty()) write_file_atomically(summary, summary_json(r, r.plan.steps));
+  return kExitOk;
+}
+
+int cmd_kernels() {
+  std::printf("%-28s %-12s %-6s %-9s %-12s %s\n", "name", "family", "backend", "physics", "regions",
+              "description");
+  for (const StencilKernel* k : kernel_registry().all()) {
+    const bool in = k->handles(RegionKind::Inner), layer = k->handles(RegionKind::Layer);
+    const char* regions = in && layer ? "inner+layer" : (in ? "inner" : "layer");
+    std::printf("%-28s %-12s %-7s %-9s %-12s %s\n", k->name().c_str(), k->family().c_str(),
+                backend_name(k->backend()), physics_name(k->physics()), regions,
+                k->description().c_str());
+  }
+  return kExitOk;
+}
+
+} // namespace
+} // namespace minimod
+
+int main(int argc, char** argv) {
+  using namespace minimod;
+  CLI::App app{"minimod-gpu: acoustic seismic forward modelling on GPUs"};
+  app.set_version_flag("--version", std::string(kProgramVersion) + " (" + kGitCommit + ")");
+  app.require_subcommand(1);
+
+  std::string survey_path, output, backend = "auto", kernel, summary;
+  int steps = 0;
+  bool quiet = false;
+  auto* run = app.add_subcommand("run", "Model a survey and write traces and snapshots to HDF5");
+  run->add_option("survey", survey_path, "Survey YAML file")->required();
+  run->add_option("-o,--output", output, "Output HDF5 file (default: the survey's output.file)");
+  run->add_option("--backend", backend, "cpu, cuda or auto (cuda when a GPU is present)")
+      ->capture_default_str();
+  run->add_option("--kernel", kernel,
+                  "Kernel spec: NAME or inner=NAME,pml=NAME,... "
+                  "(see `minimod-gpu kernels`)");
+  run->add_option("--steps", steps, "Run this many steps instead of the survey's time span")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--summary", summary, "Write a JSON summary of the run to this file");
+  run->add_flag("-q,--quiet", quiet, "No progress or summary on the terminal");
+
+  std::string validate_path;
+  auto* validate = app.add_subcommand("validate", "Check a survey and print the plan");
+  validate->add_option("survey", validate_path, "Survey YAML file")->required();
+
+  auto* kernels = app.add_subcommand("kernels", "List the registered kernels");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  try {
+    if (*run) return cmd_run(survey_path, output, backend, kernel, steps, summary, quiet);
+    if (*validate) return cmd_validate(validate_path);
+    if (*kernels) return cmd_kernels();
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const RuntimeFailure& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitRuntime;
+  } catch (const OutputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitOutput;
+  } catch (const std::exception& e) {
+    std::cerr << "internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+  return kExitInternal;
+}

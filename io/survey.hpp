@@ -1,0 +1,142 @@
+#pragma once
+/// The survey: what a user asks for in SURVEY.yaml (docs/survey.md), parsed and checked field by
+/// field. Cross-field checks that need the model and the stability limit happen in solver/plan.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace minimod {
+
+/// A point in metres.
+using Vec3 = std::array<double, 3>;
+
+/// Where a value came from in the survey file, for error messages.
+struct SourceLoc {
+  std::string file; ///< survey path as given
+  int line = 0;     ///< 1-based line, 0 when unknown
+  std::string key;  ///< dotted key path, e.g. "sources[1].position"
+  /// "survey.yaml:12: sources[1].position"
+  std::string where() const;
+};
+
+/// grid: shape (points, layers included), spacing (m), origin (m).
+struct GridSpec {
+  std::array<int, 3> shape{};
+  std::array<double, 3> spacing{};
+  Vec3 origin{0, 0, 0};
+  SourceLoc loc;
+};
+
+/// Axis order of a raw model file: which axis varies fastest.
+enum class AxisOrder { Xyz, Zyx }; ///< Xyz: x fastest (C order [z][y][x]); Zyx: z fastest
+
+/// One layer of a layered model: velocity from depth `top` down to the next layer's top.
+struct Layer {
+  double top = 0;
+  double velocity = 0;
+};
+
+/// model: how the velocity is built.
+struct ModelSpec {
+  enum class Kind { Constant, Layered, Gradient, File } kind = Kind::Constant;
+  double velocity = 0;             ///< Constant
+  std::vector<Layer> layers;       ///< Layered, tops strictly increasing
+  double v0 = 0;                   ///< Gradient: v(z) = v0 + gradient * (z - z0)
+  double gradient = 0;             ///< Gradient, 1/s
+  double z0 = 0;                   ///< Gradient reference depth (m)
+  std::string file;                ///< File: path resolved against the survey's folder
+  std::array<int, 3> file_shape{}; ///< File: nx, ny, nz of the data
+  AxisOrder order = AxisOrder::Xyz;
+  std::optional<double> vmax; ///< velocity used for dt and layer width (>= the model's largest)
+  SourceLoc loc;
+  SourceLoc file_loc; ///< location of model.file, for file errors
+  SourceLoc vmax_loc;
+};
+
+/// time: either duration or steps; optional dt (else from cfl).
+struct TimeSpec {
+  std::optional<double> duration; ///< seconds
+  std::optional<int> steps;
+  std::optional<double> dt; ///< seconds; must not exceed the cfl = 1 limit
+  double cfl = 0.8;
+  SourceLoc loc, dt_loc, cfl_loc;
+};
+
+/// boundary: layer width in points, or ntaper wavelengths of vmax/fmax.
+struct BoundarySpec {
+  std::optional<int> width; ///< points on every face
+  double ntaper = 3;
+  std::optional<double> fmax; ///< Hz; default: highest source fmax
+  SourceLoc loc, width_loc;
+};
+
+/// A source wavelet.
+struct WaveletSpec {
+  enum class Kind { Ricker, Minimod, File } kind = Kind::Ricker;
+  double frequency = 0;        ///< Ricker peak frequency (Hz)
+  std::optional<double> delay; ///< Ricker t0 (s), default 1.5 / frequency
+  double fmax = 0;             ///< Minimod: fmax (Hz); File: optional declared fmax
+  std::string file;            ///< File: samples, resolved against the survey's folder
+  double file_dt = 0;          ///< File: sample interval (s)
+  double amplitude = 1;        ///< scale factor
+  SourceLoc loc;
+};
+
+/// How a source enters the wavefield (physics.md section 4).
+enum class Injection { Physical, Minimod };
+
+/// One source.
+struct SourceSpec {
+  Vec3 position{};
+  WaveletSpec wavelet;
+  Injection injection = Injection::Physical;
+  SourceLoc loc; ///< of the position
+};
+
+/// One receiver position with where it was declared.
+struct ReceiverSpec {
+  Vec3 position{};
+  SourceLoc loc;
+};
+
+/// Sub-volume of snapshots in metres (inclusive bounds).
+struct SnapshotBox {
+  Vec3 min{}, max{};
+};
+
+/// output: file, trace interval and snapshots.
+struct OutputSpec {
+  std::string file = "out/survey.h5"; ///< resolved against the current directory
+  std::optional<double> dt_out;       ///< trace sample interval; default dt
+  int snapshot_every = 0;             ///< 0: no snapshots
+  int snapshot_decimate = 1;          ///< keep every k-th point along each axis
+  std::optional<SnapshotBox> snapshot_box;
+  SourceLoc loc, dt_out_loc, snapshot_loc;
+};
+
+/// The whole survey.
+struct Survey {
+  std::string path; ///< as given on the command line
+  std::string text; ///< the file's text (stored in the output)
+  std::string name; ///< optional label
+  std::string physics = "acoustic";
+  GridSpec grid;
+  ModelSpec model;
+  TimeSpec time;
+  BoundarySpec boundary;
+  std::vector<SourceSpec> sources;
+  std::vector<ReceiverSpec> receivers; ///< expanded from points, lines and grids
+  OutputSpec output;
+  std::optional<std::string> kernel; ///< kernel spec (same grammar as --kernel)
+  SourceLoc kernel_loc;
+};
+
+/// Parse and check a survey file. Throws InputError naming file, line, key, value and what is
+/// allowed, for syntax errors, unknown keys, wrong types, missing fields and out-of-range values.
+Survey load_survey(const std::string& path);
+/// Parse survey text; relative file names resolve against base_dir.
+Survey parse_survey(const std::string& text, const std::string& path, const std::string& base_dir);
+
+} // namespace minimod

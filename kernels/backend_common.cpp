@@ -1,0 +1,55 @@
+#include "io/errors.hpp"
+#include "kernels/backend.hpp"
+
+namespace minimod {
+
+std::size_t acoustic_device_bytes(const AcousticProblem& p) {
+  const std::size_t field = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+  // u, v, vp2dt2 always; phi and eta only with an absorbing layer.
+  const std::size_t fields = field * (p.eta.empty() ? 3 : 5);
+  const std::size_t taps =
+      (p.sources.index.size() + p.receivers.index.size()) * (sizeof(std::int64_t) + sizeof(float)) +
+      (p.sources.begin.size() + p.receivers.begin.size()) * sizeof(std::int64_t);
+  const std::size_t samples = p.source_samples.size() * sizeof(float);
+  const std::size_t traces =
+      p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1) * sizeof(float);
+  return fields + taps + samples + traces;
+}
+
+void pad_field(const FieldLayout& l, const float* dense, float* padded) {
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < l.nz; ++k) {
+    for (int j = 0; j < l.ny; ++j) {
+      const float* src = dense + (static_cast<std::size_t>(k) * l.ny + j) * l.nx;
+      float* dst = padded + l.index(0, j, k);
+      for (int i = 0; i < l.nx; ++i)
+        dst[i] = src[i];
+    }
+  }
+}
+
+void unpad_field(const FieldLayout& l, const float* padded, float* dense) {
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < l.nz; ++k) {
+    for (int j = 0; j < l.ny; ++j) {
+      const float* src = padded + l.index(0, j, k);
+      float* dst = dense + (static_cast<std::size_t>(k) * l.ny + j) * l.nx;
+      for (int i = 0; i < l.nx; ++i)
+        dst[i] = src[i];
+    }
+  }
+}
+
+#if !defined(MINIMOD_HAVE_CUDA)
+std::unique_ptr<Backend> make_cuda_backend() {
+  throw RuntimeFailure("this minimod-gpu was built without CUDA (configure with -DMINIMOD_CUDA=ON "
+                       "on a machine with nvcc); use --backend cpu");
+}
+
+bool cuda_device_available(std::string* why) {
+  if (why) *why = "this minimod-gpu was built without CUDA";
+  return false;
+}
+#endif
+
+} // namespace minimod

@@ -1,0 +1,112 @@
+/// The OpenMP CPU backend: the test oracle and the default when no GPU is present.
+#include "io/errors.hpp"
+#include "kernels/backend.hpp"
+
+#include <fstream>
+#include <utility>
+
+namespace minimod {
+namespace {
+
+/// The CPU model from /proc/cpuinfo, or "CPU".
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "CPU";
+}
+
+class CpuBackend final : public Backend {
+public:
+  BackendKind kind() const override { return BackendKind::Cpu; }
+  std::string device_name() const override { return cpu_model_name(); }
+
+  void setup(const AcousticProblem& p,
+             const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+    m_problem = &p;
+    m_kernels = kernels;
+    for (int r = 0; r < kRegionCount; ++r) {
+      const Region& region = p.regions[r];
+      if (region.box.empty()) continue;
+      if (!kernels[r] || kernels[r]->backend() != BackendKind::Cpu) {
+        throw RuntimeFailure(std::string("no CPU kernel chosen for region ") +
+                             region_name(region.id));
+      }
+      if (region.kind() == RegionKind::Layer && p.eta.empty()) {
+        throw RuntimeFailure(std::string("region ") + region_name(region.id) +
+                             " is an absorbing layer but the problem has no eta field");
+      }
+    }
+    const auto size = static_cast<std::size_t>(p.layout.size);
+    m_u.assign(size, 0.0f);
+    m_v.assign(size, 0.0f);
+    m_vp2dt2 = p.vp2dt2;
+    if (!p.eta.empty()) {
+      m_eta = p.eta;
+      m_phi.assign(size, 0.0f);
+    } else {
+      m_eta.clear();
+      m_phi.clear();
+    }
+    m_traces.assign(p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1), 0.0f);
+  }
+
+  void step(int n) override {
+    const AcousticProblem& p = *m_problem;
+    IsoFields f;
+    f.u = m_u.data();
+    f.v = m_v.data();
+    f.vp2dt2 = m_vp2dt2.data();
+    f.phi = m_phi.empty() ? nullptr : m_phi.data();
+    f.eta = m_eta.empty() ? nullptr : m_eta.data();
+    for (int r = 0; r < kRegionCount; ++r) {
+      if (!p.regions[r].box.empty())
+        m_kernels[r]->launch(f, p.layout, p.coefs, p.regions[r], nullptr);
+    }
+    // Sources enter u^{n+1} after the stencil update of step n.
+    const TapTable& s = p.sources;
+    for (std::size_t src = 0; src < s.owners(); ++src) {
+      const float amplitude = p.source_samples[src * p.steps + n];
+      for (std::int64_t t = s.begin[src]; t < s.begin[src + 1]; ++t) {
+        m_v[s.index[t]] += s.weight[t] * amplitude;
+      }
+    }
+    std::swap(m_u, m_v);
+    const TapTable& rcv = p.receivers;
+    const std::size_t samples = static_cast<std::size_t>(p.steps) + 1;
+    for (std::size_t r = 0; r < rcv.owners(); ++r) {
+      float sum = 0.0f;
+      for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t) {
+        sum += rcv.weight[t] * m_u[rcv.index[t]];
+      }
+      m_traces[r * samples + n + 1] = sum;
+    }
+  }
+
+  void snapshot_begin() override {}
+  void snapshot_end(std::vector<float>& dense) override {
+    const FieldLayout& l = m_problem->layout;
+    dense.resize(static_cast<std::size_t>(l.nx) * l.ny * l.nz);
+    unpad_field(l, m_u.data(), dense.data());
+  }
+  void synchronize() override {}
+  void fetch_traces(std::vector<float>& traces) override { traces = m_traces; }
+
+private:
+  const AcousticProblem* m_problem = nullptr;
+  std::array<const StencilKernel*, kRegionCount> m_kernels{};
+  std::vector<float> m_u, m_v, m_vp2dt2, m_phi, m_eta, m_traces;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() {
+  return std::make_unique<CpuBackend>();
+}
+
+} // namespace minimod

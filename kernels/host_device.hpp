@@ -1,0 +1,21 @@
+#pragma once
+/// Host/device qualifiers that compile in plain C++ translation units too.
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define MINIMOD_HD __host__ __device__ __forceinline__
+#define MINIMOD_DEVICE_COMPILER 1
+#else
+#define MINIMOD_HD inline
+#define MINIMOD_DEVICE_COMPILER 0
+#endif
+
+/// Unroll the next loop fully (nvcc/hipcc) or by 4 (GCC), without unknown-pragma warnings.
+#if MINIMOD_DEVICE_COMPILER
+#define MINIMOD_UNROLL _Pragma("unroll")
+#elif defined(__clang__)
+#define MINIMOD_UNROLL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define MINIMOD_UNROLL _Pragma("GCC unroll 4")
+#else
+#define MINIMOD_UNROLL
+#endif

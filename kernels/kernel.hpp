@@ -1,0 +1,92 @@
+#pragma once
+/// The kernel registry: every stencil kernel, keyed by the name users type (`gmem_3d_32x4x4`).
+/// Name grammar (docs/kernels.md): FAMILY[_TILE] where TILE is DXxDY[xDZ]; FAMILY alone selects the
+/// family's default tile. The CPU reference is the kernel `cpu`.
+
+#include "kernels/field_layout.hpp"
+#include "kernels/stencil_K.hpp"
+#include "solver/grid.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace minimod {
+
+/// Where a kernel runs.
+enum class BackendKind : int { Cpu = 0, Cuda = 1 };
+/// Which equation a kernel advances.
+enum class Physics : int { Acoustic = 0, Tti = 1 };
+
+/// "cpu" / "cuda".
+const char* backend_name(BackendKind b);
+/// "acoustic" / "tti".
+const char* physics_name(Physics p);
+
+/// Pointers (host or device, matching the kernel's backend) to the isotropic fields, all in one
+/// FieldLayout. u is u^n, v holds u^{n-1} on entry and u^{n+1} on exit; phi and eta may be null
+/// when no region of kind Layer is launched.
+struct IsoFields {
+  const float* u = nullptr;
+  float* v = nullptr;
+  const float* vp2dt2 = nullptr;
+  float* phi = nullptr;
+  const float* eta = nullptr;
+};
+
+/// A stencil kernel for one backend and one physics, able to update regions of one or both kinds.
+class StencilKernel {
+public:
+  virtual ~StencilKernel() = default;
+  /// Full registered name, tile included (`gmem_3d_32x4x4`).
+  virtual std::string name() const = 0;
+  /// Family name (`gmem_3d`).
+  virtual std::string family() const = 0;
+  /// One line for `minimod-gpu kernels`.
+  virtual std::string description() const = 0;
+  /// Backend the kernel runs on.
+  virtual BackendKind backend() const = 0;
+  /// Physics the kernel advances.
+  virtual Physics physics() const = 0;
+  /// Whether the kernel implements the update of regions of this kind.
+  virtual bool handles(RegionKind kind) const = 0;
+  /// Empty when the kernel can update `region` of a field with `layout`; else the reason it cannot.
+  /// Called before time stepping so that a kernel never silently computes wrong numbers.
+  virtual std::string can_run(const Region& region, const FieldLayout& layout) const;
+  /// Enqueue one update of `region` (asynchronous on GPU backends; `stream` is a gpuStream_t).
+  virtual void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
+                      const Region& region, void* stream) const = 0;
+};
+
+/// All registered kernels. Registration is explicit (`register_*_kernels`), never static objects,
+/// so the linker cannot drop a family.
+class KernelRegistry {
+public:
+  /// Add a kernel; `family_default` marks the tile that the bare family name selects.
+  void add(std::unique_ptr<StencilKernel> kernel, bool family_default = false);
+  /// Kernel registered under `name` (full name, or family name for its default) for the backend
+  /// and physics; nullptr when none.
+  const StencilKernel* find(const std::string& name, BackendKind backend, Physics physics) const;
+  /// Every kernel, in registration order.
+  std::vector<const StencilKernel*> all() const;
+  /// Registered names for a backend and physics (for error messages).
+  std::vector<std::string> names(BackendKind backend, Physics physics) const;
+
+private:
+  struct Entry {
+    std::unique_ptr<StencilKernel> kernel;
+    bool family_default;
+  };
+  std::vector<Entry> m_entries;
+};
+
+/// The process-wide registry, filled with every family built into this binary on first use.
+KernelRegistry& kernel_registry();
+
+/// Registration functions, one per backend (defined in kernels/cpu and kernels/cuda).
+void register_cpu_kernels(KernelRegistry& registry);
+#if defined(MINIMOD_HAVE_CUDA)
+void register_cuda_kernels(KernelRegistry& registry);
+#endif
+
+} // namespace minimod

@@ -1,0 +1,260 @@
+#include "solver/plan.hpp"
+
+#include "io/errors.hpp"
+#include "kernels/field_layout.hpp"
+#include "kernels/stencil_K.hpp"
+#include "solver/wavelet.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace minimod {
+namespace {
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+/// Grid index range [lo, hi] of the metres interval [a, b] along an axis.
+void index_range(double a, double b, double origin, double h, int n, int* lo, int* hi) {
+  *lo = std::max(0, static_cast<int>(std::ceil((a - origin) / h - 1e-9)));
+  *hi = std::min(n - 1, static_cast<int>(std::floor((b - origin) / h + 1e-9)));
+}
+
+} // namespace
+
+double laplacian_bound(const Grid& g) {
+  double row = std::abs(kLaplacianWeights[0]);
+  for (int m = 1; m <= kHalo; ++m)
+    row += 2.0 * std::abs(kLaplacianWeights[m]);
+  double sum = 0;
+  for (int a = 0; a < 3; ++a)
+    sum += row / (g.spacing(a) * g.spacing(a));
+  return std::sqrt(sum);
+}
+
+double stable_dt_limit(const Grid& g, double vmax) {
+  return 2.0 / (vmax * laplacian_bound(g));
+}
+
+int layer_width_points(double ntaper, double vmax, double fmax, double h) {
+  return static_cast<int>(std::ceil(ntaper * vmax / fmax / h - 1e-9));
+}
+
+Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_override) {
+  Plan p;
+  Grid& g = p.grid;
+  g.nx = s.grid.shape[0];
+  g.ny = s.grid.shape[1];
+  g.nz = s.grid.shape[2];
+  g.dx = s.grid.spacing[0];
+  g.dy = s.grid.spacing[1];
+  g.dz = s.grid.spacing[2];
+  g.ox = s.grid.origin[0];
+  g.oy = s.grid.origin[1];
+  g.oz = s.grid.origin[2];
+  if (velocity.size() != g.points()) {
+    throw InputError("model: " + std::to_string(velocity.size()) + " values for a grid of " +
+                     std::to_string(g.points()) + " points");
+  }
+  const auto [lo, hi] = std::minmax_element(velocity.begin(), velocity.end());
+  p.model_vmin = *lo;
+  p.model_vmax = *hi;
+  p.vmax = p.model_vmax;
+  if (s.model.vmax) {
+    if (*s.model.vmax < p.model_vmax) {
+      throw InputError(s.model.vmax_loc.where() + ": " + num(*s.model.vmax) +
+                       " m/s is below the model's largest velocity " + num(p.model_vmax) +
+                       " m/s: the time step would be unstable; allowed: >= " + num(p.model_vmax));
+    }
+    p.vmax = *s.model.vmax;
+  }
+
+  // Highest frequency: declared, or the highest of the sources.
+  if (s.boundary.fmax) {
+    p.fmax = *s.boundary.fmax;
+  } else {
+    for (const auto& src : s.sources)
+      p.fmax = std::max(p.fmax, wavelet_fmax(src.wavelet));
+  }
+
+  // Time step.
+  p.dt_limit = stable_dt_limit(g, p.vmax);
+  if (s.time.dt) {
+    if (*s.time.dt > p.dt_limit) {
+      throw InputError(s.time.dt_loc.where() + ": " + num(*s.time.dt) +
+                       " s is above the stability limit " + num(p.dt_limit) +
+                       " s (cfl = 1, vmax = " + num(p.vmax) +
+                       " m/s); allowed: 0 < dt <= " + num(p.dt_limit));
+    }
+    p.dt = *s.time.dt;
+  } else {
+    p.dt = s.time.cfl * p.dt_limit;
+  }
+  p.cfl = p.dt / p.dt_limit;
+  if (steps_override > 0) {
+    p.steps = steps_override;
+  } else if (s.time.steps) {
+    p.steps = *s.time.steps;
+  } else {
+    p.steps = std::max(1, static_cast<int>(std::ceil(*s.time.duration / p.dt - 1e-9)));
+  }
+  p.duration = p.steps * p.dt;
+
+  // Absorbing layer.
+  if (s.boundary.width) {
+    const int w = *s.boundary.width;
+    p.layer = LayerWidths{w, w, w, w, w, w};
+  } else {
+    if (p.fmax <= 0) {
+      throw InputError(s.boundary.loc.where() + ": the layer width needs a maximum frequency; "
+                                                "give boundary.fmax or boundary.width");
+    }
+    int w[3];
+    for (int a = 0; a < 3; ++a)
+      w[a] = layer_width_points(s.boundary.ntaper, p.vmax, p.fmax, g.spacing(a));
+    p.layer = LayerWidths{w[0], w[0], w[1], w[1], w[2], w[2]};
+  }
+  for (int a = 0; a < 3; ++a) {
+    const int w = p.layer.on(a, false) + p.layer.on(a, true);
+    if (w >= g.extent(a)) {
+      const char* axis = a == 0 ? "x" : (a == 1 ? "y" : "z");
+      const SourceLoc& loc = s.boundary.width ? s.boundary.width_loc : s.boundary.loc;
+      const std::string key = s.boundary.width
+                                  ? ""
+                                  : " (ntaper " + num(s.boundary.ntaper) +
+                                        " x vmax/fmax = " + num(p.vmax) + "/" + num(p.fmax) + ")";
+      throw InputError(
+          loc.where() + ": a layer of " + std::to_string(p.layer.on(a, false)) + " points" + key +
+          " on each " + axis + " face is wider than half the grid (" + std::to_string(g.extent(a)) +
+          " points along " + axis + "); allowed: 2 x width < " + std::to_string(g.extent(a)));
+    }
+  }
+
+  // Dispersion.
+  const double hmax = std::max({g.dx, g.dy, g.dz});
+  if (p.fmax > 0) {
+    p.points_per_wavelength = p.model_vmin / (p.fmax * hmax);
+    if (p.points_per_wavelength < 4.0) {
+      p.warnings.push_back("only " + num(p.points_per_wavelength) +
+                           " grid points per shortest wavelength (vmin " + num(p.model_vmin) +
+                           " m/s, fmax " + num(p.fmax) + " Hz, h " + num(hmax) +
+                           " m): below 4 this 8th-order scheme is visibly dispersive; reduce the "
+                           "spacing or the source frequency");
+    }
+  }
+  const Box inner{p.layer.x_lo,        g.nx - p.layer.x_hi, p.layer.y_lo,
+                  g.ny - p.layer.y_hi, p.layer.z_lo,        g.nz - p.layer.z_hi};
+  for (std::size_t i = 0; i < s.sources.size(); ++i) {
+    const auto& x = s.sources[i].position;
+    const int ci = static_cast<int>(std::lround((x[0] - g.ox) / g.dx));
+    const int cj = static_cast<int>(std::lround((x[1] - g.oy) / g.dy));
+    const int ck = static_cast<int>(std::lround((x[2] - g.oz) / g.dz));
+    if (!inner.contains(ci, cj, ck)) {
+      p.warnings.push_back(s.sources[i].loc.where() + ": the source lies inside the absorbing "
+                                                      "layer; its energy is damped at once");
+    }
+  }
+
+  // Traces.
+  p.dt_out = s.output.dt_out ? *s.output.dt_out : p.dt;
+  p.trace_samples = static_cast<int>(std::floor(p.duration / p.dt_out + 1e-9)) + 1;
+
+  // Snapshots.
+  p.snapshot_every = s.output.snapshot_every;
+  p.snapshot_decimate = std::max(1, s.output.snapshot_decimate);
+  p.snapshot_box = Box{0, g.nx, 0, g.ny, 0, g.nz};
+  if (s.output.snapshot_box) {
+    int l[3], h[3];
+    for (int a = 0; a < 3; ++a) {
+      index_range(s.output.snapshot_box->min[a], s.output.snapshot_box->max[a], g.origin(a),
+                  g.spacing(a), g.extent(a), &l[a], &h[a]);
+      if (h[a] < l[a]) {
+        throw InputError(s.output.snapshot_loc.where() +
+                         ": the snapshot box holds no grid point along " +
+                         std::string(1, "xyz"[a]) + "; allowed: a box spanning a grid point");
+      }
+    }
+    p.snapshot_box = Box{l[0], h[0] + 1, l[1], h[1] + 1, l[2], h[2] + 1};
+  }
+  if (p.snapshot_every > 0) {
+    p.snapshot_count = p.steps / p.snapshot_every;
+    SnapshotGeometry& sg = p.snapshot_geometry;
+    const int d = p.snapshot_decimate;
+    sg.shape = {(p.snapshot_box.nx() + d - 1) / d, (p.snapshot_box.ny() + d - 1) / d,
+                (p.snapshot_box.nz() + d - 1) / d};
+    sg.origin = {g.ox + p.snapshot_box.x0 * g.dx, g.oy + p.snapshot_box.y0 * g.dy,
+                 g.oz + p.snapshot_box.z0 * g.dz};
+    sg.spacing = {g.dx * d, g.dy * d, g.dz * d};
+    sg.expected_count = p.snapshot_count;
+  }
+
+  // Memory and output size.
+  const FieldLayout layout = make_field_layout(g.nx, g.ny, g.nz, p.layer.x_lo);
+  const double field = static_cast<double>(layout.size) * sizeof(float);
+  const std::size_t receivers = s.receivers.size();
+  p.device_bytes = static_cast<std::size_t>(field * (p.layer.any() ? 5 : 3)) +
+                   receivers * (static_cast<std::size_t>(p.steps) + 1) * sizeof(float) +
+                   s.sources.size() * static_cast<std::size_t>(p.steps) * sizeof(float) +
+                   (receivers + s.sources.size()) * 8 * 12;
+  const auto& sg = p.snapshot_geometry;
+  p.output_bytes = receivers * static_cast<std::size_t>(p.trace_samples) * sizeof(float) +
+                   static_cast<std::size_t>(p.snapshot_count) * sg.shape[0] * sg.shape[1] *
+                       sg.shape[2] * sizeof(float) +
+                   s.text.size() + 64 * 1024;
+  return p;
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+  return buf;
+}
+
+std::string describe_plan(const Survey& s, const Plan& p) {
+  std::ostringstream o;
+  const Grid& g = p.grid;
+  o << "survey      " << s.path << (s.name.empty() ? "" : " (" + s.name + ")") << "\n";
+  o << "physics     " << s.physics << "\n";
+  o << "grid        " << g.nx << " x " << g.ny << " x " << g.nz << " points (" << g.points()
+    << "), spacing " << num(g.dx) << " x " << num(g.dy) << " x " << num(g.dz) << " m, origin ("
+    << num(g.ox) << ", " << num(g.oy) << ", " << num(g.oz) << ") m\n";
+  o << "model       " << num(p.model_vmin) << " .. " << num(p.model_vmax) << " m/s";
+  if (p.vmax != p.model_vmax) o << " (vmax " << num(p.vmax) << " m/s for dt and layer)";
+  o << "\n";
+  o << "time        dt " << num(p.dt) << " s (stability limit " << num(p.dt_limit) << " s, cfl "
+    << num(p.cfl) << "), " << p.steps << " steps, " << num(p.duration) << " s\n";
+  o << "layer       x " << p.layer.x_lo << "/" << p.layer.x_hi << ", y " << p.layer.y_lo << "/"
+    << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points (low/high face)\n";
+  o << "wavelength  fmax " << num(p.fmax) << " Hz, " << num(p.points_per_wavelength)
+    << " points per shortest wavelength\n";
+  o << "sources     " << s.sources.size() << "\n";
+  o << "receivers   " << s.receivers.size() << ", " << p.trace_samples << " samples at dt_out "
+    << num(p.dt_out) << " s\n";
+  if (p.snapshot_count > 0) {
+    const auto& sg = p.snapshot_geometry;
+    o << "snapshots   " << p.snapshot_count << " (every " << p.snapshot_every << " steps), "
+      << sg.shape[0] << " x " << sg.shape[1] << " x " << sg.shape[2] << " points each\n";
+  } else {
+    o << "snapshots   none\n";
+  }
+  o << "memory      " << format_bytes(static_cast<double>(p.device_bytes))
+    << " on the device (fields, traces, taps)\n";
+  o << "output      " << s.output.file << ", about "
+    << format_bytes(static_cast<double>(p.output_bytes)) << "\n";
+  for (const auto& w : p.warnings)
+    o << "warning: " << w << "\n";
+  return o.str();
+}
+
+} // namespace minimod

@@ -1,0 +1,58 @@
+#pragma once
+/// The plan of a run: everything derived from the survey and the model before time stepping
+/// (stable dt, layer widths, trace and snapshot sampling, memory), with the checks that need it.
+
+#include "io/h5_output.hpp"
+#include "io/survey.hpp"
+#include "solver/grid.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace minimod {
+
+/// Gershgorin bound of the 8th-order Laplacian: sqrt(sum_axis (|c0| + 2 sum|c_m|) / h^2).
+double laplacian_bound(const Grid& grid);
+/// Largest stable dt at cfl = 1 for velocity vmax: 2 / (vmax * laplacian_bound).
+double stable_dt_limit(const Grid& grid, double vmax);
+/// Layer width in points for spacing h: ntaper * (vmax / fmax) / h, rounded up.
+int layer_width_points(double ntaper, double vmax, double fmax, double h);
+
+/// Everything derived before stepping.
+struct Plan {
+  Grid grid;
+  LayerWidths layer;
+  double model_vmin = 0, model_vmax = 0; ///< of the velocity model
+  double vmax = 0;                       ///< used for dt and the layer (model.vmax or model_vmax)
+  double fmax = 0;                       ///< boundary.fmax or the highest source fmax
+  double dt = 0;
+  double dt_limit = 0; ///< cfl = 1 bound
+  double cfl = 0;      ///< effective: dt / dt_limit
+  int steps = 0;
+  double duration = 0;              ///< steps * dt
+  double points_per_wavelength = 0; ///< vmin / (fmax * largest spacing)
+  double dt_out = 0;
+  int trace_samples = 0; ///< samples per output trace, t = k * dt_out
+  int snapshot_every = 0;
+  int snapshot_count = 0;
+  Box snapshot_box; ///< grid indices kept (before decimation)
+  int snapshot_decimate = 1;
+  SnapshotGeometry snapshot_geometry;
+  std::size_t device_bytes = 0; ///< fields, taps and traces on the device
+  std::size_t output_bytes = 0; ///< traces and snapshots in the output file
+  std::vector<std::string> warnings;
+};
+
+/// Make the plan. `velocity` is the dense model (x fastest). `steps_override` > 0 replaces the
+/// survey's time span. Throws InputError for a dt above the stability limit, layers wider than
+/// half the grid, and other checks that need the model.
+Plan make_plan(const Survey& survey, const std::vector<float>& velocity, int steps_override = 0);
+
+/// Human-readable plan, as `minimod-gpu validate` prints it.
+std::string describe_plan(const Survey& survey, const Plan& plan);
+
+/// "1.23 GiB"-style size.
+std::string format_bytes(double bytes);
+
+} // namespace minimod

@@ -1,0 +1,116 @@
+#include "solver/problem.hpp"
+
+#include "io/errors.hpp"
+#include "kernels/stencil_K.hpp"
+#include "solver/interpolation.hpp"
+#include "solver/wavelet.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace minimod {
+namespace {
+
+/// Damping along one axis at index i (-1 .. n), layers lo/hi points wide.
+double axis_eta(int i, int n, int lo, int hi, double dt, double vmax, double h) {
+  int d = 0, width = 0;
+  if (i < lo) {
+    d = lo - i;
+    width = lo;
+  } else if (i > n - 1 - hi) {
+    d = i - (n - 1 - hi);
+    width = hi;
+  }
+  if (d == 0 || width == 0) return 0.0;
+  const double a = dt * 3.0 * vmax * std::log(1000.0) / (2.0 * width * h);
+  const double r = static_cast<double>(d) / width;
+  return a * r * r;
+}
+
+/// Append the taps of `position` to `table` as one owner; `scale(i, j, k)` multiplies each weight.
+template <typename Scale>
+void add_owner(TapTable& table, const Grid& grid, const FieldLayout& layout, const Vec3& position,
+               const SourceLoc& loc, Scale scale) {
+  if (table.begin.empty()) table.begin.push_back(0);
+  std::vector<GridTap> taps;
+  try {
+    taps = trilinear_taps(grid, position);
+  } catch (const std::out_of_range& e) {
+    throw InputError(loc.where() + ": " + e.what());
+  }
+  for (const auto& t : taps) {
+    table.index.push_back(layout.index(t.i, t.j, t.k));
+    table.weight.push_back(static_cast<float>(t.weight * scale(t.i, t.j, t.k)));
+  }
+  table.begin.push_back(static_cast<std::int64_t>(table.index.size()));
+}
+
+} // namespace
+
+std::vector<float> build_eta(const Grid& g, const LayerWidths& w, const FieldLayout& l, double dt,
+                             double vmax) {
+  std::vector<float> eta(static_cast<std::size_t>(l.size), 0.0f);
+  std::vector<double> ex(g.nx + 2), ey(g.ny + 2), ez(g.nz + 2);
+  for (int i = -1; i <= g.nx; ++i)
+    ex[i + 1] = axis_eta(i, g.nx, w.x_lo, w.x_hi, dt, vmax, g.dx);
+  for (int j = -1; j <= g.ny; ++j)
+    ey[j + 1] = axis_eta(j, g.ny, w.y_lo, w.y_hi, dt, vmax, g.dy);
+  for (int k = -1; k <= g.nz; ++k)
+    ez[k + 1] = axis_eta(k, g.nz, w.z_lo, w.z_hi, dt, vmax, g.dz);
+#pragma omp parallel for schedule(static)
+  for (int k = -1; k <= g.nz; ++k) {
+    for (int j = -1; j <= g.ny; ++j) {
+      for (int i = -1; i <= g.nx; ++i) {
+        eta[l.index(i, j, k)] = static_cast<float>(ex[i + 1] + ey[j + 1] + ez[k + 1]);
+      }
+    }
+  }
+  return eta;
+}
+
+AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
+                                       const std::vector<float>& velocity) {
+  AcousticProblem p;
+  const Grid& g = plan.grid;
+  p.grid = g;
+  p.layer = plan.layer;
+  p.regions = make_regions(g, plan.layer);
+  p.layout = make_field_layout(g.nx, g.ny, g.nz, plan.layer.x_lo);
+  p.coefs = make_stencil_coefs(g);
+  p.dt = plan.dt;
+  p.steps = plan.steps;
+
+  std::vector<float> vp2dt2(velocity.size());
+  for (std::size_t n = 0; n < velocity.size(); ++n) {
+    const double c = velocity[n] * plan.dt;
+    vp2dt2[n] = static_cast<float>(c * c);
+  }
+  p.vp2dt2.assign(static_cast<std::size_t>(p.layout.size), 0.0f);
+  pad_field(p.layout, vp2dt2.data(), p.vp2dt2.data());
+  if (plan.layer.any()) p.eta = build_eta(g, plan.layer, p.layout, plan.dt, plan.vmax);
+
+  const double cell = g.dx * g.dy * g.dz;
+  p.source_samples.reserve(s.sources.size() * static_cast<std::size_t>(plan.steps));
+  for (std::size_t n = 0; n < s.sources.size(); ++n) {
+    const SourceSpec& src = s.sources[n];
+    if (src.injection == Injection::Physical) {
+      // u += (c dt)^2 s(t) / (dx dy dz): the point force of the PDE, spread over the taps.
+      add_owner(p.sources, g, p.layout, src.position, src.loc, [&](int i, int j, int k) {
+        return vp2dt2[(static_cast<std::size_t>(k) * g.ny + j) * g.nx + i] / cell;
+      });
+    } else {
+      add_owner(p.sources, g, p.layout, src.position, src.loc, [](int, int, int) { return 1.0; });
+    }
+    const auto samples = sample_wavelet(src.wavelet, plan.dt, plan.steps,
+                                        "sources[" + std::to_string(n) + "].wavelet.file");
+    p.source_samples.insert(p.source_samples.end(), samples.begin(), samples.end());
+  }
+  for (const auto& r : s.receivers) {
+    add_owner(p.receivers, g, p.layout, r.position, r.loc, [](int, int, int) { return 1.0; });
+  }
+  if (p.receivers.begin.empty()) p.receivers.begin.push_back(0);
+  if (p.sources.begin.empty()) p.sources.begin.push_back(0);
+  return p;
+}
+
+} // namespace minimod

@@ -1,0 +1,263 @@
+#include "solver/simulation.hpp"
+
+#include "io/errors.hpp"
+#include "models/velocity.hpp"
+#include "solver/problem.hpp"
+#include "solver/wavelet.hpp"
+#include "version.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace minimod {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Grid grid_of(const GridSpec& s) {
+  Grid g;
+  g.nx = s.shape[0];
+  g.ny = s.shape[1];
+  g.nz = s.shape[2];
+  g.dx = s.spacing[0];
+  g.dy = s.spacing[1];
+  g.dz = s.spacing[2];
+  g.ox = s.origin[0];
+  g.oy = s.origin[1];
+  g.oz = s.origin[2];
+  return g;
+}
+
+/// Sub-volume and decimation of a dense field.
+std::vector<float> extract(const std::vector<float>& dense, const Grid& g, const Box& box, int d,
+                           const SnapshotGeometry& sg) {
+  std::vector<float> out(static_cast<std::size_t>(sg.shape[0]) * sg.shape[1] * sg.shape[2]);
+  std::size_t n = 0;
+  for (int k = box.z0; k < box.z1; k += d) {
+    for (int j = box.y0; j < box.y1; j += d) {
+      const std::size_t row = (static_cast<std::size_t>(k) * g.ny + j) * g.nx;
+      for (int i = box.x0; i < box.x1; i += d)
+        out[n++] = dense[row + i];
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+BackendChoice parse_backend_choice(const std::string& text, const std::string& what) {
+  if (text == "auto") return BackendChoice::Auto;
+  if (text == "cpu") return BackendChoice::Cpu;
+  if (text == "cuda") return BackendChoice::Cuda;
+  throw InputError(what + ": '" + text + "' is not a backend; allowed: auto, cpu, cuda");
+}
+
+FieldStats field_stats(const std::vector<float>& f) {
+  FieldStats s;
+  if (f.empty()) return s;
+  double lo = f[0], hi = f[0], sum2 = 0;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(+ : sum2)
+  for (std::size_t n = 0; n < f.size(); ++n) {
+    lo = std::min(lo, static_cast<double>(f[n]));
+    hi = std::max(hi, static_cast<double>(f[n]));
+    sum2 += static_cast<double>(f[n]) * f[n];
+  }
+  s.min = lo;
+  s.max = hi;
+  s.rms = std::sqrt(sum2 / static_cast<double>(f.size()));
+  return s;
+}
+
+Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
+                       const SimulationOptions& options,
+                       std::function<void(const std::string&)> notice)
+    : m_survey(survey), m_velocity(std::move(velocity)) {
+  if (m_survey.physics != "acoustic") {
+    throw InputError("physics: '" + m_survey.physics +
+                     "' is not supported by this build; "
+                     "allowed: acoustic");
+  }
+  m_plan = make_plan(m_survey, m_velocity, options.steps_override);
+  m_problem = build_acoustic_problem(m_survey, m_plan, m_velocity);
+
+  BackendKind kind = BackendKind::Cpu;
+  switch (options.backend) {
+  case BackendChoice::Cpu:
+    kind = BackendKind::Cpu;
+    break;
+  case BackendChoice::Cuda:
+    kind = BackendKind::Cuda;
+    break;
+  case BackendChoice::Auto: {
+    std::string why;
+    if (cuda_device_available(&why)) {
+      kind = BackendKind::Cuda;
+    } else if (notice) {
+      notice("no GPU available (" + why + "): running on the CPU backend");
+    }
+    break;
+  }
+  }
+  std::string spec = options.kernel_spec, what = "--kernel";
+  if (spec.empty() && m_survey.kernel) {
+    spec = *m_survey.kernel;
+    what = m_survey.kernel_loc.where();
+    // A survey written for the GPU still runs on the CPU fallback.
+    if (kind == BackendKind::Cpu && options.backend == BackendChoice::Auto) spec.clear();
+  }
+  m_kernels =
+      resolve_kernels(spec, kind, Physics::Acoustic, m_problem.regions, m_problem.layout, what);
+  m_backend = kind == BackendKind::Cpu ? make_cpu_backend() : make_cuda_backend();
+  m_backend->setup(m_problem, m_kernels);
+}
+
+std::array<std::string, kRegionCount> Simulation::kernel_names() const {
+  std::array<std::string, kRegionCount> names;
+  for (int r = 0; r < kRegionCount; ++r) {
+    names[r] = m_problem.regions[r].box.empty() ? "-" : m_kernels[r]->name();
+  }
+  return names;
+}
+
+LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile* output) {
+  const int steps = m_plan.steps;
+  const int chunk = std::max(1, steps / 40);
+  const int every = output ? m_plan.snapshot_every : 0;
+  if (every > 0 && m_plan.snapshot_count > 0) output->begin_snapshots(m_plan.snapshot_geometry);
+
+  std::vector<double> chunk_ms;
+  double snapshot_ms = 0;
+  std::vector<float> dense;
+  int pending = -1; // step of a snapshot whose copy is in flight
+  auto finish_snapshot = [&] {
+    const auto t0 = Clock::now();
+    m_backend->snapshot_end(dense);
+    output->append_snapshot(pending, pending * m_plan.dt,
+                            extract(dense, m_plan.grid, m_plan.snapshot_box,
+                                    m_plan.snapshot_decimate, m_plan.snapshot_geometry));
+    pending = -1;
+    snapshot_ms += ms_since(t0);
+  };
+
+  m_backend->synchronize();
+  const auto start = Clock::now();
+  auto chunk_start = start;
+  double chunk_snapshot_ms = 0;
+  for (int n = 0; n < steps; ++n) {
+    m_backend->step(n);
+    if (pending >= 0) finish_snapshot(); // the copy overlapped this step
+    if (every > 0 && (n + 1) % every == 0) {
+      const auto t0 = Clock::now();
+      m_backend->snapshot_begin();
+      pending = n + 1;
+      snapshot_ms += ms_since(t0);
+    }
+    if ((n + 1) % chunk == 0 || n + 1 == steps) {
+      m_backend->synchronize();
+      const double ms = ms_since(chunk_start) - (snapshot_ms - chunk_snapshot_ms);
+      const int in_chunk = (n + 1) % chunk == 0 ? chunk : (n + 1) % chunk;
+      chunk_ms.push_back(ms / in_chunk);
+      chunk_snapshot_ms = snapshot_ms;
+      if (progress) progress(n + 1);
+      chunk_start = Clock::now();
+    }
+  }
+  if (pending >= 0) finish_snapshot();
+  m_backend->synchronize();
+
+  LoopTiming t;
+  t.total_ms = ms_since(start) - snapshot_ms;
+  std::sort(chunk_ms.begin(), chunk_ms.end());
+  t.median_step_ms = chunk_ms.empty() ? 0 : chunk_ms[chunk_ms.size() / 2];
+  t.mpoints_per_s =
+      t.total_ms > 0 ? static_cast<double>(m_plan.grid.points()) * steps / (t.total_ms * 1e-3) / 1e6
+                     : 0;
+  return t;
+}
+
+std::vector<float> Simulation::raw_traces() {
+  std::vector<float> t;
+  m_backend->fetch_traces(t);
+  return t;
+}
+
+std::vector<float> Simulation::output_traces() {
+  const std::vector<float> raw = raw_traces();
+  const std::size_t receivers = m_problem.receivers.owners();
+  const std::size_t in_len = static_cast<std::size_t>(m_plan.steps) + 1;
+  const std::size_t out_len = static_cast<std::size_t>(m_plan.trace_samples);
+  std::vector<float> out(receivers * out_len);
+  for (std::size_t r = 0; r < receivers; ++r) {
+    const std::vector<float> one(raw.begin() + r * in_len, raw.begin() + (r + 1) * in_len);
+    const auto res = resample(one, m_plan.dt, m_plan.dt_out, m_plan.trace_samples);
+    std::copy(res.begin(), res.end(), out.begin() + r * out_len);
+  }
+  return out;
+}
+
+std::vector<float> Simulation::wavefield() {
+  std::vector<float> dense;
+  m_backend->fetch_wavefield(dense);
+  return dense;
+}
+
+RunReport run_survey(const Survey& survey, const SimulationOptions& options,
+                     const std::string& output_path, const RunHooks& hooks) {
+  Simulation sim(survey, build_velocity(survey.model, grid_of(survey.grid)), options, hooks.notice);
+  const Plan& plan = sim.plan();
+  for (const auto& w : plan.warnings) {
+    if (hooks.notice) hooks.notice("warning: " + w);
+  }
+  if (hooks.on_plan) hooks.on_plan(plan);
+
+  OutputMeta meta;
+  meta.program_version = kProgramVersion;
+  meta.git_commit = kGitCommit;
+  meta.survey_text = survey.text;
+  meta.survey_path = survey.path;
+  meta.physics = survey.physics;
+  meta.backend = backend_name(sim.backend().kind());
+  meta.device_name = sim.backend().device_name();
+  meta.region_kernels = sim.kernel_names();
+  meta.grid_shape = {plan.grid.nx, plan.grid.ny, plan.grid.nz};
+  meta.grid_spacing = {plan.grid.dx, plan.grid.dy, plan.grid.dz};
+  meta.grid_origin = {plan.grid.ox, plan.grid.oy, plan.grid.oz};
+  meta.layer_widths = {plan.layer.x_lo, plan.layer.x_hi, plan.layer.y_lo,
+                       plan.layer.y_hi, plan.layer.z_lo, plan.layer.z_hi};
+  meta.dt = plan.dt;
+  meta.steps = plan.steps;
+  OutputFile output(output_path, meta);
+
+  RunReport report;
+  report.timing = sim.run(hooks.on_progress, &output);
+
+  ShotGather gather;
+  gather.shot = 0;
+  for (const auto& s : survey.sources)
+    gather.source_positions.push_back(s.position);
+  for (const auto& r : survey.receivers)
+    gather.receiver_positions.push_back(r.position);
+  gather.dt_out = plan.dt_out;
+  gather.samples = plan.trace_samples;
+  gather.traces = sim.output_traces();
+  output.write_shot(gather);
+
+  report.final_field = field_stats(sim.wavefield());
+  output.set_attribute("run_ms_total", report.timing.total_ms);
+  output.set_attribute("run_ms_per_step_median", report.timing.median_step_ms);
+  output.commit();
+
+  report.plan = plan;
+  report.backend = meta.backend;
+  report.device = meta.device_name;
+  report.kernels = meta.region_kernels;
+  report.output_file = output_path;
+  return report;
+}
+
+} // namespace minimod

@@ -1,0 +1,100 @@
+#pragma once
+/// One run of a survey: model, plan, problem, backend and kernels, the time loop, traces and
+/// snapshots. Used by `minimod-gpu run` and by the physics tests.
+
+#include "io/h5_output.hpp"
+#include "io/survey.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/selection.hpp"
+#include "solver/plan.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace minimod {
+
+/// Which backend to run on.
+enum class BackendChoice { Auto, Cpu, Cuda };
+
+/// Parse "auto" / "cpu" / "cuda"; throws InputError naming `what` otherwise.
+BackendChoice parse_backend_choice(const std::string& text, const std::string& what);
+
+/// Options of a run that come from the command line rather than the survey.
+struct SimulationOptions {
+  BackendChoice backend = BackendChoice::Auto;
+  std::string kernel_spec; ///< overrides the survey's `kernel:` when not empty
+  int steps_override = 0;  ///< > 0 replaces the survey's time span
+};
+
+/// Timing of the time loop.
+struct LoopTiming {
+  double total_ms = 0;       ///< wall time of all steps (snapshots excluded)
+  double median_step_ms = 0; ///< median over timed chunks of steps
+  double mpoints_per_s = 0;  ///< grid points updated per second
+};
+
+/// Statistics of a field.
+struct FieldStats {
+  double min = 0, max = 0, rms = 0;
+};
+FieldStats field_stats(const std::vector<float>& field);
+
+/// A prepared run.
+class Simulation {
+public:
+  /// Build everything up to the first step: checks input (InputError), allocates on the device
+  /// (RuntimeFailure). `velocity` is the dense model; `notice` receives one-line messages (backend
+  /// fallback) and may be empty.
+  Simulation(const Survey& survey, std::vector<float> velocity, const SimulationOptions& options,
+             std::function<void(const std::string&)> notice = {});
+
+  Simulation(const Simulation&) = delete; ///< the backend points into m_problem
+  Simulation& operator=(const Simulation&) = delete;
+
+  const Plan& plan() const { return m_plan; }
+  const AcousticProblem& problem() const { return m_problem; }
+  Backend& backend() { return *m_backend; }
+  /// Kernel name of each region (RegionId order; "-" for an empty region).
+  std::array<std::string, kRegionCount> kernel_names() const;
+
+  /// Run every step. `progress(steps_done)` is called every few steps; snapshots are appended to
+  /// `output` when it is not null.
+  LoopTiming run(const std::function<void(int)>& progress, OutputFile* output);
+
+  /// Traces at every step: [receivers][steps + 1], sample n at t = n dt.
+  std::vector<float> raw_traces();
+  /// Traces resampled to the plan's dt_out: [receivers][trace_samples].
+  std::vector<float> output_traces();
+  /// The wavefield after the last step, dense, x fastest.
+  std::vector<float> wavefield();
+
+private:
+  Survey m_survey;
+  std::vector<float> m_velocity;
+  Plan m_plan;
+  AcousticProblem m_problem;
+  std::unique_ptr<Backend> m_backend;
+  RegionKernels m_kernels{};
+};
+
+/// `minimod-gpu run`: everything above, then the output file. Returns the timing.
+struct RunReport {
+  Plan plan;
+  std::string backend, device;
+  std::array<std::string, kRegionCount> kernels;
+  LoopTiming timing;
+  FieldStats final_field;
+  std::string output_file;
+};
+/// Callbacks of run_survey: the plan once made, progress in steps, one-line notices.
+struct RunHooks {
+  std::function<void(const Plan&)> on_plan;
+  std::function<void(int)> on_progress;
+  std::function<void(const std::string&)> notice;
+};
+RunReport run_survey(const Survey& survey, const SimulationOptions& options,
+                     const std::string& output_path, const RunHooks& hooks);
+
+} // namespace minimod

@@ -1,0 +1,190 @@
+#include "solver/wavelet.hpp"
+
+#include "io/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+
+namespace minimod {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+/// Zeroth-order modified Bessel function of the first kind (series), for the Kaiser window.
+double bessel_i0(double x) {
+  double sum = 1.0, term = 1.0;
+  const double q = x * x / 4.0;
+  for (int k = 1; k < 50; ++k) {
+    term *= q / (static_cast<double>(k) * k);
+    sum += term;
+    if (term < 1e-17 * sum) break;
+  }
+  return sum;
+}
+
+double sinc(double x) {
+  return std::abs(x) < 1e-12 ? 1.0 : std::sin(kPi * x) / (kPi * x);
+}
+
+/// Kaiser window on [-1, 1].
+double kaiser(double x, double beta) {
+  if (std::abs(x) >= 1.0) return 0.0;
+  return bessel_i0(beta * std::sqrt(1.0 - x * x)) / bessel_i0(beta);
+}
+
+bool has_text_extension(const std::string& path) {
+  const auto dot = path.find_last_of('.');
+  if (dot == std::string::npos) return false;
+  std::string ext = path.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
+  return ext == "txt" || ext == "csv" || ext == "dat" || ext == "asc";
+}
+
+} // namespace
+
+double ricker(double t, double f, double t0) {
+  const double a = kPi * kPi * f * f * (t - t0) * (t - t0);
+  return (1.0 - 2.0 * a) * std::exp(-a);
+}
+
+double minimod_wavelet(double t, double fmax) {
+  const double sigma = 0.6 * fmax, tau0 = 1.0, a = 8.0;
+  const double s = sigma * t - tau0;
+  return -2.0 * a * sigma * (sigma - 2.0 * sigma * a * s * s) * std::exp(-a * s * s);
+}
+
+std::vector<float> read_wavelet_file(const std::string& path, const std::string& key) {
+  std::vector<float> out;
+  if (has_text_extension(path)) {
+    std::ifstream in(path);
+    if (!in) throw InputError(key + ": cannot open wavelet file '" + path + "'");
+    std::string line;
+    int line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      const auto hash = line.find('#');
+      if (hash != std::string::npos) line.erase(hash);
+      std::replace(line.begin(), line.end(), ',', ' ');
+      std::istringstream fields(line);
+      std::string token;
+      while (fields >> token) {
+        char* end = nullptr;
+        const double value = std::strtod(token.c_str(), &end);
+        if (end == token.c_str() || *end != '\0' || !std::isfinite(value)) {
+          throw InputError(key + ": wavelet file '" + path + "' line " + std::to_string(line_no) +
+                           ": '" + token + "' is not a finite number");
+        }
+        out.push_back(static_cast<float>(value));
+      }
+    }
+  } else {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) throw InputError(key + ": cannot open wavelet file '" + path + "'");
+    const std::streamsize bytes = in.tellg();
+    if (bytes % 4 != 0) {
+      throw InputError(key + ": wavelet file '" + path + "' has " + std::to_string(bytes) +
+                       " bytes, not a whole number of float32 samples");
+    }
+    in.seekg(0);
+    out.resize(static_cast<std::size_t>(bytes / 4));
+    in.read(reinterpret_cast<char*>(out.data()), bytes);
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      if (!std::isfinite(out[k])) {
+        throw InputError(key + ": wavelet file '" + path + "' sample " + std::to_string(k) +
+                         " is not finite");
+      }
+    }
+  }
+  if (out.empty()) throw InputError(key + ": wavelet file '" + path + "' holds no samples");
+  return out;
+}
+
+double wavelet_fmax(const WaveletSpec& w) {
+  switch (w.kind) {
+  case WaveletSpec::Kind::Ricker:
+    return 2.5 * w.frequency;
+  case WaveletSpec::Kind::Minimod:
+    return w.fmax;
+  case WaveletSpec::Kind::File: {
+    if (w.fmax > 0) return w.fmax;
+    const std::vector<float> s = read_wavelet_file(w.file, "wavelet.file");
+    // Plain DFT on a zero-padded copy: wavelet files are short.
+    const std::size_t n = std::max<std::size_t>(1024, s.size() * 4);
+    std::vector<double> amp(n / 2 + 1);
+    double peak = 0;
+    for (std::size_t f = 0; f < amp.size(); ++f) {
+      std::complex<double> acc = 0;
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        acc += static_cast<double>(s[k]) * std::polar(1.0, -2.0 * kPi * f * k / n);
+      }
+      amp[f] = std::abs(acc);
+      peak = std::max(peak, amp[f]);
+    }
+    std::size_t top = 0;
+    for (std::size_t f = 0; f < amp.size(); ++f) {
+      if (amp[f] >= 0.01 * peak) top = f;
+    }
+    return static_cast<double>(top) / (n * w.file_dt);
+  }
+  }
+  return 0;
+}
+
+std::vector<float> resample(const std::vector<float>& in, double dt_in, double dt_out, int n_out) {
+  std::vector<float> out(static_cast<std::size_t>(std::max(n_out, 0)), 0.0f);
+  const double ratio = dt_out / dt_in;
+  const double nearest = std::round(ratio);
+  if (nearest >= 1 && std::abs(ratio - nearest) < 1e-9 * nearest) {
+    const auto stride = static_cast<std::size_t>(nearest);
+    for (std::size_t k = 0; k < out.size() && k * stride < in.size(); ++k)
+      out[k] = in[k * stride];
+    return out;
+  }
+  constexpr double kRadius = 8.0, kBeta = 6.0;
+  const double cutoff = std::min(1.0, dt_in / dt_out); // fraction of the input Nyquist kept
+  const double radius = kRadius / cutoff;
+  const auto n_in = static_cast<std::int64_t>(in.size());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const double x = k * dt_out / dt_in; // position in input samples
+    const auto lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil(x - radius)));
+    const auto hi =
+        std::min<std::int64_t>(n_in - 1, static_cast<std::int64_t>(std::floor(x + radius)));
+    double acc = 0;
+    for (std::int64_t m = lo; m <= hi; ++m) {
+      const double d = x - static_cast<double>(m);
+      acc += in[m] * cutoff * sinc(cutoff * d) * kaiser(d / radius, kBeta);
+    }
+    out[k] = static_cast<float>(acc);
+  }
+  return out;
+}
+
+std::vector<float> sample_wavelet(const WaveletSpec& w, double dt, int steps,
+                                  const std::string& key) {
+  std::vector<float> s(static_cast<std::size_t>(steps));
+  switch (w.kind) {
+  case WaveletSpec::Kind::Ricker: {
+    const double t0 = w.delay ? *w.delay : 1.5 / w.frequency;
+    for (int n = 0; n < steps; ++n)
+      s[n] = static_cast<float>(w.amplitude * ricker(n * dt, w.frequency, t0));
+    break;
+  }
+  case WaveletSpec::Kind::Minimod:
+    for (int n = 0; n < steps; ++n)
+      s[n] = static_cast<float>(w.amplitude * minimod_wavelet(n * dt, w.fmax));
+    break;
+  case WaveletSpec::Kind::File: {
+    s = resample(read_wavelet_file(w.file, key), w.file_dt, dt, steps);
+    for (float& x : s)
+      x = static_cast<float>(x * w.amplitude);
+    break;
+  }
+  }
+  return s;
+}
+
+} // namespace minimod

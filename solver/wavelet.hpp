@@ -1,0 +1,34 @@
+#pragma once
+/// Source wavelets (physics.md section 4) and band-limited resampling of sampled signals.
+
+#include "io/survey.hpp"
+
+#include <string>
+#include <vector>
+
+namespace minimod {
+
+/// Ricker wavelet with peak frequency f (Hz) delayed by t0 (s), at time t.
+double ricker(double t, double f, double t0);
+/// Minimod's Gaussian derivative with maximum frequency fmax (Hz), at time t.
+double minimod_wavelet(double t, double fmax);
+
+/// Highest frequency a wavelet carries (Hz): 2.5 x peak for Ricker (-30 dB), fmax for Minimod,
+/// the declared fmax for a file or else the highest frequency at 1% of the spectrum's peak.
+double wavelet_fmax(const WaveletSpec& w);
+
+/// Samples of a wavelet at t = n*dt for n = 0..steps-1, times the wavelet's amplitude.
+/// Throws InputError (naming `key`) when a wavelet file is missing, empty or malformed.
+std::vector<float> sample_wavelet(const WaveletSpec& w, double dt, int steps,
+                                  const std::string& key);
+
+/// Samples of a wavelet file: text (one number a line, '#' comments) for .txt/.csv/.dat/.asc,
+/// else raw little-endian float32.
+std::vector<float> read_wavelet_file(const std::string& path, const std::string& key);
+
+/// Resample `in` (interval dt_in, first sample at t = 0) to n_out samples of interval dt_out.
+/// An integer ratio dt_out/dt_in is plain decimation; otherwise Kaiser-windowed sinc
+/// interpolation, low-passed at the output Nyquist when downsampling. Zero outside the input.
+std::vector<float> resample(const std::vector<float>& in, double dt_in, double dt_out, int n_out);
+
+} // namespace minimod
