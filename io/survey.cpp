@@ -1,0 +1,847 @@
+/// Survey parsing: docs/survey.md is the schema this file implements. Every value is read through
+/// a checker that knows its dotted key and line, so each error names file, line, key, the value as
+/// written and what is allowed.
+
+#include "io/survey.hpp"
+
+#include "io/errors.hpp"
+#include "solver/grid.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+namespace minimod {
+
+std::string SourceLoc::where() const {
+  std::string out = file;
+  if (line > 0) out += ":" + std::to_string(line);
+  if (!key.empty()) out += ": " + key;
+  return out;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Upper bound on receivers from one survey: guards the expansion of lines and grids against typos
+/// such as `count: 1e9` long before memory runs out.
+constexpr long long kMaxReceivers = 10'000'000;
+
+/// Smallest grid extent the stencil accepts: the zero ghost layer of kHalo on each side plus one.
+constexpr int kMinShape = 2 * kHalo + 1;
+
+/// Shortest decimal text that reads back as the same double.
+std::string format_number(double value) {
+  char text[40];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof text, "%.*g", precision, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  return text;
+}
+
+std::string format_vec3(const Vec3& v) {
+  return "[" + format_number(v[0]) + ", " + format_number(v[1]) + ", " + format_number(v[2]) + "]";
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names)
+    out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+/// 1-based line of a node, 0 when it has none (an empty document).
+int line_of(const YAML::Node& node) {
+  if (!node.IsDefined()) return 0;
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() ? 0 : mark.line + 1;
+}
+
+/// The value as the user wrote it, on one line and shortened for messages.
+std::string written(const YAML::Node& node) {
+  std::string text;
+  switch (node.Type()) {
+  case YAML::NodeType::Undefined:
+    return "(missing)";
+  case YAML::NodeType::Null:
+    return "(empty)";
+  case YAML::NodeType::Scalar:
+    // yaml-cpp tags quoted scalars "!": show the quotes so `"10"` reads as the string it is.
+    text = node.Tag() == "!" ? "\"" + node.Scalar() + "\"" : node.Scalar();
+    break;
+  default: {
+    YAML::Emitter emitter;
+    emitter.SetSeqFormat(YAML::Flow);
+    emitter.SetMapFormat(YAML::Flow);
+    emitter << node;
+    text = emitter.c_str();
+  }
+  }
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  constexpr std::size_t kMaxShown = 60;
+  if (text.size() > kMaxShown) text = text.substr(0, kMaxShown - 3) + "...";
+  return text;
+}
+
+/// Strict number syntax: the whole scalar must be a decimal number (no hex, no trailing text).
+bool parse_double(const std::string& text, double& value) {
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (first != last && *first == '+') ++first;
+  if (first == last || *first == '+' || (first != text.data() && *first == '-')) return false;
+  const auto [end, ec] = std::from_chars(first, last, value, std::chars_format::general);
+  return ec == std::errc() && end == last && std::isfinite(value);
+}
+
+bool parse_integer(const std::string& text, long long& value) {
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (first != last && *first == '+') ++first;
+  if (first == last || *first == '+' || (first != text.data() && *first == '-')) return false;
+  const auto [end, ec] = std::from_chars(first, last, value);
+  return ec == std::errc() && end == last;
+}
+
+bool is_any(double) {
+  return true;
+}
+bool is_positive(double value) {
+  return value > 0;
+}
+bool is_non_negative(double value) {
+  return value >= 0;
+}
+bool is_cfl(double value) {
+  return value > 0 && value <= 1;
+}
+
+/// Range rule for one number: the test and the words that describe it in errors.
+struct NumberRule {
+  bool (*accepts)(double);
+  std::string allowed;
+};
+
+/// Reads one survey file's YAML tree into a Survey, checking as it goes.
+class SurveyParser {
+public:
+  SurveyParser(std::string file, std::string base_dir)
+      : m_file(std::move(file)), m_base_dir(std::move(base_dir)) {}
+
+  Survey parse(const std::string& document);
+
+  SourceLoc loc(const YAML::Node& node, const std::string& key) const {
+    return SourceLoc{m_file, line_of(node), key};
+  }
+  SourceLoc loc_at(int line, const std::string& key) const { return SourceLoc{m_file, line, key}; }
+
+  /// "FILE:LINE: KEY: VALUE is not allowed: ALLOWED"
+  [[noreturn]] void reject_at(int line, const std::string& key, const std::string& value,
+                              const std::string& allowed) const {
+    throw InputError(loc_at(line, key).where() + ": " + value + " is not allowed: " + allowed);
+  }
+  [[noreturn]] void reject(const YAML::Node& node, const std::string& key,
+                           const std::string& allowed) const {
+    reject_at(line_of(node), key, written(node), allowed);
+  }
+  /// "FILE:LINE: KEY: missing: WHAT"
+  [[noreturn]] void missing(int line, const std::string& key, const std::string& what) const {
+    throw InputError(loc_at(line, key).where() + ": missing: " + what);
+  }
+
+  double number(const YAML::Node& node, const std::string& key, const NumberRule& rule) const;
+  int integer(const YAML::Node& node, const std::string& key, long long min, long long max,
+              const std::string& allowed) const;
+  std::string text(const YAML::Node& node, const std::string& key,
+                   const std::string& allowed) const;
+  std::size_t choice(const YAML::Node& node, const std::string& key,
+                     const std::vector<std::string>& options) const;
+  Vec3 vec3(const YAML::Node& node, const std::string& key, const std::string& allowed) const;
+  void sequence(const YAML::Node& node, const std::string& key, const std::string& allowed) const;
+
+  /// A file name resolved against the survey's folder.
+  std::string resolve(const std::string& name) const;
+
+private:
+  void parse_grid(const YAML::Node& node, GridSpec& grid) const;
+  void parse_model(const YAML::Node& node, ModelSpec& model) const;
+  void parse_time(const YAML::Node& node, TimeSpec& time) const;
+  void parse_boundary(const YAML::Node& node, BoundarySpec& boundary) const;
+  void parse_sources(const YAML::Node& node, std::vector<SourceSpec>& sources) const;
+  void parse_wavelet(const YAML::Node& node, const std::string& key, WaveletSpec& wavelet) const;
+  void parse_receivers(const YAML::Node& node, std::vector<ReceiverSpec>& receivers) const;
+  void parse_output(const YAML::Node& node, OutputSpec& output) const;
+
+  /// A position must lie in the grid's extent [origin, origin + (n-1)*h] on every axis. Points
+  /// within rounding of a face are moved onto it.
+  Vec3 inside_grid(const Vec3& position, int line, const std::string& key,
+                   const std::string& value) const;
+
+  std::string m_file;
+  std::string m_base_dir;
+  GridSpec m_grid; ///< parsed first; positions and widths are checked against it
+};
+
+/// The entries of one YAML map of the survey, in file order, checked for duplicate and unknown
+/// keys and looked up by name afterwards.
+class MapFields {
+public:
+  MapFields(const SurveyParser& parser, const YAML::Node& node, std::string key,
+            const std::vector<std::string>& allowed)
+      : m_parser(parser), m_node(node), m_key(std::move(key)) {
+    if (!node.IsMap()) parser.reject(node, m_key, "a map with keys " + join(allowed));
+    for (const auto& entry : node) {
+      const YAML::Node name_node = entry.first;
+      if (!name_node.IsScalar()) parser.reject(name_node, m_key, "keys that are plain names");
+      const std::string name = name_node.Scalar();
+      for (const auto& seen : m_entries) {
+        if (seen.first.Scalar() == name) {
+          parser.reject_at(line_of(name_node), key_of(name), "a second '" + name + "'",
+                           "each key once (first on line " + std::to_string(line_of(seen.first)) +
+                               ")");
+        }
+      }
+      m_entries.emplace_back(name_node, entry.second);
+    }
+    allow(allowed, "");
+  }
+
+  /// Checks the keys against `allowed`; `context` says why the set is what it is.
+  void allow(const std::vector<std::string>& allowed, const std::string& context) const {
+    for (const auto& [name_node, value] : m_entries) {
+      if (std::find(allowed.begin(), allowed.end(), name_node.Scalar()) == allowed.end()) {
+        m_parser.reject_at(line_of(name_node), key_of(name_node.Scalar()), "unknown key",
+                           "keys of " + (m_key.empty() ? std::string("the survey") : m_key) +
+                               context + " are " + join(allowed));
+      }
+    }
+  }
+
+  std::optional<YAML::Node> find(const std::string& name) const {
+    for (const auto& [name_node, value] : m_entries) {
+      if (name_node.Scalar() == name) return value;
+    }
+    return std::nullopt;
+  }
+
+  YAML::Node require(const std::string& name, const std::string& what) const {
+    if (auto value = find(name)) return *value;
+    // The top-level map has no useful line: its first key is not where anything is missing.
+    m_parser.missing(m_key.empty() ? 0 : line_of(m_node), key_of(name), what);
+  }
+
+  /// Dotted key of an entry: "grid.spacing".
+  std::string key_of(const std::string& name) const {
+    return m_key.empty() ? name : m_key + "." + name;
+  }
+  int line() const { return line_of(m_node); }
+
+private:
+  const SurveyParser& m_parser;
+  YAML::Node m_node;
+  std::string m_key;
+  std::vector<std::pair<YAML::Node, YAML::Node>> m_entries;
+};
+
+double SurveyParser::number(const YAML::Node& node, const std::string& key,
+                            const NumberRule& rule) const {
+  double value = 0;
+  if (!node.IsScalar() || !parse_double(node.Scalar(), value) || !rule.accepts(value)) {
+    reject(node, key, rule.allowed);
+  }
+  return value;
+}
+
+int SurveyParser::integer(const YAML::Node& node, const std::string& key, long long min,
+                          long long max, const std::string& allowed) const {
+  long long value = 0;
+  if (!node.IsScalar() || !parse_integer(node.Scalar(), value) || value < min || value > max) {
+    reject(node, key, allowed);
+  }
+  return static_cast<int>(value);
+}
+
+std::string SurveyParser::text(const YAML::Node& node, const std::string& key,
+                               const std::string& allowed) const {
+  if (!node.IsScalar() || node.Scalar().empty()) reject(node, key, allowed);
+  return node.Scalar();
+}
+
+std::size_t SurveyParser::choice(const YAML::Node& node, const std::string& key,
+                                 const std::vector<std::string>& options) const {
+  if (node.IsScalar()) {
+    const auto it = std::find(options.begin(), options.end(), node.Scalar());
+    if (it != options.end()) return static_cast<std::size_t>(it - options.begin());
+  }
+  reject(node, key, "one of " + join(options));
+}
+
+Vec3 SurveyParser::vec3(const YAML::Node& node, const std::string& key,
+                        const std::string& allowed) const {
+  if (!node.IsSequence() || node.size() != 3) reject(node, key, allowed);
+  Vec3 v{};
+  for (std::size_t a = 0; a < 3; ++a) {
+    v[a] = number(node[a], key + "[" + std::to_string(a) + "]", {is_any, "a finite number"});
+  }
+  return v;
+}
+
+void SurveyParser::sequence(const YAML::Node& node, const std::string& key,
+                            const std::string& allowed) const {
+  if (!node.IsSequence()) reject(node, key, allowed);
+}
+
+std::string SurveyParser::resolve(const std::string& name) const {
+  const fs::path path(name);
+  if (path.is_absolute() || m_base_dir.empty()) return path.lexically_normal().string();
+  return (fs::path(m_base_dir) / path).lexically_normal().string();
+}
+
+Vec3 SurveyParser::inside_grid(const Vec3& position, int line, const std::string& key,
+                               const std::string& value) const {
+  static const char* const kAxis[] = {"x", "y", "z"};
+  static const char* const kCount[] = {"nx", "ny", "nz"};
+  static const char* const kStep[] = {"dx", "dy", "dz"};
+  Vec3 inside = position;
+  for (int a = 0; a < 3; ++a) {
+    const double lo = m_grid.origin[a];
+    const double hi = lo + (m_grid.shape[a] - 1) * m_grid.spacing[a];
+    const double tolerance = 1e-6 * m_grid.spacing[a];
+    if (position[a] < lo - tolerance || position[a] > hi + tolerance) {
+      reject_at(line, key, value,
+                std::string(kAxis[a]) + " = " + format_number(position[a]) +
+                    " lies outside the grid; " + kAxis[a] + " must be in [" + format_number(lo) +
+                    ", " + format_number(hi) + "] m (origin to origin + (" + kCount[a] + "-1)*" +
+                    kStep[a] + ")");
+    }
+    inside[a] = std::clamp(position[a], lo, hi);
+  }
+  return inside;
+}
+
+const std::vector<std::string> kTopKeys = {"name",     "physics", "grid",      "model",  "time",
+                                           "boundary", "sources", "receivers", "output", "kernel"};
+
+Survey SurveyParser::parse(const std::string& document) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(document);
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
+    throw InputError(loc_at(line, "").where() + ": YAML syntax error: " + e.msg);
+  }
+  if (root.IsNull()) {
+    throw InputError(m_file + ": the survey is empty: expected a map with keys " + join(kTopKeys));
+  }
+
+  Survey survey;
+  survey.path = m_file;
+  survey.text = document;
+  const MapFields top(*this, root, "", kTopKeys);
+
+  if (auto node = top.find("name")) survey.name = text(*node, "name", "a string");
+  if (auto node = top.find("physics")) {
+    if (node->IsScalar() && node->Scalar() == "tti") {
+      reject(*node, "physics", "not yet supported; only acoustic is implemented now");
+    }
+    choice(*node, "physics", {"acoustic"});
+    survey.physics = "acoustic";
+  }
+
+  parse_grid(top.require("grid", "the grid: shape [nx, ny, nz], spacing (m), optional origin"),
+             survey.grid);
+  m_grid = survey.grid;
+  parse_model(top.require("model", "the velocity model: type constant, layered, gradient or file"),
+              survey.model);
+  parse_time(top.require("time", "the time span: duration (s) or steps"), survey.time);
+  survey.boundary.loc = loc_at(0, "boundary");
+  survey.boundary.width_loc = loc_at(0, "boundary.width");
+  if (auto node = top.find("boundary")) parse_boundary(*node, survey.boundary);
+  parse_sources(top.require("sources", "a list of at least one source"), survey.sources);
+  if (auto node = top.find("receivers")) parse_receivers(*node, survey.receivers);
+
+  survey.output.file = "out/" + fs::path(m_file).stem().string() + ".h5";
+  survey.output.loc = loc_at(0, "output");
+  survey.output.dt_out_loc = loc_at(0, "output.dt_out");
+  survey.output.snapshot_loc = loc_at(0, "output.snapshots");
+  if (auto node = top.find("output")) parse_output(*node, survey.output);
+
+  survey.kernel_loc = loc_at(0, "kernel");
+  if (auto node = top.find("kernel")) {
+    survey.kernel = text(*node, "kernel", "a kernel name such as gmem_3d");
+    survey.kernel_loc = loc(*node, "kernel");
+  }
+  return survey;
+}
+
+void SurveyParser::parse_grid(const YAML::Node& node, GridSpec& grid) const {
+  const MapFields fields(*this, node, "grid", {"shape", "spacing", "origin"});
+  grid.loc = loc(node, "grid");
+
+  const std::string shape_allowed = "an integer >= " + std::to_string(kMinShape) +
+                                    " (grid points including the absorbing layers)";
+  const YAML::Node shape = fields.require("shape", "[nx, ny, nz]: " + shape_allowed + " each");
+  if (!shape.IsSequence() || shape.size() != 3) {
+    reject(shape, "grid.shape", "a list [nx, ny, nz], each " + shape_allowed);
+  }
+  for (std::size_t a = 0; a < 3; ++a) {
+    grid.shape[a] = integer(shape[a], "grid.shape[" + std::to_string(a) + "]", kMinShape,
+                            std::numeric_limits<int>::max(), shape_allowed);
+  }
+
+  const NumberRule spacing_rule{is_positive, "a number > 0 (metres)"};
+  const YAML::Node spacing =
+      fields.require("spacing", "[dx, dy, dz] in metres (> 0), or one number for all three");
+  if (spacing.IsScalar()) {
+    const double h = number(spacing, "grid.spacing", spacing_rule);
+    grid.spacing = {h, h, h};
+  } else {
+    if (!spacing.IsSequence() || spacing.size() != 3) {
+      reject(spacing, "grid.spacing", "a number > 0 (metres) or a list [dx, dy, dz] of them");
+    }
+    for (std::size_t a = 0; a < 3; ++a) {
+      grid.spacing[a] = number(spacing[a], "grid.spacing[" + std::to_string(a) + "]", spacing_rule);
+    }
+  }
+
+  grid.origin = {0, 0, 0};
+  if (auto origin = fields.find("origin")) {
+    grid.origin = vec3(*origin, "grid.origin", "a list [x0, y0, z0] in metres");
+  }
+}
+
+void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
+  const MapFields fields(
+      *this, node, "model",
+      {"type", "velocity", "layers", "v0", "gradient", "z0", "file", "shape", "order", "vmax"});
+  model.loc = loc(node, "model");
+  const NumberRule velocity_rule{is_positive, "a velocity > 0 (m/s)"};
+
+  const YAML::Node type_node = fields.require("type", "one of constant, layered, gradient, file");
+  const std::size_t type =
+      choice(type_node, "model.type", {"constant", "layered", "gradient", "file"});
+  model.kind = static_cast<ModelSpec::Kind>(type);
+
+  switch (model.kind) {
+  case ModelSpec::Kind::Constant:
+    fields.allow({"type", "velocity", "vmax"}, " (type constant)");
+    model.velocity = number(fields.require("velocity", "the velocity in m/s (> 0)"),
+                            "model.velocity", velocity_rule);
+    break;
+
+  case ModelSpec::Kind::Layered: {
+    fields.allow({"type", "layers", "vmax"}, " (type layered)");
+    const YAML::Node layers =
+        fields.require("layers", "a list of {top: metres, velocity: m/s}, tops increasing");
+    sequence(layers, "model.layers", "a list of {top: metres, velocity: m/s}");
+    if (layers.size() == 0) reject(layers, "model.layers", "at least one layer");
+    for (std::size_t n = 0; n < layers.size(); ++n) {
+      const std::string key = "model.layers[" + std::to_string(n) + "]";
+      const MapFields layer_fields(*this, layers[n], key, {"top", "velocity"});
+      Layer layer;
+      const YAML::Node top = layer_fields.require("top", "the depth of the layer's top (m)");
+      layer.top = number(top, key + ".top", {is_any, "a depth in metres"});
+      layer.velocity = number(layer_fields.require("velocity", "the velocity in m/s (> 0)"),
+                              key + ".velocity", velocity_rule);
+      if (!model.layers.empty() && layer.top <= model.layers.back().top) {
+        reject(top, key + ".top",
+               "a top > " + format_number(model.layers.back().top) +
+                   " m, the previous layer's top (tops strictly increasing)");
+      }
+      model.layers.push_back(layer);
+    }
+    break;
+  }
+
+  case ModelSpec::Kind::Gradient: {
+    fields.allow({"type", "v0", "gradient", "z0", "vmax"}, " (type gradient)");
+    model.v0 =
+        number(fields.require("v0", "the velocity at z0 in m/s (> 0)"), "model.v0", velocity_rule);
+    const YAML::Node gradient = fields.require("gradient", "the velocity gradient dv/dz in 1/s");
+    model.gradient = number(gradient, "model.gradient", {is_any, "a number (1/s)"});
+    model.z0 = m_grid.origin[2];
+    if (auto z0 = fields.find("z0")) {
+      model.z0 = number(*z0, "model.z0", {is_any, "a depth in metres"});
+    }
+    // Checked here too (build_velocity checks again) so that `validate` fails before any work.
+    for (int k = 0; k < m_grid.shape[2]; ++k) {
+      const double z = m_grid.origin[2] + k * m_grid.spacing[2];
+      const double v = model.v0 + model.gradient * (z - model.z0);
+      if (!(static_cast<float>(v) > 0)) {
+        reject(gradient, "model.gradient",
+               "a gradient that keeps v0 + gradient*(z - z0) > 0 in the grid; it gives " +
+                   format_number(v) + " m/s at z = " + format_number(z) + " m");
+      }
+    }
+    break;
+  }
+
+  case ModelSpec::Kind::File: {
+    fields.allow({"type", "file", "shape", "order", "vmax"}, " (type file)");
+    const YAML::Node file =
+        fields.require("file", "the raw little-endian float32 file, relative to the survey");
+    const std::string name = text(file, "model.file", "a file name");
+    model.file = resolve(name);
+    model.file_loc = loc(file, "model.file");
+    std::error_code ec;
+    if (!fs::is_regular_file(model.file, ec)) {
+      reject(file, "model.file",
+             "an existing file of raw float32 velocities (looked for " + model.file + ")");
+    }
+
+    model.file_shape = m_grid.shape;
+    if (auto shape = fields.find("shape")) {
+      const std::string allowed = "[nx, ny, nz] equal to grid.shape [" +
+                                  std::to_string(m_grid.shape[0]) + ", " +
+                                  std::to_string(m_grid.shape[1]) + ", " +
+                                  std::to_string(m_grid.shape[2]) + "] (no resampling yet)";
+      if (!shape->IsSequence() || shape->size() != 3) reject(*shape, "model.shape", allowed);
+      for (std::size_t a = 0; a < 3; ++a) {
+        model.file_shape[a] = integer((*shape)[a], "model.shape[" + std::to_string(a) + "]", 1,
+                                      std::numeric_limits<int>::max(), "a positive integer");
+      }
+      if (model.file_shape != m_grid.shape) reject(*shape, "model.shape", allowed);
+    }
+
+    model.order = AxisOrder::Xyz;
+    if (auto order = fields.find("order")) {
+      model.order =
+          choice(*order, "model.order", {"xyz", "zyx"}) == 0 ? AxisOrder::Xyz : AxisOrder::Zyx;
+    }
+
+    // The size is cheap to check here; build_velocity reads the values and checks them.
+    const std::uintmax_t expected = static_cast<std::uintmax_t>(model.file_shape[0]) *
+                                    static_cast<std::uintmax_t>(model.file_shape[1]) *
+                                    static_cast<std::uintmax_t>(model.file_shape[2]) * 4;
+    const std::uintmax_t actual = fs::file_size(model.file, ec);
+    if (!ec && actual != expected) {
+      reject_at(line_of(file), "model.file", model.file + " (" + std::to_string(actual) + " bytes)",
+                "exactly " + std::to_string(expected) +
+                    " bytes = " + std::to_string(model.file_shape[0]) + " x " +
+                    std::to_string(model.file_shape[1]) + " x " +
+                    std::to_string(model.file_shape[2]) + " float32 values");
+    }
+    break;
+  }
+  }
+
+  model.vmax_loc = loc_at(line_of(node), "model.vmax");
+  if (auto vmax = fields.find("vmax")) {
+    model.vmax = number(*vmax, "model.vmax", velocity_rule);
+    model.vmax_loc = loc(*vmax, "model.vmax");
+  }
+  if (model.file_loc.key.empty()) model.file_loc = loc_at(line_of(node), "model.file");
+}
+
+void SurveyParser::parse_time(const YAML::Node& node, TimeSpec& time) const {
+  const MapFields fields(*this, node, "time", {"duration", "steps", "dt", "cfl"});
+  time.loc = loc(node, "time");
+  time.dt_loc = loc_at(line_of(node), "time.dt");
+  time.cfl_loc = loc_at(line_of(node), "time.cfl");
+
+  const auto duration = fields.find("duration");
+  const auto steps = fields.find("steps");
+  if (duration) {
+    time.duration = number(*duration, "time.duration", {is_positive, "a duration > 0 (seconds)"});
+  }
+  if (steps) {
+    if (duration) {
+      reject(*steps, "time.steps",
+             "only one of time.duration and time.steps (time.duration is given on line " +
+                 std::to_string(line_of(*duration)) + ")");
+    }
+    time.steps =
+        integer(*steps, "time.steps", 1, std::numeric_limits<int>::max(), "an integer >= 1");
+  }
+  if (!duration && !steps) {
+    missing(line_of(node), "time.duration",
+            "exactly one of time.duration (seconds) or time.steps is required");
+  }
+  if (auto dt = fields.find("dt")) {
+    time.dt = number(*dt, "time.dt", {is_positive, "a time step > 0 (seconds)"});
+    time.dt_loc = loc(*dt, "time.dt");
+  }
+  if (auto cfl = fields.find("cfl")) {
+    time.cfl = number(*cfl, "time.cfl", {is_cfl, "a number with 0 < cfl <= 1"});
+    time.cfl_loc = loc(*cfl, "time.cfl");
+  }
+}
+
+void SurveyParser::parse_boundary(const YAML::Node& node, BoundarySpec& boundary) const {
+  const MapFields fields(*this, node, "boundary", {"width", "ntaper", "fmax"});
+  boundary.loc = loc(node, "boundary");
+  boundary.width_loc = loc_at(line_of(node), "boundary.width");
+
+  const auto width = fields.find("width");
+  if (width) {
+    const int narrowest = std::min({m_grid.shape[0], m_grid.shape[1], m_grid.shape[2]});
+    const int widest = (narrowest - 1) / 2;
+    const int value = integer(*width, "boundary.width", 0, std::numeric_limits<int>::max(),
+                              "an integer >= 0 (points on every face)");
+    if (2LL * value >= narrowest) {
+      reject(*width, "boundary.width",
+             "layer wider than half the grid: 2*width must be < " + std::to_string(narrowest) +
+                 " (the smallest grid.shape value), so width <= " + std::to_string(widest) +
+                 " points");
+    }
+    boundary.width = value;
+    boundary.width_loc = loc(*width, "boundary.width");
+  }
+  if (auto ntaper = fields.find("ntaper")) {
+    if (width) {
+      reject(*ntaper, "boundary.ntaper",
+             "only one of boundary.width and boundary.ntaper (boundary.width is given on line " +
+                 std::to_string(line_of(*width)) + ")");
+    }
+    boundary.ntaper =
+        number(*ntaper, "boundary.ntaper", {is_positive, "a number of wavelengths > 0"});
+  }
+  if (auto fmax = fields.find("fmax")) {
+    boundary.fmax = number(*fmax, "boundary.fmax", {is_positive, "a frequency > 0 (Hz)"});
+  }
+}
+
+void SurveyParser::parse_sources(const YAML::Node& node, std::vector<SourceSpec>& sources) const {
+  sequence(node, "sources", "a list of sources, each {position, wavelet, injection}");
+  if (node.size() == 0) reject(node, "sources", "a list of at least one source");
+  for (std::size_t n = 0; n < node.size(); ++n) {
+    const std::string key = "sources[" + std::to_string(n) + "]";
+    const MapFields fields(*this, node[n], key, {"position", "wavelet", "injection"});
+    SourceSpec source;
+    const YAML::Node position = fields.require("position", "[x, y, z] in metres");
+    source.position = inside_grid(vec3(position, key + ".position", "a list [x, y, z] in metres"),
+                                  line_of(position), key + ".position", written(position));
+    source.loc = loc(position, key + ".position");
+    parse_wavelet(fields.require("wavelet", "a map with type ricker, minimod or file"),
+                  key + ".wavelet", source.wavelet);
+    if (auto injection = fields.find("injection")) {
+      source.injection = choice(*injection, key + ".injection", {"physical", "minimod"}) == 0
+                             ? Injection::Physical
+                             : Injection::Minimod;
+    }
+    sources.push_back(std::move(source));
+  }
+}
+
+void SurveyParser::parse_wavelet(const YAML::Node& node, const std::string& key,
+                                 WaveletSpec& wavelet) const {
+  const MapFields fields(*this, node, key,
+                         {"type", "frequency", "delay", "amplitude", "fmax", "file", "dt"});
+  wavelet.loc = loc(node, key);
+  const std::size_t type = choice(fields.require("type", "one of ricker, minimod, file"),
+                                  key + ".type", {"ricker", "minimod", "file"});
+  wavelet.kind = static_cast<WaveletSpec::Kind>(type);
+  const NumberRule frequency_rule{is_positive, "a frequency > 0 (Hz)"};
+
+  switch (wavelet.kind) {
+  case WaveletSpec::Kind::Ricker:
+    fields.allow({"type", "frequency", "delay", "amplitude"}, " (type ricker)");
+    wavelet.frequency = number(fields.require("frequency", "the peak frequency in Hz (> 0)"),
+                               key + ".frequency", frequency_rule);
+    if (auto delay = fields.find("delay")) {
+      wavelet.delay = number(*delay, key + ".delay", {is_non_negative, "a delay >= 0 (seconds)"});
+    }
+    break;
+  case WaveletSpec::Kind::Minimod:
+    fields.allow({"type", "fmax", "amplitude"}, " (type minimod)");
+    wavelet.fmax = number(fields.require("fmax", "the maximum frequency in Hz (> 0)"),
+                          key + ".fmax", frequency_rule);
+    break;
+  case WaveletSpec::Kind::File: {
+    fields.allow({"type", "file", "dt", "fmax", "amplitude"}, " (type file)");
+    const YAML::Node file = fields.require("file", "the file of samples, relative to the survey");
+    wavelet.file = resolve(text(file, key + ".file", "a file name"));
+    std::error_code ec;
+    if (!fs::is_regular_file(wavelet.file, ec)) {
+      reject(file, key + ".file", "an existing file of samples (looked for " + wavelet.file + ")");
+    }
+    wavelet.file_dt = number(fields.require("dt", "the sample interval of the file in seconds"),
+                             key + ".dt", {is_positive, "a sample interval > 0 (seconds)"});
+    if (auto fmax = fields.find("fmax")) {
+      wavelet.fmax = number(*fmax, key + ".fmax", frequency_rule);
+    }
+    break;
+  }
+  }
+  if (auto amplitude = fields.find("amplitude")) {
+    wavelet.amplitude = number(*amplitude, key + ".amplitude", {is_any, "a finite number"});
+  }
+}
+
+void SurveyParser::parse_receivers(const YAML::Node& node,
+                                   std::vector<ReceiverSpec>& receivers) const {
+  const MapFields fields(*this, node, "receivers", {"points", "lines", "grids"});
+  const std::string too_many = "at most " + std::to_string(kMaxReceivers) + " receivers in all";
+  const auto add = [&](const Vec3& position, int line, const std::string& key) {
+    if (static_cast<long long>(receivers.size()) >= kMaxReceivers) {
+      reject_at(line, key, "one more receiver", too_many);
+    }
+    receivers.push_back(ReceiverSpec{position, loc_at(line, key)});
+  };
+
+  if (auto points = fields.find("points")) {
+    sequence(*points, "receivers.points", "a list of [x, y, z] positions in metres");
+    for (std::size_t n = 0; n < points->size(); ++n) {
+      const YAML::Node point = (*points)[n];
+      const std::string key = "receivers.points[" + std::to_string(n) + "]";
+      const Vec3 position = inside_grid(vec3(point, key, "a list [x, y, z] in metres"),
+                                        line_of(point), key, written(point));
+      add(position, line_of(point), key);
+    }
+  }
+
+  if (auto lines = fields.find("lines")) {
+    sequence(*lines, "receivers.lines", "a list of {start: [x, y, z], end: [x, y, z], count}");
+    for (std::size_t n = 0; n < lines->size(); ++n) {
+      const std::string key = "receivers.lines[" + std::to_string(n) + "]";
+      const MapFields line_fields(*this, (*lines)[n], key, {"start", "end", "count"});
+      const YAML::Node start_node = line_fields.require("start", "[x, y, z] in metres");
+      const YAML::Node end_node = line_fields.require("end", "[x, y, z] in metres");
+      // The grid is a box, so a segment with both ends inside lies inside.
+      const Vec3 start = inside_grid(vec3(start_node, key + ".start", "a list [x, y, z] in metres"),
+                                     line_of(start_node), key + ".start", written(start_node));
+      const Vec3 end = inside_grid(vec3(end_node, key + ".end", "a list [x, y, z] in metres"),
+                                   line_of(end_node), key + ".end", written(end_node));
+      const int count = integer(line_fields.require("count", "the number of receivers (>= 2)"),
+                                key + ".count", 2, kMaxReceivers,
+                                "an integer in [2, " + std::to_string(kMaxReceivers) +
+                                    "] (receivers, both ends included)");
+      const int line = line_fields.line();
+      for (int r = 0; r < count; ++r) {
+        const double t = static_cast<double>(r) / (count - 1);
+        Vec3 position{};
+        for (int a = 0; a < 3; ++a)
+          position[a] = start[a] + t * (end[a] - start[a]);
+        if (r == count - 1) position = end; // exact end point, whatever the rounding
+        add(position, line, key);
+      }
+    }
+  }
+
+  if (auto grids = fields.find("grids")) {
+    sequence(*grids, "receivers.grids",
+             "a list of {origin: [x, y, z], step_a: [..], step_b: [..], count: [na, nb]}");
+    for (std::size_t n = 0; n < grids->size(); ++n) {
+      const std::string key = "receivers.grids[" + std::to_string(n) + "]";
+      const MapFields grid_fields(*this, (*grids)[n], key, {"origin", "step_a", "step_b", "count"});
+      const std::string vector_allowed = "a list [x, y, z] in metres";
+      const Vec3 origin = vec3(grid_fields.require("origin", "[x, y, z] in metres"),
+                               key + ".origin", vector_allowed);
+      const Vec3 step_a =
+          vec3(grid_fields.require("step_a", "[x, y, z] in metres: the step between receivers "
+                                             "along the first axis of the receiver grid"),
+               key + ".step_a", vector_allowed);
+      const Vec3 step_b =
+          vec3(grid_fields.require("step_b", "[x, y, z] in metres: the step along the second "
+                                             "axis of the receiver grid"),
+               key + ".step_b", vector_allowed);
+      const YAML::Node count_node = grid_fields.require("count", "[na, nb], integers >= 1");
+      const std::string count_allowed = "a list [na, nb] of integers >= 1";
+      if (!count_node.IsSequence() || count_node.size() != 2) {
+        reject(count_node, key + ".count", count_allowed);
+      }
+      const int na = integer(count_node[0], key + ".count[0]", 1, kMaxReceivers, "an integer >= 1");
+      const int nb = integer(count_node[1], key + ".count[1]", 1, kMaxReceivers, "an integer >= 1");
+      if (static_cast<long long>(na) * nb > kMaxReceivers)
+        reject(count_node, key + ".count", too_many);
+      const int line = grid_fields.line();
+      for (int b = 0; b < nb; ++b) {
+        for (int a = 0; a < na; ++a) {
+          Vec3 position{};
+          for (int axis = 0; axis < 3; ++axis) {
+            position[axis] = origin[axis] + a * step_a[axis] + b * step_b[axis];
+          }
+          const std::string where = "receiver (" + std::to_string(a) + ", " + std::to_string(b) +
+                                    ") at " + format_vec3(position);
+          add(inside_grid(position, line, key, where), line, key);
+        }
+      }
+    }
+  }
+}
+
+void SurveyParser::parse_output(const YAML::Node& node, OutputSpec& output) const {
+  const MapFields fields(*this, node, "output", {"file", "dt_out", "snapshots"});
+  output.loc = loc(node, "output");
+  output.dt_out_loc = loc_at(line_of(node), "output.dt_out");
+  output.snapshot_loc = loc_at(line_of(node), "output.snapshots");
+
+  if (auto file = fields.find("file")) {
+    output.file = text(*file, "output.file", "a file name (relative to the current directory)");
+  }
+  if (auto dt_out = fields.find("dt_out")) {
+    output.dt_out =
+        number(*dt_out, "output.dt_out", {is_positive, "a trace sample interval > 0 (seconds)"});
+    output.dt_out_loc = loc(*dt_out, "output.dt_out");
+  }
+  if (auto snapshots = fields.find("snapshots")) {
+    const MapFields snap(*this, *snapshots, "output.snapshots", {"every", "decimate", "box"});
+    output.snapshot_loc = loc(*snapshots, "output.snapshots");
+    output.snapshot_every =
+        integer(snap.require("every", "the number of steps between snapshots (>= 1)"),
+                "output.snapshots.every", 1, std::numeric_limits<int>::max(),
+                "an integer >= 1 (steps between snapshots)");
+    if (auto decimate = snap.find("decimate")) {
+      output.snapshot_decimate =
+          integer(*decimate, "output.snapshots.decimate", 1, std::numeric_limits<int>::max(),
+                  "an integer >= 1 (keep every k-th point on each axis)");
+    }
+    if (auto box = snap.find("box")) {
+      const MapFields box_fields(*this, *box, "output.snapshots.box", {"min", "max"});
+      const YAML::Node min_node = box_fields.require("min", "[x, y, z] in metres");
+      const YAML::Node max_node = box_fields.require("max", "[x, y, z] in metres");
+      const std::string vector_allowed = "a list [x, y, z] in metres";
+      SnapshotBox corners;
+      corners.min = inside_grid(vec3(min_node, "output.snapshots.box.min", vector_allowed),
+                                line_of(min_node), "output.snapshots.box.min", written(min_node));
+      corners.max = inside_grid(vec3(max_node, "output.snapshots.box.max", vector_allowed),
+                                line_of(max_node), "output.snapshots.box.max", written(max_node));
+      for (int a = 0; a < 3; ++a) {
+        if (corners.max[a] < corners.min[a]) {
+          reject(max_node, "output.snapshots.box.max",
+                 "max >= min on every axis; min is " + format_vec3(corners.min));
+        }
+      }
+      output.snapshot_box = corners;
+    }
+  }
+}
+
+} // namespace
+
+Survey parse_survey(const std::string& text, const std::string& path, const std::string& base_dir) {
+  SurveyParser parser(path, base_dir);
+  try {
+    return parser.parse(text);
+  } catch (const YAML::Exception& e) {
+    // Only reached through a bug in the checks above; still a bad-input error with the file.
+    throw InputError(path + ": " + e.what());
+  }
+}
+
+Survey load_survey(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    throw InputError(path + ": cannot read the survey: it is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read the survey: no such file or not readable");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(path + ": cannot read the survey: read error");
+  const std::string base_dir = fs::path(path).parent_path().string();
+  return parse_survey(text.str(), path, base_dir.empty() ? "." : base_dir);
+}
+
+} // namespace minimod

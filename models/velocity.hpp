@@ -1,0 +1,22 @@
+#pragma once
+/// Dense velocity models built from the survey's model section (docs/survey.md, "model").
+
+#include "io/survey.hpp"
+#include "solver/grid.hpp"
+
+#include <vector>
+
+namespace minimod {
+
+/// Velocity in m/s at every grid point, x fastest: index i + nx * (j + ny * k), nx*ny*nz values.
+/// Throws InputError for a gradient that is not positive somewhere in the grid, and for a model
+/// file that is missing, has the wrong size or holds a value that is not finite and > 0.
+std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid);
+
+/// Largest value of a velocity model, 0 for an empty one.
+double model_vmax(const std::vector<float>& velocity);
+
+/// Smallest value of a velocity model, 0 for an empty one.
+double model_vmin(const std::vector<float>& velocity);
+
+} // namespace minimod

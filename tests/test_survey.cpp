@@ -1,0 +1,679 @@
+/// Survey parser and velocity builder, called directly (tests/test_malformed_surveys.cpp runs the
+/// program on malformed files).
+
+#include "io/errors.hpp"
+#include "io/survey.hpp"
+#include "models/velocity.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace minimod {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A small valid survey; tests append sections or replace lines of it.
+const std::string kGrid = "grid:\n"
+                          "  shape: [20, 20, 20]\n"
+                          "  spacing: 10\n";
+const std::string kModel = "model:\n"
+                           "  type: constant\n"
+                           "  velocity: 2000\n";
+const std::string kTime = "time:\n"
+                          "  steps: 10\n";
+const std::string kSources = "sources:\n"
+                             "  - position: [100, 100, 50]\n"
+                             "    wavelet: {type: ricker, frequency: 10}\n";
+
+Survey parse(const std::string& text, const std::string& base_dir = ".") {
+  return parse_survey(text, "t.yaml", base_dir);
+}
+
+/// Parses `text`, expects an InputError and returns its message.
+std::string error_of(const std::string& text, const std::string& base_dir = ".") {
+  try {
+    parse(text, base_dir);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError for:\n" << text;
+  return "";
+}
+
+/// Expects the error of `text` to contain every piece.
+void expect_error(const std::string& text, std::initializer_list<const char*> pieces) {
+  const std::string message = error_of(text);
+  for (const char* piece : pieces) {
+    EXPECT_NE(message.find(piece), std::string::npos)
+        << "message: " << message << "\nlacks: " << piece;
+  }
+}
+
+Grid grid_of(const GridSpec& spec) {
+  Grid grid;
+  grid.nx = spec.shape[0];
+  grid.ny = spec.shape[1];
+  grid.nz = spec.shape[2];
+  grid.dx = spec.spacing[0];
+  grid.dy = spec.spacing[1];
+  grid.dz = spec.spacing[2];
+  grid.ox = spec.origin[0];
+  grid.oy = spec.origin[1];
+  grid.oz = spec.origin[2];
+  return grid;
+}
+
+Grid small_grid(int nx, int ny, int nz, double h = 10) {
+  Grid grid;
+  grid.nx = nx;
+  grid.ny = ny;
+  grid.nz = nz;
+  grid.dx = grid.dy = grid.dz = h;
+  return grid;
+}
+
+/// A folder of its own under the system temp folder, removed at the end of the test.
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "minimod_survey_XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    m_path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return m_path; }
+
+private:
+  fs::path m_path;
+};
+
+/// Writes raw little-endian float32 values whatever the host's byte order.
+void write_floats(const fs::path& path, const std::vector<float>& values) {
+  std::ofstream out(path, std::ios::binary);
+  for (float v : values) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &v, 4);
+    const char bytes[4] = {static_cast<char>(bits & 0xff), static_cast<char>((bits >> 8) & 0xff),
+                           static_cast<char>((bits >> 16) & 0xff),
+                           static_cast<char>((bits >> 24) & 0xff)};
+    out.write(bytes, 4);
+  }
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+// ---- Parsing good surveys -------------------------------------------------------------------
+
+TEST(SurveyParse, MinimalSurveyGetsTheDocumentedDefaults) {
+  const std::string text = kGrid + kModel + kTime + kSources;
+  const Survey s = parse(text);
+  EXPECT_EQ(s.path, "t.yaml");
+  EXPECT_EQ(s.text, text);
+  EXPECT_EQ(s.name, "");
+  EXPECT_EQ(s.physics, "acoustic");
+  EXPECT_EQ(s.grid.shape, (std::array<int, 3>{20, 20, 20}));
+  EXPECT_EQ(s.grid.spacing, (std::array<double, 3>{10, 10, 10}));
+  EXPECT_EQ(s.grid.origin, (Vec3{0, 0, 0}));
+  EXPECT_EQ(s.model.kind, ModelSpec::Kind::Constant);
+  EXPECT_EQ(s.model.velocity, 2000);
+  EXPECT_FALSE(s.model.vmax);
+  EXPECT_FALSE(s.time.duration);
+  EXPECT_EQ(s.time.steps, 10);
+  EXPECT_FALSE(s.time.dt);
+  EXPECT_DOUBLE_EQ(s.time.cfl, 0.8);
+  EXPECT_FALSE(s.boundary.width);
+  EXPECT_DOUBLE_EQ(s.boundary.ntaper, 3);
+  EXPECT_FALSE(s.boundary.fmax);
+  ASSERT_EQ(s.sources.size(), 1u);
+  EXPECT_EQ(s.sources[0].position, (Vec3{100, 100, 50}));
+  EXPECT_EQ(s.sources[0].injection, Injection::Physical);
+  EXPECT_EQ(s.sources[0].wavelet.kind, WaveletSpec::Kind::Ricker);
+  EXPECT_EQ(s.sources[0].wavelet.frequency, 10);
+  EXPECT_FALSE(s.sources[0].wavelet.delay);
+  EXPECT_EQ(s.sources[0].wavelet.amplitude, 1);
+  EXPECT_TRUE(s.receivers.empty());
+  EXPECT_EQ(s.output.file, "out/t.h5");
+  EXPECT_FALSE(s.output.dt_out);
+  EXPECT_EQ(s.output.snapshot_every, 0);
+  EXPECT_EQ(s.output.snapshot_decimate, 1);
+  EXPECT_FALSE(s.output.snapshot_box);
+  EXPECT_FALSE(s.kernel);
+  // Locations name the line of each value, for the plan's errors.
+  EXPECT_EQ(s.sources[0].loc.where(), "t.yaml:10: sources[0].position");
+  EXPECT_EQ(s.time.dt_loc.key, "time.dt");
+  EXPECT_EQ(s.model.vmax_loc.key, "model.vmax");
+}
+
+TEST(SurveyParse, EverySectionWithAllOptions) {
+  const std::string text = "name: full\n"
+                           "physics: acoustic\n"
+                           "grid:\n"
+                           "  shape: [30, 20, 25]\n"
+                           "  spacing: [10, 12.5, 5]\n"
+                           "  origin: [100, -50, 0]\n"
+                           "model:\n"
+                           "  type: constant\n"
+                           "  velocity: 1800\n"
+                           "  vmax: 3000\n"
+                           "time:\n"
+                           "  duration: 0.25\n"
+                           "  dt: 0.0005\n"
+                           "  cfl: 0.5\n"
+                           "boundary:\n"
+                           "  width: 6\n"
+                           "  fmax: 30\n"
+                           "sources:\n"
+                           "  - position: [150, 0, 20]\n"
+                           "    wavelet: {type: ricker, frequency: 12, delay: 0.2, amplitude: -2}\n"
+                           "    injection: minimod\n"
+                           "  - position: [200, 10, 30]\n"
+                           "    wavelet: {type: minimod, fmax: 25}\n"
+                           "output:\n"
+                           "  file: results/full.h5\n"
+                           "  dt_out: 0.002\n"
+                           "  snapshots:\n"
+                           "    every: 50\n"
+                           "    decimate: 3\n"
+                           "    box: {min: [100, -50, 0], max: [200, 50, 60]}\n"
+                           "kernel: smem_3d_32x4x4\n";
+  const Survey s = parse(text);
+  EXPECT_EQ(s.name, "full");
+  EXPECT_EQ(s.grid.shape, (std::array<int, 3>{30, 20, 25}));
+  EXPECT_EQ(s.grid.spacing, (std::array<double, 3>{10, 12.5, 5}));
+  EXPECT_EQ(s.grid.origin, (Vec3{100, -50, 0}));
+  EXPECT_EQ(s.model.vmax, 3000);
+  EXPECT_EQ(s.model.vmax_loc.where(), "t.yaml:10: model.vmax");
+  EXPECT_EQ(s.time.duration, 0.25);
+  EXPECT_FALSE(s.time.steps);
+  EXPECT_EQ(s.time.dt, 0.0005);
+  EXPECT_EQ(s.time.dt_loc.where(), "t.yaml:13: time.dt");
+  EXPECT_EQ(s.time.cfl, 0.5);
+  EXPECT_EQ(s.boundary.width, 6);
+  EXPECT_EQ(s.boundary.width_loc.line, 16);
+  EXPECT_EQ(s.boundary.fmax, 30);
+  ASSERT_EQ(s.sources.size(), 2u);
+  EXPECT_EQ(s.sources[0].injection, Injection::Minimod);
+  EXPECT_EQ(s.sources[0].wavelet.delay, 0.2);
+  EXPECT_EQ(s.sources[0].wavelet.amplitude, -2);
+  EXPECT_EQ(s.sources[1].injection, Injection::Physical);
+  EXPECT_EQ(s.sources[1].wavelet.kind, WaveletSpec::Kind::Minimod);
+  EXPECT_EQ(s.sources[1].wavelet.fmax, 25);
+  EXPECT_EQ(s.output.file, "results/full.h5");
+  EXPECT_EQ(s.output.dt_out, 0.002);
+  EXPECT_EQ(s.output.snapshot_every, 50);
+  EXPECT_EQ(s.output.snapshot_decimate, 3);
+  ASSERT_TRUE(s.output.snapshot_box);
+  EXPECT_EQ(s.output.snapshot_box->min, (Vec3{100, -50, 0}));
+  EXPECT_EQ(s.output.snapshot_box->max, (Vec3{200, 50, 60}));
+  EXPECT_EQ(s.kernel, "smem_3d_32x4x4");
+  EXPECT_EQ(s.kernel_loc.line, 31);
+}
+
+TEST(SurveyParse, LayeredModel) {
+  const Survey s = parse(kGrid +
+                         "model:\n"
+                         "  type: layered\n"
+                         "  layers:\n"
+                         "    - {top: 0, velocity: 1500}\n"
+                         "    - {top: 60, velocity: 2000}\n"
+                         "    - top: 120\n"
+                         "      velocity: 2800\n" +
+                         kTime + kSources);
+  EXPECT_EQ(s.model.kind, ModelSpec::Kind::Layered);
+  ASSERT_EQ(s.model.layers.size(), 3u);
+  EXPECT_EQ(s.model.layers[1].top, 60);
+  EXPECT_EQ(s.model.layers[2].velocity, 2800);
+}
+
+TEST(SurveyParse, GradientModelDefaultsZ0ToTheGridOrigin) {
+  const Survey s = parse("grid: {shape: [20, 20, 20], spacing: 10, origin: [0, 0, 500]}\n"
+                         "model: {type: gradient, v0: 1500, gradient: 0.6}\n" +
+                         kTime +
+                         "sources:\n"
+                         "  - position: [100, 100, 600]\n"
+                         "    wavelet: {type: ricker, frequency: 10}\n");
+  EXPECT_EQ(s.model.kind, ModelSpec::Kind::Gradient);
+  EXPECT_EQ(s.model.v0, 1500);
+  EXPECT_EQ(s.model.gradient, 0.6);
+  EXPECT_EQ(s.model.z0, 500);
+}
+
+TEST(SurveyParse, FileModelResolvesAgainstTheSurveyFolder) {
+  TempDir dir;
+  write_floats(dir.path() / "vel.bin", std::vector<float>(20 * 20 * 20, 2000.0f));
+  const Survey s = parse(kGrid +
+                             "model:\n"
+                             "  type: file\n"
+                             "  file: vel.bin\n"
+                             "  shape: [20, 20, 20]\n"
+                             "  order: zyx\n" +
+                             kTime + kSources,
+                         dir.path().string());
+  EXPECT_EQ(s.model.kind, ModelSpec::Kind::File);
+  EXPECT_EQ(fs::path(s.model.file), dir.path() / "vel.bin");
+  EXPECT_EQ(s.model.order, AxisOrder::Zyx);
+  EXPECT_EQ(s.model.file_shape, (std::array<int, 3>{20, 20, 20}));
+  EXPECT_EQ(s.model.file_loc.where(), "t.yaml:6: model.file");
+}
+
+TEST(SurveyParse, FileWavelet) {
+  TempDir dir;
+  write_text(dir.path() / "w.txt", "0\n1\n0\n");
+  const Survey s = parse(kGrid + kModel + kTime +
+                             "sources:\n"
+                             "  - position: [100, 100, 50]\n"
+                             "    wavelet: {type: file, file: w.txt, dt: 0.001, fmax: 30}\n",
+                         dir.path().string());
+  const WaveletSpec& w = s.sources[0].wavelet;
+  EXPECT_EQ(w.kind, WaveletSpec::Kind::File);
+  EXPECT_EQ(fs::path(w.file), dir.path() / "w.txt");
+  EXPECT_EQ(w.file_dt, 0.001);
+  EXPECT_EQ(w.fmax, 30);
+}
+
+TEST(SurveyParse, ReceiverPointsLinesAndGridsExpandInOrder) {
+  const Survey s = parse(kGrid + kModel + kTime + kSources +
+                         "receivers:\n"
+                         "  points: [[10, 20, 30], [190, 190, 190]]\n"
+                         "  lines:\n"
+                         "    - {start: [0, 50, 10], end: [100, 50, 10], count: 11}\n"
+                         "  grids:\n"
+                         "    - origin: [10, 10, 100]\n"
+                         "      step_a: [20, 0, 0]\n"
+                         "      step_b: [0, 30, 5]\n"
+                         "      count: [3, 2]\n");
+  ASSERT_EQ(s.receivers.size(), 2u + 11u + 6u);
+  EXPECT_EQ(s.receivers[0].position, (Vec3{10, 20, 30}));
+  EXPECT_EQ(s.receivers[1].position, (Vec3{190, 190, 190}));
+  EXPECT_EQ(s.receivers[1].loc.where(), "t.yaml:13: receivers.points[1]");
+  for (int r = 0; r < 11; ++r) {
+    const Vec3& p = s.receivers[2 + r].position;
+    EXPECT_NEAR(p[0], 10.0 * r, 1e-12) << r;
+    EXPECT_EQ(p[1], 50);
+    EXPECT_EQ(p[2], 10);
+  }
+  EXPECT_EQ(s.receivers[12].position, (Vec3{100, 50, 10}));
+  EXPECT_EQ(s.receivers[2].loc.key, "receivers.lines[0]");
+  // Grid receivers: step_a varies fastest.
+  const Vec3 expected[] = {{10, 10, 100}, {30, 10, 100}, {50, 10, 100},
+                           {10, 40, 105}, {30, 40, 105}, {50, 40, 105}};
+  for (int r = 0; r < 6; ++r)
+    EXPECT_EQ(s.receivers[13 + r].position, expected[r]) << r;
+  EXPECT_EQ(s.receivers[13].loc.key, "receivers.grids[0]");
+}
+
+TEST(SurveyParse, PositionsOnTheGridFacesAreInside) {
+  const Survey s = parse(kGrid + kModel + kTime +
+                         "sources:\n"
+                         "  - position: [0, 190, 190]\n"
+                         "    wavelet: {type: minimod, fmax: 25}\n");
+  EXPECT_EQ(s.sources[0].position, (Vec3{0, 190, 190}));
+}
+
+TEST(SurveyParse, SpacingAsOneNumberOrThree) {
+  EXPECT_EQ(parse("grid: {shape: [9, 9, 9], spacing: [1, 2, 3]}\n" + kModel + kTime +
+                  "sources: [{position: [1, 1, 1], wavelet: {type: minimod, fmax: 5}}]\n")
+                .grid.spacing,
+            (std::array<double, 3>{1, 2, 3}));
+}
+
+TEST(SurveyParse, BoundaryNtaper) {
+  const Survey s = parse(kGrid + kModel + kTime + kSources + "boundary: {ntaper: 2.5}\n");
+  EXPECT_FALSE(s.boundary.width);
+  EXPECT_EQ(s.boundary.ntaper, 2.5);
+}
+
+TEST(SurveyParse, ShippedSurveysLoad) {
+  const Survey demo = load_survey(std::string(MINIMOD_SOURCE_DIR) + "/input/demo.yaml");
+  EXPECT_EQ(demo.grid.shape, (std::array<int, 3>{101, 101, 81}));
+  EXPECT_EQ(demo.model.kind, ModelSpec::Kind::Layered);
+  EXPECT_EQ(demo.output.file, "out/demo.h5");
+  EXPECT_GT(demo.receivers.size(), 10u);
+  EXPECT_GT(demo.output.snapshot_every, 0);
+
+  const Survey seeds = load_survey(std::string(MINIMOD_SOURCE_DIR) + "/input/seeds_benchmark.yaml");
+  EXPECT_EQ(seeds.grid.shape, (std::array<int, 3>{1000, 1000, 1000}));
+  EXPECT_EQ(seeds.grid.spacing, (std::array<double, 3>{20, 20, 20}));
+  EXPECT_EQ(seeds.model.velocity, 2000);
+  EXPECT_EQ(seeds.model.vmax, 4500);
+  EXPECT_EQ(seeds.boundary.fmax, 25);
+  EXPECT_EQ(seeds.time.steps, 1000);
+  ASSERT_EQ(seeds.sources.size(), 1u);
+  EXPECT_EQ(seeds.sources[0].injection, Injection::Minimod);
+  EXPECT_EQ(seeds.sources[0].wavelet.kind, WaveletSpec::Kind::Minimod);
+  EXPECT_EQ(seeds.output.snapshot_every, 0);
+}
+
+TEST(SurveyParse, LoadSurveyOfAMissingFileNamesThePath) {
+  try {
+    load_survey("/nonexistent/folder/survey.yaml");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/folder/survey.yaml"), std::string::npos);
+  }
+}
+
+TEST(SurveyParse, SourceLocWhere) {
+  EXPECT_EQ((SourceLoc{"a.yaml", 12, "sources[1].position"}.where()),
+            "a.yaml:12: sources[1].position");
+  EXPECT_EQ((SourceLoc{"a.yaml", 0, "sources"}.where()), "a.yaml: sources");
+}
+
+// ---- Errors: file, line, key and value -------------------------------------------------------
+
+TEST(SurveyErrors, WrongTypeNamesKeyLineValueAndAllowed) {
+  expect_error("grid:\n  shape: [20, 20, 20]\n  spacing: [10, ten, 10]\n" + kModel + kTime +
+                   kSources,
+               {"t.yaml:3: grid.spacing[1]: ten is not allowed", "> 0"});
+  expect_error("grid:\n  shape: [20, 20.5, 20]\n  spacing: 10\n" + kModel + kTime + kSources,
+               {"t.yaml:2: grid.shape[1]: 20.5", "integer >= 9"});
+  expect_error(kGrid + "model:\n  type: constant\n  velocity: \"fast\"\n" + kTime + kSources,
+               {"t.yaml:6: model.velocity: \"fast\"", "velocity > 0"});
+  expect_error(kGrid + kModel + kTime + "sources: {position: [1, 1, 1]}\n",
+               {"t.yaml:9: sources: {position: [1, 1, 1]}", "a list"});
+  expect_error(kGrid + kModel + "time:\n  steps: [10]\n" + kSources,
+               {"t.yaml:8: time.steps: [10]", "integer >= 1"});
+  expect_error(kGrid + kModel + "time:\n  steps: 1e3\n" + kSources, {"time.steps: 1e3"});
+  expect_error(kGrid + kModel + "time:\n  steps: +-3\n" + kSources, {"time.steps: +-3"});
+  expect_error(kGrid + kModel + "time:\n  duration: 0x10\n" + kSources, {"time.duration: 0x10"});
+  expect_error("name: {a: 1}\n" + kGrid + kModel + kTime + kSources, {"t.yaml:1: name: {a: 1}"});
+}
+
+TEST(SurveyErrors, NonFiniteNumbersAreRejected) {
+  expect_error(kGrid + "model:\n  type: constant\n  velocity: .inf\n" + kTime + kSources,
+               {"t.yaml:6: model.velocity: .inf"});
+  expect_error(kGrid + "model:\n  type: constant\n  velocity: nan\n" + kTime + kSources,
+               {"t.yaml:6: model.velocity: nan"});
+}
+
+TEST(SurveyErrors, UnknownKeysListTheAllowedOnes) {
+  expect_error(kGrid + kModel + kTime + kSources + "outptu: {file: a.h5}\n",
+               {"t.yaml:12: outptu: unknown key", "grid, model, time"});
+  expect_error(kGrid + kModel + kTime + kSources +
+                   "receivers: {lines: [{start: [0, 0, 0], "
+                   "end: [1, 1, 1], cnt: 2}]}\n",
+               {"t.yaml:12: receivers.lines[0].cnt: unknown key", "start, end, count"});
+  // Keys of another model type are unknown for this one.
+  expect_error(kGrid + "model: {type: constant, velocity: 2000, v0: 10}\n" + kTime + kSources,
+               {"t.yaml:4: model.v0: unknown key", "type constant", "velocity, vmax"});
+}
+
+TEST(SurveyErrors, MissingFieldsNameTheKey) {
+  expect_error(kGrid + "model:\n  type: constant\n" + kTime + kSources,
+               {"t.yaml:5: model.velocity: missing"});
+  expect_error(kModel + kTime + kSources, {"t.yaml: grid: missing"});
+  expect_error(kGrid + kModel + kTime, {"sources: missing"});
+  expect_error(kGrid + kModel + "time: {cfl: 0.5}\n" + kSources,
+               {"time.duration: missing", "time.steps"});
+  expect_error(kGrid + kModel + kTime + "sources: [{position: [1, 1, 1]}]\n",
+               {"t.yaml:9: sources[0].wavelet: missing"});
+}
+
+TEST(SurveyErrors, ValueRanges) {
+  expect_error("grid:\n  shape: [20, 20, 20]\n  spacing: [10, 0, 10]\n" + kModel + kTime + kSources,
+               {"t.yaml:3: grid.spacing[1]: 0 is not allowed"});
+  expect_error(kGrid + kModel + "time: {steps: 10, cfl: 1.5}\n" + kSources,
+               {"t.yaml:7: time.cfl: 1.5", "0 < cfl <= 1"});
+  expect_error(kGrid + kModel + "time: {steps: 0}\n" + kSources, {"time.steps: 0"});
+  expect_error(kGrid + kModel + "time: {duration: -1}\n" + kSources, {"time.duration: -1"});
+  expect_error(kGrid + kModel + "time: {steps: 10, dt: 0}\n" + kSources, {"time.dt: 0"});
+  expect_error(kGrid + kModel + "time: {duration: 1, steps: 10}\n" + kSources,
+               {"time.steps: 10", "only one of"});
+  expect_error(kGrid + kModel + kTime + kSources + "boundary: {width: 10}\n",
+               {"t.yaml:12: boundary.width: 10", "layer wider than half the grid", "<= 9"});
+  expect_error(kGrid + kModel + kTime + kSources + "boundary: {width: 4, ntaper: 2}\n",
+               {"boundary.ntaper: 2", "only one of"});
+  expect_error(kGrid + kModel + kTime + kSources + "output: {snapshots: {every: 0}}\n",
+               {"output.snapshots.every: 0", ">= 1"});
+  expect_error(kGrid + kModel + kTime + kSources +
+                   "output: {snapshots: {every: 5, box: {min: [50, 0, 0], max: [40, 10, 10]}}}\n",
+               {"output.snapshots.box.max: [40, 10, 10]", "max >= min"});
+  expect_error(kGrid + kModel + kTime + kSources +
+                   "receivers: {lines: [{start: [0, 0, 0], end: [1, 1, 1], count: 1}]}\n",
+               {"receivers.lines[0].count: 1", "[2, "});
+}
+
+TEST(SurveyErrors, PositionsOutsideTheGridNameTheAllowedRange) {
+  expect_error(
+      kGrid + kModel + kTime +
+          "sources:\n  - position: [100, 200, 50]\n"
+          "    wavelet: {type: ricker, frequency: 10}\n",
+      {"t.yaml:10: sources[0].position: [100, 200, 50] is not allowed", "y must be in [0, 190]"});
+  expect_error(kGrid + kModel + kTime + kSources +
+                   "receivers:\n  grids:\n    - {origin: [0, 0, 0], step_a: [100, 0, 0], "
+                   "step_b: [0, 0, 10], count: [3, 2]}\n",
+               {"receivers.grids[0]", "receiver (2, 0) at [200, 0, 0]", "x must be in [0, 190]"});
+}
+
+TEST(SurveyErrors, ModelValues) {
+  expect_error(kGrid + "model: {type: constant, velocity: -5}\n" + kTime + kSources,
+               {"t.yaml:4: model.velocity: -5"});
+  expect_error(kGrid +
+                   "model: {type: layered, layers: [{top: 0, velocity: 1500}, "
+                   "{top: -10, velocity: 2000}]}\n" +
+                   kTime + kSources,
+               {"model.layers[1].top: -10", "> 0"});
+  expect_error(kGrid + "model: {type: gradient, v0: 1000, gradient: -10}\n" + kTime + kSources,
+               {"model.gradient: -10", "z = 100"});
+  expect_error(kGrid + "model: {type: file, file: no_such_file.bin}\n" + kTime + kSources,
+               {"t.yaml:4: model.file: no_such_file.bin", "looked for"});
+  expect_error(kGrid + "model: {type: stone}\n" + kTime + kSources,
+               {"model.type: stone", "constant, layered, gradient, file"});
+  expect_error("physics: tti\n" + kGrid + kModel + kTime + kSources,
+               {"t.yaml:1: physics: tti", "not yet supported"});
+}
+
+TEST(SurveyErrors, FileModelShapeMustMatchTheGrid) {
+  TempDir dir;
+  write_floats(dir.path() / "vel.bin", std::vector<float>(20 * 20 * 20, 2000.0f));
+  const std::string message = error_of(
+      kGrid + "model: {type: file, file: vel.bin, shape: [20, 20, 10]}\n" + kTime + kSources,
+      dir.path().string());
+  EXPECT_NE(message.find("model.shape"), std::string::npos) << message;
+  EXPECT_NE(message.find("[20, 20, 20]"), std::string::npos) << message;
+}
+
+TEST(SurveyErrors, YamlSyntaxErrorsNameTheLine) {
+  expect_error("grid:\n  shape: [20, 20, 20\n  spacing: 10\n", {"t.yaml:3: YAML syntax error"});
+  expect_error("grid:\n  shape: [9, 9, 9]\n spacing: 10\n", {"t.yaml:", "YAML syntax error"});
+}
+
+TEST(SurveyErrors, DuplicateKeysAndEmptySurveys) {
+  expect_error("grid:\n  shape: [20, 20, 20]\n  spacing: 10\n  spacing: 20\n",
+               {"t.yaml:4: grid.spacing", "first on line 3"});
+  expect_error("", {"t.yaml", "empty"});
+  expect_error("- a\n- b\n", {"t.yaml:1", "[a, b]", "a map"});
+}
+
+// ---- Velocity builder ----------------------------------------------------------------------
+
+TEST(VelocityBuild, ConstantFillsEveryPoint) {
+  ModelSpec spec;
+  spec.kind = ModelSpec::Kind::Constant;
+  spec.velocity = 1234;
+  const std::vector<float> v = build_velocity(spec, small_grid(11, 7, 5));
+  ASSERT_EQ(v.size(), 11u * 7u * 5u);
+  for (float value : v)
+    ASSERT_EQ(value, 1234.0f);
+  EXPECT_EQ(model_vmin(v), 1234);
+  EXPECT_EQ(model_vmax(v), 1234);
+}
+
+TEST(VelocityBuild, LayeredTakesTheLastLayerWhoseTopIsAbove) {
+  ModelSpec spec;
+  spec.kind = ModelSpec::Kind::Layered;
+  spec.layers = {{20, 1500}, {35, 2000}, {60, 2800}};
+  Grid grid = small_grid(3, 2, 10);
+  const std::vector<float> v = build_velocity(spec, grid);
+  // z = 0..90 step 10: above the first top (0, 10) and at it (20, 30) -> 1500; 40, 50 -> 2000;
+  // 60 is exactly on the third top -> 2800.
+  const float expected[] = {1500, 1500, 1500, 1500, 2000, 2000, 2800, 2800, 2800, 2800};
+  for (int k = 0; k < 10; ++k) {
+    for (int j = 0; j < 2; ++j) {
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(v[static_cast<std::size_t>(i + 3 * (j + 2 * k))], expected[k]) << k;
+      }
+    }
+  }
+  EXPECT_EQ(model_vmin(v), 1500);
+  EXPECT_EQ(model_vmax(v), 2800);
+
+  // Depth is measured in the grid's frame: an origin shifts which layer a row falls in.
+  grid.oz = 40;
+  EXPECT_EQ(build_velocity(spec, grid)[0], 2000.0f);
+}
+
+TEST(VelocityBuild, GradientIncreasesWithDepth) {
+  ModelSpec spec;
+  spec.kind = ModelSpec::Kind::Gradient;
+  spec.v0 = 1500;
+  spec.gradient = 0.5;
+  spec.z0 = 20;
+  const std::vector<float> v = build_velocity(spec, small_grid(2, 2, 6));
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_FLOAT_EQ(v[static_cast<std::size_t>(4 * k)], 1500 + 0.5f * (10 * k - 20)) << k;
+  }
+}
+
+TEST(VelocityBuild, GradientThatTurnsNegativeNamesTheDepth) {
+  ModelSpec spec;
+  spec.kind = ModelSpec::Kind::Gradient;
+  spec.v0 = 100;
+  spec.gradient = -2;
+  spec.loc = SourceLoc{"g.yaml", 4, "model"};
+  try {
+    build_velocity(spec, small_grid(2, 2, 9));
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("g.yaml:4: model.gradient"), std::string::npos) << message;
+    EXPECT_NE(message.find("z = 50"), std::string::npos) << message;
+  }
+}
+
+TEST(VelocityBuild, FromAParsedSurveyWithAModelFile) {
+  const Survey s = load_survey(std::string(MINIMOD_TEST_DATA) + "/good/file_model.yaml");
+  const std::vector<float> v = build_velocity(s.model, grid_of(s.grid));
+  ASSERT_EQ(v.size(), 9u * 9u * 9u);
+  EXPECT_EQ(model_vmin(v), 2000);
+  EXPECT_EQ(model_vmax(v), 2000);
+}
+
+class VelocityFile : public ::testing::Test {
+protected:
+  ModelSpec file_spec(const std::string& name, AxisOrder order) const {
+    ModelSpec spec;
+    spec.kind = ModelSpec::Kind::File;
+    spec.file = (m_dir.path() / name).string();
+    spec.order = order;
+    spec.file_loc = SourceLoc{"f.yaml", 7, "model.file"};
+    return spec;
+  }
+  /// A value that encodes its grid indices.
+  static float tag(int i, int j, int k) { return 1000.0f + i + 10.0f * j + 100.0f * k; }
+
+  TempDir m_dir;
+  const Grid m_grid = small_grid(4, 3, 5);
+};
+
+TEST_F(VelocityFile, XyzIsReadAsIs) {
+  std::vector<float> values;
+  for (int k = 0; k < 5; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 4; ++i)
+        values.push_back(tag(i, j, k));
+  write_floats(m_dir.path() / "xyz.bin", values);
+  EXPECT_EQ(build_velocity(file_spec("xyz.bin", AxisOrder::Xyz), m_grid), values);
+}
+
+TEST_F(VelocityFile, ZyxIsTransposedToXFastest) {
+  std::vector<float> z_fastest;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 5; ++k)
+        z_fastest.push_back(tag(i, j, k));
+  write_floats(m_dir.path() / "zyx.bin", z_fastest);
+  const std::vector<float> v = build_velocity(file_spec("zyx.bin", AxisOrder::Zyx), m_grid);
+  ASSERT_EQ(v.size(), 60u);
+  for (int k = 0; k < 5; ++k)
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 4; ++i)
+        EXPECT_EQ(v[static_cast<std::size_t>(i + 4 * (j + 3 * k))], tag(i, j, k));
+}
+
+TEST_F(VelocityFile, WrongSizeNamesExpectedAndActualBytes) {
+  write_floats(m_dir.path() / "short.bin", std::vector<float>(59, 2000.0f));
+  try {
+    build_velocity(file_spec("short.bin", AxisOrder::Xyz), m_grid);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("f.yaml:7: model.file"), std::string::npos) << message;
+    EXPECT_NE(message.find("236 bytes"), std::string::npos) << message;
+    EXPECT_NE(message.find("240 bytes"), std::string::npos) << message;
+    EXPECT_NE(message.find("short.bin"), std::string::npos) << message;
+  }
+}
+
+TEST_F(VelocityFile, MissingFileNamesModelFile) {
+  try {
+    build_velocity(file_spec("absent.bin", AxisOrder::Xyz), m_grid);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("f.yaml:7: model.file"), std::string::npos) << message;
+    EXPECT_NE(message.find("absent.bin"), std::string::npos) << message;
+  }
+}
+
+TEST_F(VelocityFile, BadValuesNameTheFirstPointInFileOrder) {
+  struct BadValue {
+    float value;
+    const char* shown;
+  };
+  const BadValue bad_values[] = {{std::numeric_limits<float>::quiet_NaN(), "nan"},
+                                 {std::numeric_limits<float>::infinity(), "inf"},
+                                 {0.0f, "0"},
+                                 {-1500.0f, "-1500"}};
+  for (const BadValue& bad : bad_values) {
+    for (const AxisOrder order : {AxisOrder::Xyz, AxisOrder::Zyx}) {
+      std::vector<float> values(60, 2000.0f);
+      // Point (i, j, k) = (1, 2, 3) in the file's own order, and a later one.
+      const std::size_t at = order == AxisOrder::Xyz ? 1 + 4 * (2 + 3 * 3) : 3 + 5 * (2 + 3 * 1);
+      values[at] = bad.value;
+      values[59] = bad.value;
+      write_floats(m_dir.path() / "bad.bin", values);
+      try {
+        build_velocity(file_spec("bad.bin", order), m_grid);
+        ADD_FAILURE() << "no error for " << bad.shown;
+      } catch (const InputError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("f.yaml:7: model.file: " + std::string(bad.shown) +
+                               " at (i, j, k) = (1, 2, 3)"),
+                  std::string::npos)
+            << message;
+      }
+    }
+  }
+}
+
+} // namespace
+} // namespace minimod
