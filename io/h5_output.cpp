@@ -1,0 +1,485 @@
+/// OutputFile on the HDF5 C API. Every HDF5 id lives in an owning handle so that an exception
+/// half-way through a write never leaks an id that would keep the file open.
+
+#include "io/h5_output.hpp"
+
+#include "io/errors.hpp"
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+namespace minimod {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Largest chunk of the snapshot dataset: big enough for efficient I/O, small enough that a
+/// reader pulling one slice does not have to decompress or read a whole huge volume.
+constexpr hsize_t kMaxChunkBytes = 4u << 20;
+/// Largest chunk (in elements) of the 1-D step and time datasets.
+constexpr hsize_t kMaxCoordChunk = 4096;
+constexpr int kFormatVersion = 1;
+constexpr const char* kFormatName = "minimod-gpu-output";
+
+/// Owns one HDF5 id and closes it with the matching H5?close.
+class H5Handle {
+public:
+  using Closer = herr_t (*)(hid_t);
+  H5Handle() = default;
+  H5Handle(hid_t id, Closer closer) : m_id(id), m_closer(closer) {}
+  H5Handle(H5Handle&& other) noexcept { *this = std::move(other); }
+  H5Handle& operator=(H5Handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      m_id = std::exchange(other.m_id, H5I_INVALID_HID);
+      m_closer = other.m_closer;
+    }
+    return *this;
+  }
+  H5Handle(const H5Handle&) = delete;
+  H5Handle& operator=(const H5Handle&) = delete;
+  ~H5Handle() { reset(); }
+
+  hid_t get() const { return m_id; }
+  bool valid() const { return m_id >= 0; }
+  /// Close now; returns false when HDF5 reported a failure (so commit() can report it).
+  bool reset() {
+    bool ok = true;
+    if (m_id >= 0 && m_closer != nullptr) ok = m_closer(m_id) >= 0;
+    m_id = H5I_INVALID_HID;
+    return ok;
+  }
+
+private:
+  hid_t m_id = H5I_INVALID_HID;
+  Closer m_closer = nullptr;
+};
+
+/// Collects the innermost description on the HDF5 error stack: it usually names the real cause
+/// ("No such file or directory", "name already exists") where the outer ones only repeat the call.
+herr_t innermost_error(unsigned /*n*/, const H5E_error2_t* err, void* client) {
+  auto* text = static_cast<std::string*>(client);
+  if (err != nullptr && err->desc != nullptr && err->desc[0] != '\0') *text = err->desc;
+  return 0;
+}
+
+std::string hdf5_error_detail() {
+  std::string detail;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, innermost_error, &detail);
+  H5Eclear2(H5E_DEFAULT);
+  return detail;
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string shot_group_name(int shot) {
+  char name[32];
+  std::snprintf(name, sizeof name, "/shots/%04d", shot);
+  return name;
+}
+
+} // namespace
+
+struct OutputFile::Impl {
+  std::string final_path;
+  std::string temp_path;
+  H5Handle file;
+  H5Handle shots;
+  H5Handle snapshots;
+  H5Handle wavefield;
+  H5Handle step;
+  H5Handle time;
+  SnapshotGeometry geometry;
+  hsize_t snapshot_count = 0;
+  bool closed = false;
+  bool committed = false;
+
+  ~Impl() { discard(); }
+
+  /// Throw OutputError naming the operation, the file and HDF5's own reason.
+  [[noreturn]] void fail(const std::string& operation) const {
+    std::string message = "HDF5: cannot " + operation + " in '" + temp_path + "'";
+    const std::string detail = hdf5_error_detail();
+    if (!detail.empty()) message += ": " + detail;
+    throw OutputError(message);
+  }
+
+  /// Wrap a freshly returned id, or fail when HDF5 returned an error.
+  H5Handle own(hid_t id, H5Handle::Closer closer, const std::string& operation) const {
+    if (id < 0) fail(operation);
+    return H5Handle(id, closer);
+  }
+
+  void check(herr_t status, const std::string& operation) const {
+    if (status < 0) fail(operation);
+  }
+
+  void require_open(const char* what) const {
+    if (closed) throw std::logic_error(std::string("OutputFile::") + what + " after commit()");
+  }
+
+  // ---- attributes ------------------------------------------------------------------------------
+
+  /// Write (or replace) an attribute of `object`; set_attribute may overwrite earlier values.
+  void write_attribute(hid_t object, const std::string& name, hid_t file_type, hid_t mem_type,
+                       const H5Handle& space, const void* value) const {
+    const std::string operation = "write attribute '" + name + "'";
+    const htri_t exists = H5Aexists(object, name.c_str());
+    check(exists, operation);
+    if (exists > 0) check(H5Adelete(object, name.c_str()), operation);
+    H5Handle attribute =
+        own(H5Acreate2(object, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+            H5Aclose, operation);
+    check(H5Awrite(attribute.get(), mem_type, value), operation);
+  }
+
+  /// Variable-length UTF-8 scalar string: h5py reads it as str (a fixed-length one comes back as
+  /// bytes), h5dump prints it, and the text lives in the global heap, so a long survey never meets
+  /// the 64 KiB limit of an attribute stored in the object header.
+  void write_string(hid_t object, const std::string& name, const std::string& value) const {
+    const std::string operation = "write attribute '" + name + "'";
+    H5Handle type = own(H5Tcopy(H5T_C_S1), H5Tclose, operation);
+    check(H5Tset_size(type.get(), H5T_VARIABLE), operation);
+    check(H5Tset_cset(type.get(), H5T_CSET_UTF8), operation);
+    H5Handle space = own(H5Screate(H5S_SCALAR), H5Sclose, operation);
+    const char* text = value.c_str();
+    write_attribute(object, name, type.get(), type.get(), space, &text);
+  }
+
+  void write_double(hid_t object, const std::string& name, double value) const {
+    H5Handle space = own(H5Screate(H5S_SCALAR), H5Sclose, "write attribute '" + name + "'");
+    write_attribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, space, &value);
+  }
+
+  void write_int(hid_t object, const std::string& name, int value) const {
+    H5Handle space = own(H5Screate(H5S_SCALAR), H5Sclose, "write attribute '" + name + "'");
+    write_attribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT, space, &value);
+  }
+
+  template <std::size_t N>
+  void write_doubles(hid_t object, const std::string& name,
+                     const std::array<double, N>& value) const {
+    const hsize_t dims[1] = {N};
+    H5Handle space =
+        own(H5Screate_simple(1, dims, nullptr), H5Sclose, "write attribute '" + name + "'");
+    write_attribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, space, value.data());
+  }
+
+  template <std::size_t N>
+  void write_ints(hid_t object, const std::string& name, const std::array<int, N>& value) const {
+    const hsize_t dims[1] = {N};
+    H5Handle space =
+        own(H5Screate_simple(1, dims, nullptr), H5Sclose, "write attribute '" + name + "'");
+    write_attribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT, space, value.data());
+  }
+
+  // ---- datasets --------------------------------------------------------------------------------
+
+  /// Create a fixed-size dataset and write all of it (nothing to write when it is empty).
+  H5Handle write_dataset(hid_t parent, const std::string& name, int rank, const hsize_t* dims,
+                         hid_t file_type, hid_t mem_type, const void* data) const {
+    const std::string operation = "write dataset '" + name + "'";
+    H5Handle space = own(H5Screate_simple(rank, dims, nullptr), H5Sclose, operation);
+    H5Handle dataset = own(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                      H5P_DEFAULT, H5P_DEFAULT),
+                           H5Dclose, operation);
+    hsize_t count = 1;
+    for (int axis = 0; axis < rank; ++axis)
+      count *= dims[axis];
+    // H5Dwrite rejects a null buffer even for an empty selection, and an empty vector may give one.
+    if (count > 0) {
+      check(H5Dwrite(dataset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), operation);
+    }
+    return dataset;
+  }
+
+  /// Create an extensible dataset whose first axis starts at 0 and grows by append.
+  H5Handle create_extensible(hid_t parent, const std::string& name, int rank, const hsize_t* dims,
+                             const hsize_t* chunk, hid_t file_type) const {
+    const std::string operation = "create dataset '" + name + "'";
+    hsize_t start[4] = {0, 0, 0, 0};
+    hsize_t max_dims[4] = {H5S_UNLIMITED, 0, 0, 0};
+    for (int axis = 1; axis < rank; ++axis)
+      start[axis] = max_dims[axis] = dims[axis];
+    H5Handle space = own(H5Screate_simple(rank, start, max_dims), H5Sclose, operation);
+    H5Handle create = own(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, operation);
+    check(H5Pset_chunk(create.get(), rank, chunk), operation);
+    return own(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT, create.get(),
+                          H5P_DEFAULT),
+               H5Dclose, operation);
+  }
+
+  /// Grow `dataset` to `new_rows` along axis 0 and write `data` into row `new_rows - 1`.
+  void append_row(const H5Handle& dataset, const std::string& name, int rank,
+                  const hsize_t* row_dims, hsize_t new_rows, hid_t mem_type,
+                  const void* data) const {
+    const std::string operation = "append to dataset '" + name + "'";
+    hsize_t extent[4] = {new_rows, 0, 0, 0};
+    hsize_t offset[4] = {new_rows - 1, 0, 0, 0};
+    hsize_t count[4] = {1, 0, 0, 0};
+    for (int axis = 1; axis < rank; ++axis)
+      extent[axis] = count[axis] = row_dims[axis];
+    check(H5Dset_extent(dataset.get(), extent), operation);
+    H5Handle file_space = own(H5Dget_space(dataset.get()), H5Sclose, operation);
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, offset, nullptr, count, nullptr),
+          operation);
+    H5Handle mem_space = own(H5Screate_simple(rank, count, nullptr), H5Sclose, operation);
+    check(H5Dwrite(dataset.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data),
+          operation);
+  }
+
+  // ---- closing ---------------------------------------------------------------------------------
+
+  /// Close every handle, the file last; returns false when any close failed.
+  bool close_all() {
+    bool ok = true;
+    for (H5Handle* handle : {&time, &step, &wavefield, &snapshots, &shots, &file}) {
+      ok = handle->reset() && ok;
+    }
+    closed = true;
+    return ok;
+  }
+
+  /// Failed or abandoned run: close and remove the temporary so nothing half-written remains.
+  void discard() noexcept {
+    if (committed) return;
+    close_all();
+    H5Eclear2(H5E_DEFAULT);
+    if (!temp_path.empty()) {
+      std::error_code ignored;
+      fs::remove(temp_path, ignored);
+    }
+  }
+};
+
+OutputFile::OutputFile(const std::string& final_path, const OutputMeta& meta)
+    : m_impl(std::make_unique<Impl>()) {
+  Impl& impl = *m_impl;
+  impl.final_path = final_path;
+  impl.temp_path = final_path + ".tmp-" + std::to_string(static_cast<long>(getpid()));
+
+  // We report HDF5 failures as exceptions; its own stack dump on stderr would only be noise.
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+
+  const fs::path parent = fs::path(final_path).parent_path();
+  if (!parent.empty()) {
+    std::error_code error;
+    fs::create_directories(parent, error);
+    if (error) {
+      impl.temp_path.clear(); // nothing was created, so there is nothing for discard() to remove
+      throw OutputError("cannot create folder '" + parent.string() + "' for output file '" +
+                        final_path + "': " + error.message());
+    }
+  }
+
+  H5Handle access = impl.own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "create file");
+  // Strong close: closing the file also closes anything still open in it, so a forgotten id can
+  // never keep the temporary open past commit() or the destructor.
+  impl.check(H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG), "create file");
+  hid_t file_id = H5Fcreate(impl.temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
+  if (file_id < 0) {
+    // H5Fcreate may fail before creating anything; only remove a temp we might have made.
+    const std::string detail = hdf5_error_detail();
+    const std::string temp = impl.temp_path;
+    std::error_code ignored;
+    if (!fs::exists(temp, ignored)) impl.temp_path.clear();
+    throw OutputError("HDF5: cannot create file '" + temp + "' for output '" + final_path + "'" +
+                      (detail.empty() ? "" : ": " + detail));
+  }
+  impl.file = H5Handle(file_id, H5Fclose);
+
+  const hid_t root = impl.file.get();
+  impl.write_string(root, "format", kFormatName);
+  impl.write_int(root, "format_version", kFormatVersion);
+  impl.write_string(root, "program_version", meta.program_version);
+  impl.write_string(root, "git_commit", meta.git_commit);
+  impl.write_string(root, "survey", meta.survey_text);
+  impl.write_string(root, "survey_path", meta.survey_path);
+  impl.write_string(root, "physics", meta.physics);
+  impl.write_string(root, "backend", meta.backend);
+  impl.write_string(root, "device_name", meta.device_name);
+  static const char* const kRegionNames[7] = {"inner", "top",  "bottom", "front",
+                                              "back",  "left", "right"};
+  for (std::size_t region = 0; region < meta.region_kernels.size(); ++region) {
+    impl.write_string(root, std::string("kernel_") + kRegionNames[region],
+                      meta.region_kernels[region]);
+  }
+  impl.write_ints(root, "grid_shape", meta.grid_shape);
+  impl.write_doubles(root, "grid_spacing", meta.grid_spacing);
+  impl.write_string(root, "grid_spacing_units", "m");
+  impl.write_doubles(root, "grid_origin", meta.grid_origin);
+  impl.write_string(root, "grid_origin_units", "m");
+  impl.write_ints(root, "layer_widths", meta.layer_widths);
+  impl.write_double(root, "dt", meta.dt);
+  impl.write_string(root, "dt_units", "s");
+  impl.write_int(root, "steps", meta.steps);
+  impl.write_string(root, "created", utc_now_iso8601());
+
+  // Created up front so every file has /shots, even one from a run that fired no shot yet.
+  impl.shots = impl.own(H5Gcreate2(root, "shots", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+                        "create group '/shots'");
+}
+
+OutputFile::~OutputFile() = default;
+
+void OutputFile::write_shot(const ShotGather& gather) {
+  Impl& impl = *m_impl;
+  impl.require_open("write_shot");
+  const std::size_t receivers = gather.receiver_positions.size();
+  if (gather.shot < 0 || gather.samples < 0) {
+    throw std::invalid_argument("write_shot: negative shot or sample count");
+  }
+  if (gather.traces.size() != receivers * static_cast<std::size_t>(gather.samples)) {
+    throw std::invalid_argument("write_shot: shot " + std::to_string(gather.shot) + " has " +
+                                std::to_string(gather.traces.size()) + " trace samples, expected " +
+                                std::to_string(receivers) + " receivers x " +
+                                std::to_string(gather.samples) + " samples");
+  }
+
+  const std::string name = shot_group_name(gather.shot);
+  H5Handle group =
+      impl.own(H5Gcreate2(impl.file.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+               H5Gclose, "create group '" + name + "'");
+
+  const hsize_t trace_dims[2] = {receivers, static_cast<hsize_t>(gather.samples)};
+  H5Handle traces = impl.write_dataset(group.get(), "traces", 2, trace_dims, H5T_IEEE_F32LE,
+                                       H5T_NATIVE_FLOAT, gather.traces.data());
+  impl.write_string(traces.get(), "units", "pressure (arbitrary)");
+  impl.write_double(traces.get(), "dt", gather.dt_out);
+  impl.write_string(traces.get(), "dt_units", "s");
+  impl.write_double(traces.get(), "t0", 0.0);
+
+  // Vec3 is std::array<double, 3>: a vector of them is contiguous [n][3] doubles.
+  const hsize_t receiver_dims[2] = {receivers, 3};
+  H5Handle receiver_set =
+      impl.write_dataset(group.get(), "receiver_positions", 2, receiver_dims, H5T_IEEE_F64LE,
+                         H5T_NATIVE_DOUBLE, gather.receiver_positions.data());
+  impl.write_string(receiver_set.get(), "units", "m");
+  const hsize_t source_dims[2] = {gather.source_positions.size(), 3};
+  H5Handle source_set =
+      impl.write_dataset(group.get(), "source_positions", 2, source_dims, H5T_IEEE_F64LE,
+                         H5T_NATIVE_DOUBLE, gather.source_positions.data());
+  impl.write_string(source_set.get(), "units", "m");
+
+  impl.write_double(group.get(), "dt_out", gather.dt_out);
+  impl.write_int(group.get(), "samples", gather.samples);
+  impl.write_int(group.get(), "receivers", static_cast<int>(receivers));
+  impl.write_int(group.get(), "shot", gather.shot);
+}
+
+void OutputFile::begin_snapshots(const SnapshotGeometry& geometry) {
+  Impl& impl = *m_impl;
+  impl.require_open("begin_snapshots");
+  if (impl.snapshots.valid()) throw std::logic_error("OutputFile::begin_snapshots called twice");
+  const auto [nx, ny, nz] = geometry.shape;
+  if (nx < 1 || ny < 1 || nz < 1) {
+    throw std::invalid_argument(
+        "begin_snapshots: snapshot shape must be at least 1 point per axis");
+  }
+  impl.geometry = geometry;
+
+  impl.snapshots =
+      impl.own(H5Gcreate2(impl.file.get(), "snapshots", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+               H5Gclose, "create group '/snapshots'");
+  const hid_t group = impl.snapshots.get();
+
+  // One snapshot per chunk so appending writes whole chunks; above kMaxChunkBytes split along z
+  // (then y) so a reader slicing one depth does not pull the whole volume.
+  const hsize_t plane_bytes = static_cast<hsize_t>(nx) * ny * sizeof(float);
+  hsize_t chunk_z = std::clamp<hsize_t>(kMaxChunkBytes / plane_bytes, 1, nz);
+  hsize_t chunk_y = ny;
+  if (plane_bytes > kMaxChunkBytes) {
+    chunk_z = 1;
+    chunk_y = std::clamp<hsize_t>(kMaxChunkBytes / (static_cast<hsize_t>(nx) * sizeof(float)), 1,
+                                  static_cast<hsize_t>(ny));
+  }
+  const hsize_t dims[4] = {0, static_cast<hsize_t>(nz), static_cast<hsize_t>(ny),
+                           static_cast<hsize_t>(nx)};
+  const hsize_t chunk[4] = {1, chunk_z, chunk_y, static_cast<hsize_t>(nx)};
+  impl.wavefield = impl.create_extensible(group, "wavefield", 4, dims, chunk, H5T_IEEE_F32LE);
+  impl.write_string(impl.wavefield.get(), "units", "pressure (arbitrary)");
+
+  const hsize_t coord_dims[1] = {0};
+  const hsize_t coord_chunk[1] = {std::clamp<hsize_t>(
+      static_cast<hsize_t>(std::max(geometry.expected_count, 1)), 1, kMaxCoordChunk)};
+  impl.step = impl.create_extensible(group, "step", 1, coord_dims, coord_chunk, H5T_STD_I32LE);
+  impl.time = impl.create_extensible(group, "time", 1, coord_dims, coord_chunk, H5T_IEEE_F64LE);
+  impl.write_string(impl.time.get(), "units", "s");
+
+  impl.write_doubles(group, "origin", geometry.origin);
+  impl.write_string(group, "origin_units", "m");
+  impl.write_doubles(group, "spacing", geometry.spacing);
+  impl.write_string(group, "spacing_units", "m");
+  impl.write_ints(group, "shape", geometry.shape);
+  impl.write_string(group, "axis_order", "[n, z, y, x]");
+}
+
+void OutputFile::append_snapshot(int step, double time, const std::vector<float>& data) {
+  Impl& impl = *m_impl;
+  impl.require_open("append_snapshot");
+  if (!impl.wavefield.valid()) {
+    throw std::logic_error("OutputFile::append_snapshot called before begin_snapshots");
+  }
+  const auto [nx, ny, nz] = impl.geometry.shape;
+  const std::size_t expected = static_cast<std::size_t>(nx) * ny * nz;
+  if (data.size() != expected) {
+    throw std::invalid_argument("append_snapshot: " + std::to_string(data.size()) +
+                                " values, expected " + std::to_string(expected));
+  }
+  const hsize_t rows = impl.snapshot_count + 1;
+  const hsize_t volume[4] = {1, static_cast<hsize_t>(nz), static_cast<hsize_t>(ny),
+                             static_cast<hsize_t>(nx)};
+  const hsize_t scalar[1] = {1};
+  impl.append_row(impl.wavefield, "/snapshots/wavefield", 4, volume, rows, H5T_NATIVE_FLOAT,
+                  data.data());
+  impl.append_row(impl.step, "/snapshots/step", 1, scalar, rows, H5T_NATIVE_INT, &step);
+  impl.append_row(impl.time, "/snapshots/time", 1, scalar, rows, H5T_NATIVE_DOUBLE, &time);
+  impl.snapshot_count = rows;
+}
+
+void OutputFile::set_attribute(const std::string& name, const std::string& value) {
+  m_impl->require_open("set_attribute");
+  m_impl->write_string(m_impl->file.get(), name, value);
+}
+
+void OutputFile::set_attribute(const std::string& name, double value) {
+  m_impl->require_open("set_attribute");
+  m_impl->write_double(m_impl->file.get(), name, value);
+}
+
+void OutputFile::commit() {
+  Impl& impl = *m_impl;
+  impl.require_open("commit");
+  impl.check(H5Fflush(impl.file.get(), H5F_SCOPE_LOCAL), "flush file");
+  if (!impl.close_all()) impl.fail("close file");
+
+  std::error_code error;
+  fs::rename(impl.temp_path, impl.final_path, error); // replaces an existing final file
+  if (error) {
+    throw OutputError("cannot rename '" + impl.temp_path + "' to '" + impl.final_path +
+                      "': " + error.message());
+  }
+  impl.committed = true;
+}
+
+const std::string& OutputFile::temp_path() const {
+  return m_impl->temp_path;
+}
+
+} // namespace minimod
