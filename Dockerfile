@@ -1,0 +1,22 @@
+# minimod-gpu with the CUDA backend. Build:  docker build -t minimod-gpu .
+# (other GPUs: --build-arg CUDA_ARCHITECTURES=80). Run:
+#   docker run --rm --gpus all -v "$PWD:/work" -w /work minimod-gpu run input/demo.yaml
+FROM nvidia/cuda:13.0.0-devel-ubuntu24.04
+
+ARG CUDA_ARCHITECTURES=90
+ARG DEBIAN_FRONTEND=noninteractive
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      cmake g++ make libhdf5-dev hdf5-tools libyaml-cpp-dev libcli11-dev \
+      libopenmpi-dev openmpi-bin googletest libgtest-dev python3-h5py python3-numpy \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /opt/minimod-gpu
+COPY . .
+RUN rm -rf build \
+ && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMINIMOD_CUDA=ON \
+      -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES} \
+ && cmake --build build -j"$(nproc)"
+
+ENTRYPOINT ["/opt/minimod-gpu/build/minimod-gpu"]

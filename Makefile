@@ -1,0 +1,81 @@
+# minimod-gpu: convenience targets around CMake.
+#
+#   make deps         install the Debian 12 packages the build needs (skipped when present)
+#   make build        configure and build in $(BUILD_DIR); CUDA backend when nvcc is found
+#   make demo         deps + build, then run input/demo.yaml (writes out/demo.h5)
+#   make test         deps + build, then every test (GPU tests skip themselves without a GPU)
+#   make test-gpu     build, then only the tests labelled gpu
+#   make bench        build, then `minimod-gpu bench $(BENCH_ARGS)`
+#   make format       clang-format -i every C++/CUDA source
+#   make format-check fail when a source is not clang-formatted
+#   make clean        remove $(BUILD_DIR)
+#
+# Variables: CMAKE_ARGS (extra configure arguments, e.g. -DMINIMOD_CUDA=OFF or
+# -DCMAKE_CUDA_ARCHITECTURES=80), BUILD_DIR, JOBS, BENCH_ARGS, CTEST_ARGS, CLANG_FORMAT.
+
+BUILD_DIR ?= build
+CMAKE_ARGS ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BENCH_ARGS ?=
+CTEST_ARGS ?=
+CLANG_FORMAT ?= clang-format
+
+DEB_PACKAGES := cmake g++ make libhdf5-dev hdf5-tools libyaml-cpp-dev libcli11-dev \
+                libopenmpi-dev openmpi-bin googletest libgtest-dev python3-h5py python3-numpy
+
+# apt-get needs root; use sudo only when we are not root already.
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+FORMAT_DIRS := $(wildcard app solver kernels io models tests)
+FORMAT_FILES = $(shell find $(FORMAT_DIRS) -type f \( -name '*.cpp' -o -name '*.hpp' \
+                 -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort)
+
+.PHONY: all deps build demo test test-gpu bench format format-check clean
+
+# Prerequisites run in the order written (deps before build); the build itself runs in parallel.
+.NOTPARALLEL:
+
+all: build
+
+deps:
+	@if ! command -v dpkg >/dev/null 2>&1; then \
+	  echo "deps: no dpkg here; install these yourself: $(DEB_PACKAGES)"; \
+	  exit 0; \
+	fi; \
+	missing=""; \
+	for pkg in $(DEB_PACKAGES); do \
+	  dpkg -s "$$pkg" 2>/dev/null | grep -q '^Status: install ok installed' || missing="$$missing $$pkg"; \
+	done; \
+	if [ -z "$$missing" ]; then \
+	  echo "deps: all packages installed"; \
+	else \
+	  echo "deps: installing$$missing"; \
+	  set -x; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+build:
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+demo: deps build
+	$(BUILD_DIR)/minimod-gpu run input/demo.yaml
+
+test: deps build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j2 $(CTEST_ARGS)
+
+test-gpu: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -L gpu $(CTEST_ARGS)
+
+bench: build
+	$(BUILD_DIR)/minimod-gpu bench $(BENCH_ARGS)
+
+format:
+	$(if $(FORMAT_FILES),$(CLANG_FORMAT) -i $(FORMAT_FILES),@echo "format: no sources")
+
+format-check:
+	$(if $(FORMAT_FILES),$(CLANG_FORMAT) --dry-run -Werror $(FORMAT_FILES),@echo "format: no sources")
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,135 @@
+#include "app/progress.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace minimod {
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+TEST(Progress, LogModeWritesOneLineAtEveryFivePercent) {
+  std::ostringstream out;
+  Progress progress(1000, 1e6, /*quiet=*/false, /*is_tty=*/false, &out);
+  EXPECT_EQ(progress.style(), ProgressStyle::kLog);
+  for (int step = 1; step <= 1000; ++step)
+    progress.update(step);
+  progress.finish(); // the 100% line is out already: nothing more
+
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 20u) << out.str();
+  for (int mark = 1; mark <= 20; ++mark) {
+    const std::string expected =
+        "step " + std::to_string(50 * mark) + "/1000 (" + std::to_string(5 * mark) + "%) elapsed ";
+    EXPECT_TRUE(starts_with(lines[mark - 1], expected)) << lines[mark - 1];
+    EXPECT_NE(lines[mark - 1].find(", eta "), std::string::npos) << lines[mark - 1];
+    EXPECT_NE(lines[mark - 1].find(" Mpoints/s"), std::string::npos) << lines[mark - 1];
+  }
+  EXPECT_EQ(out.str().find('\r'), std::string::npos);
+}
+
+TEST(Progress, LogModeWritesOneLineWhenAnUpdatePassesSeveralMarks) {
+  std::ostringstream out;
+  Progress progress(100, 1.0, false, false, &out);
+  progress.update(3);  // below 5%: nothing
+  progress.update(17); // passes 5, 10 and 15%
+  progress.update(19);
+  progress.update(20);
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 2u) << out.str();
+  EXPECT_TRUE(starts_with(lines[0], "step 17/100 (17%) ")) << lines[0];
+  EXPECT_TRUE(starts_with(lines[1], "step 20/100 (20%) ")) << lines[1];
+}
+
+TEST(Progress, LogModeHandlesTotalsThatAreNotMultiplesOfTwenty) {
+  std::ostringstream out;
+  Progress progress(7, 1.0, false, false, &out);
+  for (int step = 1; step <= 7; ++step)
+    progress.update(step);
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 7u) << out.str(); // each step is more than 5%
+  EXPECT_TRUE(starts_with(lines[0], "step 1/7 (14%) ")) << lines[0];
+  EXPECT_TRUE(starts_with(lines[6], "step 7/7 (100%) ")) << lines[6];
+}
+
+TEST(Progress, LogModeFinishWritesTheLastStateOnce) {
+  std::ostringstream out;
+  Progress progress(1000, 1.0, false, false, &out);
+  progress.update(30);
+  progress.update(20); // going back is ignored
+  progress.finish();
+  progress.finish();
+  progress.update(1000); // after finish: ignored
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 1u) << out.str();
+  EXPECT_TRUE(starts_with(lines[0], "step 30/1000 (3%) ")) << lines[0];
+}
+
+TEST(Progress, ReportsThroughputInMpointsPerSecond) {
+  std::ostringstream out;
+  Progress progress(20, 1e12, false, false, &out);
+  progress.update(1); // 1e12 points in well under a second: a rate, not "?"
+  const std::string text = out.str();
+  EXPECT_EQ(text.find("? Mpoints/s"), std::string::npos) << text;
+  EXPECT_NE(text.find(" Mpoints/s\n"), std::string::npos) << text;
+}
+
+TEST(Progress, QuietWritesNothing) {
+  std::ostringstream out;
+  {
+    Progress progress(100, 1.0, /*quiet=*/true, /*is_tty=*/true, &out);
+    EXPECT_EQ(progress.style(), ProgressStyle::kQuiet);
+    for (int step = 1; step <= 100; ++step)
+      progress.update(step);
+    progress.finish();
+  }
+  EXPECT_TRUE(out.str().empty()) << out.str();
+}
+
+TEST(Progress, TerminalModeRedrawsOneLineAndEndsIt) {
+  std::ostringstream out;
+  Progress progress(100000, 1.0, false, /*is_tty=*/true, &out);
+  EXPECT_EQ(progress.style(), ProgressStyle::kTerminal);
+  for (int step = 1; step <= 100000; ++step)
+    progress.update(step);
+  progress.finish();
+
+  const std::string text = out.str();
+  const auto redraws = std::count(text.begin(), text.end(), '\r');
+  EXPECT_GE(redraws, 2); // the first state and the last
+  EXPECT_LT(redraws, 100) << "redraws are not rate-limited";
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  const std::string last = text.substr(text.rfind('\r'));
+  EXPECT_NE(last.find("100% 100000/100000"), std::string::npos) << last;
+  EXPECT_NE(last.find("eta 0.0 s"), std::string::npos) << last;
+}
+
+TEST(Progress, TerminalLineIsEndedWhenTheRunIsAbandoned) {
+  std::ostringstream out;
+  {
+    Progress progress(10, 1.0, false, true, &out);
+    progress.update(3);
+  } // no finish(): as when an exception leaves the time loop
+  const std::string text = out.str();
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+}
+
+} // namespace
+} // namespace minimod
