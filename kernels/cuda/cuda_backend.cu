@@ -1,0 +1,440 @@
+/// The CUDA backend: owns the device fields of an AcousticProblem and advances them one step at a
+/// time with the region kernels chosen by the solver, then injects the sources and samples the
+/// receivers. Work runs on one compute stream; snapshots copy on a second stream that overlaps
+/// the following step.
+
+#include "io/errors.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/gpu_check.hpp"
+#include "kernels/cuda/gpu_runtime.hpp"
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace minimod {
+
+namespace gpu {
+namespace {
+
+/// Threads per block of the tap kernels (sources, receivers).
+constexpr int kTapThreads = 128;
+/// Device memory kept free beyond the problem's own needs (context, launch queues, library
+/// workspaces): short of it a run fails later in a less readable way.
+constexpr std::size_t kMemoryMarginBytes = std::size_t{256} << 20;
+
+/// Source injection into u^{n+1} (held in v), one thread per tap. Atomic because taps of
+/// different sources may land on the same point.
+__global__ void __launch_bounds__(kTapThreads)
+    inject_sources_kernel(float* __restrict__ v, const std::int64_t* __restrict__ tap_index,
+                          const float* __restrict__ tap_weight, const int* __restrict__ tap_owner,
+                          const float* __restrict__ samples, std::int64_t taps, int steps, int n) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * kTapThreads + threadIdx.x;
+  if (t >= taps) return;
+  const float amplitude = samples[static_cast<std::int64_t>(tap_owner[t]) * steps + n];
+  atomicAdd(v + tap_index[t], tap_weight[t] * amplitude);
+}
+
+/// Receiver sampling of u^{n+1} into trace sample n+1, one thread per receiver, its taps summed in
+/// table order (the CPU reference's order).
+__global__ void __launch_bounds__(kTapThreads)
+    sample_receivers_kernel(const float* __restrict__ u, const std::int64_t* __restrict__ tap_begin,
+                            const std::int64_t* __restrict__ tap_index,
+                            const float* __restrict__ tap_weight, float* __restrict__ traces,
+                            int receivers, int samples_per_trace, int sample) {
+  const int r = static_cast<int>(blockIdx.x) * kTapThreads + static_cast<int>(threadIdx.x);
+  if (r >= receivers) return;
+  float sum = 0.0f;
+  for (std::int64_t t = tap_begin[r]; t < tap_begin[r + 1]; ++t)
+    sum += tap_weight[t] * u[tap_index[t]];
+  traces[static_cast<std::int64_t>(r) * samples_per_trace + sample] = sum;
+}
+
+/// GiB with two decimals.
+std::string gib_text(std::size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(bytes) / double(1ull << 30));
+  return buf;
+}
+
+/// The device this process uses. The one place that chooses it: multi-GPU runs will pick by MPI
+/// rank here.
+int select_device() {
+  return 0;
+}
+
+/// Throws std::invalid_argument unless `t` is a well-formed tap table into a field of
+/// `field_size` floats (a bad index would write outside the device field).
+void check_tap_table(const TapTable& t, std::int64_t field_size, const char* what) {
+  const std::string name(what);
+  if (t.begin.empty() && t.index.empty() && t.weight.empty()) return;
+  if (t.begin.empty() || t.begin.front() != 0 ||
+      t.begin.back() != static_cast<std::int64_t>(t.index.size()) ||
+      t.weight.size() != t.index.size())
+    throw std::invalid_argument(name + " tap table is malformed (begin/index/weight sizes)");
+  for (std::size_t r = 0; r + 1 < t.begin.size(); ++r)
+    if (t.begin[r + 1] < t.begin[r])
+      throw std::invalid_argument(name + " tap table: begin is not monotonic");
+  for (const std::int64_t i : t.index)
+    if (i < 0 || i >= field_size)
+      throw std::invalid_argument(name + " tap table: index " + std::to_string(i) +
+                                  " outside the field of " + std::to_string(field_size) +
+                                  " floats");
+}
+
+/// A stream or event handle destroyed with its owner.
+struct StreamDeleter {
+  void operator()(gpuStream_t s) const { (void)gpuStreamDestroy(s); }
+};
+struct EventDeleter {
+  void operator()(gpuEvent_t e) const { (void)gpuEventDestroy(e); }
+};
+using StreamHandle = std::unique_ptr<std::remove_pointer_t<gpuStream_t>, StreamDeleter>;
+using EventHandle = std::unique_ptr<std::remove_pointer_t<gpuEvent_t>, EventDeleter>;
+
+/// Pinned host memory, freed with its owner.
+struct PinnedDeleter {
+  void operator()(float* p) const { (void)gpuFreeHost(p); }
+};
+using PinnedFloats = std::unique_ptr<float[], PinnedDeleter>;
+
+StreamHandle make_stream(const char* what) {
+  gpuStream_t s = nullptr;
+  MINIMOD_GPU_CHECK_WHAT(gpuStreamCreateWithFlags(&s, gpuStreamNonBlocking), what);
+  return StreamHandle(s);
+}
+
+EventHandle make_event(const char* what) {
+  gpuEvent_t e = nullptr;
+  MINIMOD_GPU_CHECK_WHAT(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), what);
+  return EventHandle(e);
+}
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend() : m_device(select_device()) {
+    MINIMOD_GPU_CHECK(gpuSetDevice(m_device));
+    gpuDeviceProp_t prop{};
+    MINIMOD_GPU_CHECK(gpuGetDeviceProperties(&prop, m_device));
+    m_device_name = prop.name;
+    m_compute = make_stream("compute stream");
+    m_copy = make_stream("snapshot copy stream");
+    m_compute_done = make_event("end-of-step event");
+    m_copy_done = make_event("snapshot-copied event");
+  }
+
+  ~CudaBackend() override {
+    // Let queued work finish before its memory goes; errors were or will be reported elsewhere.
+    if (m_compute) (void)gpuStreamSynchronize(m_compute.get());
+    if (m_copy) (void)gpuStreamSynchronize(m_copy.get());
+  }
+
+  BackendKind kind() const override { return BackendKind::Cuda; }
+  std::string device_name() const override { return m_device_name; }
+
+  void setup(const AcousticProblem& p,
+             const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+    validate(p, kernels);
+    MINIMOD_GPU_CHECK(gpuSetDevice(m_device));
+    synchronize();
+    release();
+
+    const std::size_t need = acoustic_device_bytes(p);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    MINIMOD_GPU_CHECK(gpuMemGetInfo(&free_bytes, &total_bytes));
+    if (need + kMemoryMarginBytes > free_bytes)
+      throw RuntimeFailure("the problem needs " + gib_text(need + kMemoryMarginBytes) + " GiB on " +
+                           m_device_name + ", " + gib_text(free_bytes) +
+                           " GiB free (fields, taps and traces " + gib_text(need) +
+                           " GiB, plus a " + gib_text(kMemoryMarginBytes) + " GiB margin; " +
+                           std::to_string(p.grid.nx) + "x" + std::to_string(p.grid.ny) + "x" +
+                           std::to_string(p.grid.nz) + " grid)");
+
+    m_layout = p.layout;
+    m_coefs = p.coefs;
+    m_regions = p.regions;
+    m_kernels = kernels;
+    m_steps = p.steps;
+
+    gpuStream_t s = m_compute.get();
+    const std::size_t field_bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+    m_u = DeviceBuffer(field_bytes, "u");
+    m_v = DeviceBuffer(field_bytes, "v");
+    m_vp2dt2 = DeviceBuffer(field_bytes, "vp2dt2");
+    MINIMOD_GPU_CHECK(gpuMemsetAsync(m_u.as<void>(), 0, field_bytes, s));
+    MINIMOD_GPU_CHECK(gpuMemsetAsync(m_v.as<void>(), 0, field_bytes, s));
+    upload(m_vp2dt2, p.vp2dt2.data(), field_bytes);
+    if (!p.eta.empty()) {
+      m_phi = DeviceBuffer(field_bytes, "phi");
+      m_eta = DeviceBuffer(field_bytes, "eta");
+      MINIMOD_GPU_CHECK(gpuMemsetAsync(m_phi.as<void>(), 0, field_bytes, s));
+      upload(m_eta, p.eta.data(), field_bytes);
+    }
+
+    // Sources: each tap carries its owner so that one thread per tap finds its sample.
+    m_source_taps = static_cast<std::int64_t>(p.sources.index.size());
+    if (m_source_taps > 0) {
+      std::vector<int> owner(p.sources.index.size());
+      for (std::size_t src = 0; src < p.sources.owners(); ++src)
+        for (std::int64_t t = p.sources.begin[src]; t < p.sources.begin[src + 1]; ++t)
+          owner[t] = static_cast<int>(src);
+      m_src_index = upload_new(p.sources.index, "source tap indices");
+      m_src_weight = upload_new(p.sources.weight, "source tap weights");
+      m_src_owner = upload_new(owner, "source tap owners");
+      m_src_samples = upload_new(p.source_samples, "source samples");
+    }
+
+    m_receivers = static_cast<int>(p.receivers.owners());
+    if (m_receivers > 0) {
+      m_rcv_begin = upload_new(p.receivers.begin, "receiver tap offsets");
+      m_rcv_index = upload_new(p.receivers.index, "receiver tap indices");
+      m_rcv_weight = upload_new(p.receivers.weight, "receiver tap weights");
+      const std::size_t trace_bytes = static_cast<std::size_t>(m_receivers) *
+                                      (static_cast<std::size_t>(m_steps) + 1) * sizeof(float);
+      m_traces = DeviceBuffer(trace_bytes, "receiver traces");
+      MINIMOD_GPU_CHECK(gpuMemsetAsync(m_traces.as<void>(), 0, trace_bytes, s));
+    }
+
+    // The uploads read pageable host memory that the caller may free once setup returns.
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
+    m_ready = true;
+  }
+
+  void step(int n) override {
+    require_ready("step");
+    if (n < 0 || n >= m_steps)
+      throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
+                              std::to_string(m_steps) + ")");
+    gpuStream_t s = m_compute.get();
+    float* u = m_u.as<float>();
+    float* v = m_v.as<float>();
+    // v is about to be overwritten: if a snapshot copy of it is in flight, wait for it on the
+    // device (the copy stream is in order, so the last copy event covers earlier copies too).
+    if (m_copy_source[0] == v || m_copy_source[1] == v) {
+      MINIMOD_GPU_CHECK(gpuStreamWaitEvent(s, m_copy_done.get(), 0));
+      m_copy_source = {nullptr, nullptr};
+    }
+
+    IsoFields f;
+    f.u = u;
+    f.v = v;
+    f.vp2dt2 = m_vp2dt2.as<const float>();
+    f.phi = m_phi.empty() ? nullptr : m_phi.as<float>();
+    f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
+    // The region kernels read u and write only their own points of v and phi, so their order
+    // does not matter; the injection below must follow all of them (same stream).
+    for (int r = 0; r < kRegionCount; ++r) {
+      if (!m_regions[r].box.empty())
+        m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
+    }
+
+    if (m_source_taps > 0) {
+      const dim3 grid(static_cast<unsigned>((m_source_taps + kTapThreads - 1) / kTapThreads));
+      const dim3 block(kTapThreads);
+      inject_sources_kernel<<<grid, block, 0, s>>>(
+          v, m_src_index.as<const std::int64_t>(), m_src_weight.as<const float>(),
+          m_src_owner.as<const int>(), m_src_samples.as<const float>(), m_source_taps, m_steps, n);
+      MINIMOD_GPU_CHECK_LAUNCH("inject_sources_kernel", grid, block, 0);
+    }
+
+    std::swap(m_u, m_v);
+
+    if (m_receivers > 0) {
+      const dim3 grid(static_cast<unsigned>((m_receivers + kTapThreads - 1) / kTapThreads));
+      const dim3 block(kTapThreads);
+      sample_receivers_kernel<<<grid, block, 0, s>>>(
+          m_u.as<const float>(), m_rcv_begin.as<const std::int64_t>(),
+          m_rcv_index.as<const std::int64_t>(), m_rcv_weight.as<const float>(),
+          m_traces.as<float>(), m_receivers, m_steps + 1, n + 1);
+      MINIMOD_GPU_CHECK_LAUNCH("sample_receivers_kernel", grid, block, 0);
+    }
+  }
+
+  void snapshot_begin() override {
+    require_ready("snapshot_begin");
+    const std::size_t field_bytes = static_cast<std::size_t>(m_layout.size) * sizeof(float);
+    if (!m_staging) {
+      // Pinned so that the copy is a true asynchronous DMA; allocated on first use only.
+      float* h = nullptr;
+      MINIMOD_GPU_CHECK_WHAT(gpuMallocHost(reinterpret_cast<void**>(&h), field_bytes),
+                             "pinned snapshot staging buffer, " + gib_text(field_bytes) + " GiB");
+      m_staging.reset(h);
+    }
+    // The copy stream waits for the steps queued so far, then copies u^n while later steps run.
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_compute_done.get(), m_compute.get()));
+    MINIMOD_GPU_CHECK(gpuStreamWaitEvent(m_copy.get(), m_compute_done.get(), 0));
+    MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(m_staging.get(), m_u.as<const void>(), field_bytes,
+                                          gpuMemcpyDeviceToHost, m_copy.get()),
+                           "snapshot of u, " + gib_text(field_bytes) + " GiB");
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_copy_done.get(), m_copy.get()));
+    const float* src = m_u.as<const float>();
+    if (m_copy_source[0] != src && m_copy_source[1] != src)
+      (m_copy_source[0] == nullptr ? m_copy_source[0] : m_copy_source[1]) = src;
+    m_snapshot_pending = true;
+  }
+
+  void snapshot_end(std::vector<float>& dense) override {
+    require_ready("snapshot_end");
+    if (!m_snapshot_pending) throw std::logic_error("snapshot_end without snapshot_begin");
+    MINIMOD_GPU_CHECK(gpuEventSynchronize(m_copy_done.get()));
+    m_snapshot_pending = false;
+    dense.resize(static_cast<std::size_t>(m_layout.nx) * static_cast<std::size_t>(m_layout.ny) *
+                 static_cast<std::size_t>(m_layout.nz));
+    unpad_field(m_layout, m_staging.get(), dense.data());
+  }
+
+  void synchronize() override {
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_compute.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_copy.get()));
+  }
+
+  void fetch_traces(std::vector<float>& traces) override {
+    require_ready("fetch_traces");
+    traces.assign(static_cast<std::size_t>(m_receivers) * (static_cast<std::size_t>(m_steps) + 1),
+                  0.0f);
+    if (m_receivers == 0) return;
+    MINIMOD_GPU_CHECK(gpuMemcpyAsync(traces.data(), m_traces.as<const void>(), m_traces.bytes(),
+                                     gpuMemcpyDeviceToHost, m_compute.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_compute.get()));
+  }
+
+private:
+  /// Throws unless the problem and the kernels fit together, before anything is allocated.
+  void validate(const AcousticProblem& p,
+                const std::array<const StencilKernel*, kRegionCount>& kernels) const {
+    const auto size = static_cast<std::size_t>(p.layout.size);
+    if (p.steps < 0) throw std::invalid_argument("negative step count");
+    if (p.vp2dt2.size() != size)
+      throw std::invalid_argument("vp2dt2 has " + std::to_string(p.vp2dt2.size()) +
+                                  " floats, the padded layout " + std::to_string(size));
+    if (!p.eta.empty() && p.eta.size() != size)
+      throw std::invalid_argument("eta has " + std::to_string(p.eta.size()) +
+                                  " floats, the padded layout " + std::to_string(size));
+    check_tap_table(p.sources, p.layout.size, "source");
+    check_tap_table(p.receivers, p.layout.size, "receiver");
+    if (p.source_samples.size() != p.sources.owners() * static_cast<std::size_t>(p.steps))
+      throw std::invalid_argument("source samples: " + std::to_string(p.source_samples.size()) +
+                                  " floats for " + std::to_string(p.sources.owners()) +
+                                  " sources of " + std::to_string(p.steps) + " steps");
+    for (int r = 0; r < kRegionCount; ++r) {
+      const Region& region = p.regions[r];
+      if (region.box.empty()) continue;
+      const StencilKernel* k = kernels[r];
+      if (k == nullptr || k->backend() != BackendKind::Cuda || k->physics() != Physics::Acoustic)
+        throw RuntimeFailure(std::string("no CUDA acoustic kernel chosen for region ") +
+                             region_name(region.id) +
+                             (k ? " (got " + k->name() + " for " + backend_name(k->backend()) +
+                                      "/" + physics_name(k->physics()) + ")"
+                                : std::string()));
+      const std::string why = k->can_run(region, p.layout);
+      if (!why.empty())
+        throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
+                             region_name(region.id) + ": " + why);
+      if (region.kind() == RegionKind::Layer && p.eta.empty())
+        throw RuntimeFailure(std::string("region ") + region_name(region.id) +
+                             " is an absorbing layer but the problem has no eta field");
+    }
+  }
+
+  void require_ready(const char* what) const {
+    if (!m_ready) throw std::logic_error(std::string("CUDA backend: ") + what + " before setup");
+  }
+
+  /// Free every device buffer of a previous setup.
+  void release() {
+    m_ready = false;
+    m_snapshot_pending = false;
+    m_copy_source = {nullptr, nullptr};
+    m_staging.reset();
+    m_u = DeviceBuffer();
+    m_v = DeviceBuffer();
+    m_vp2dt2 = DeviceBuffer();
+    m_phi = DeviceBuffer();
+    m_eta = DeviceBuffer();
+    m_src_index = DeviceBuffer();
+    m_src_weight = DeviceBuffer();
+    m_src_owner = DeviceBuffer();
+    m_src_samples = DeviceBuffer();
+    m_rcv_begin = DeviceBuffer();
+    m_rcv_index = DeviceBuffer();
+    m_rcv_weight = DeviceBuffer();
+    m_traces = DeviceBuffer();
+    m_source_taps = 0;
+    m_receivers = 0;
+  }
+
+  /// Queue a copy of host data into `dst` on the compute stream.
+  void upload(DeviceBuffer& dst, const void* host, std::size_t bytes) {
+    if (bytes == 0) return;
+    MINIMOD_GPU_CHECK_WHAT(
+        gpuMemcpyAsync(dst.as<void>(), host, bytes, gpuMemcpyHostToDevice, m_compute.get()),
+        "uploading " + std::to_string(bytes) + " B");
+  }
+
+  /// A new device buffer holding a copy of `host`.
+  template <class T> DeviceBuffer upload_new(const std::vector<T>& host, const char* what) {
+    DeviceBuffer b(host.size() * sizeof(T), what);
+    upload(b, host.data(), b.bytes());
+    return b;
+  }
+
+  int m_device = 0;
+  std::string m_device_name;
+  StreamHandle m_compute;     ///< every step's kernels, in order
+  StreamHandle m_copy;        ///< snapshot copies
+  EventHandle m_compute_done; ///< recorded at snapshot_begin: the steps the copy must follow
+  EventHandle m_copy_done;    ///< recorded after each snapshot copy
+
+  bool m_ready = false;
+  FieldLayout m_layout{};
+  StencilCoefs m_coefs{};
+  std::array<Region, kRegionCount> m_regions{};
+  std::array<const StencilKernel*, kRegionCount> m_kernels{};
+  int m_steps = 0;
+
+  DeviceBuffer m_u, m_v, m_vp2dt2, m_phi, m_eta;
+  std::int64_t m_source_taps = 0;
+  DeviceBuffer m_src_index, m_src_weight, m_src_owner, m_src_samples;
+  int m_receivers = 0;
+  DeviceBuffer m_rcv_begin, m_rcv_index, m_rcv_weight, m_traces;
+
+  PinnedFloats m_staging; ///< pinned host copy of the padded u, filled by snapshot_begin
+  bool m_snapshot_pending = false;
+  /// Device fields with a snapshot copy possibly in flight: a step must not overwrite them
+  /// before the copy-done event.
+  std::array<const float*, 2> m_copy_source{};
+};
+
+} // namespace
+} // namespace gpu
+
+bool cuda_device_available(std::string* why) {
+  int count = 0;
+  const gpuError_t err = gpuGetDeviceCount(&count);
+  if (err != gpuSuccess) {
+    (void)gpuGetLastError();
+    if (why) *why = gpu::error_text(err);
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = std::string(kGpuRuntimeName) + " runtime reports no device";
+    return false;
+  }
+  if (why) why->clear();
+  return true;
+}
+
+std::unique_ptr<Backend> make_cuda_backend() {
+  std::string why;
+  if (!cuda_device_available(&why)) throw RuntimeFailure("no CUDA device: " + why);
+  return std::make_unique<gpu::CudaBackend>();
+}
+
+} // namespace minimod

@@ -1,0 +1,14 @@
+/// Registration of every CUDA kernel family built into this binary. A new family adds one
+/// `register_<family>_kernels` call here (explicit calls: static registration objects in a static
+/// library can be dropped by the linker).
+
+#include "kernels/cuda/gmem_3d.cuh"
+#include "kernels/kernel.hpp"
+
+namespace minimod {
+
+void register_cuda_kernels(KernelRegistry& registry) {
+  gpu::register_gmem_3d_kernels(registry);
+}
+
+} // namespace minimod

@@ -1,0 +1,452 @@
+/// GPU tests (CTest label gpu): every registered CUDA kernel against the CPU reference. This file
+/// holds the binary's main and the environment that enumerates devices once; every test that
+/// needs a device skips with the runtime's reason when there is none.
+
+#include "io/errors.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/kernel.hpp"
+#include "tests/gpu/problem_builder.hpp"
+#if defined(MINIMOD_HAVE_CUDA)
+#include "kernels/cuda/device_buffer.hpp"
+#endif
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace minimod {
+namespace {
+
+using test_support::build_acoustic_problem;
+using test_support::ProblemSpec;
+
+// ---- Device enumeration, once per run ------------------------------------------------------
+
+/// Asks the runtime once, before any test, whether a CUDA device is usable.
+class GpuEnvironment : public ::testing::Environment {
+public:
+  void SetUp() override {
+#if defined(MINIMOD_HAVE_CUDA)
+    s_available = cuda_device_available(&s_why);
+    if (s_available) {
+      try {
+        s_device = make_cuda_backend()->device_name();
+        std::cout << "[ GPU      ] testing on " << s_device << "\n";
+      } catch (const std::exception& e) {
+        s_available = false;
+        s_why = e.what();
+      }
+    }
+#else
+    s_available = false;
+    s_why = "this build has no CUDA backend";
+#endif
+    if (!s_available) std::cout << "[ GPU      ] no CUDA device: " << s_why << "\n";
+  }
+  static bool available() {
+    return s_available;
+  }
+  static const std::string& why() {
+    return s_why;
+  }
+
+private:
+  static inline bool s_available = false;
+  static inline std::string s_why = "device enumeration has not run";
+  static inline std::string s_device;
+};
+
+/// Skip the current test, with the reason, when no device is usable.
+#define MINIMOD_SKIP_WITHOUT_GPU()                                                                 \
+  do {                                                                                             \
+    if (!GpuEnvironment::available()) GTEST_SKIP() << "no CUDA device: " << GpuEnvironment::why(); \
+  } while (0)
+
+// ---- Helpers ---------------------------------------------------------------------------------
+
+/// Relative L2 and max-norm distance of `got` from `ref`.
+struct Distance {
+  double rel_l2 = 0;
+  double max_abs = 0;
+  double max_ref = 0;
+  std::size_t non_finite = 0;
+};
+
+Distance distance(const std::vector<float>& got, const std::vector<float>& ref) {
+  Distance d;
+  double diff2 = 0, ref2 = 0;
+  const std::size_t n = std::min(got.size(), ref.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(got[i])) {
+      ++d.non_finite;
+      continue;
+    }
+    const double e = static_cast<double>(got[i]) - ref[i];
+    diff2 += e * e;
+    ref2 += static_cast<double>(ref[i]) * ref[i];
+    d.max_abs = std::max(d.max_abs, std::abs(e));
+    d.max_ref = std::max(d.max_ref, std::abs(static_cast<double>(ref[i])));
+  }
+  d.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  return d;
+}
+
+/// The tolerances of the brief: relative L2 <= 1e-5 and max |diff| <= 1e-4 max |ref|.
+void expect_close(const std::vector<float>& got, const std::vector<float>& ref, const char* what) {
+  ASSERT_EQ(got.size(), ref.size()) << what;
+  const Distance d = distance(got, ref);
+  EXPECT_EQ(d.non_finite, 0u) << what << ": non-finite values in the GPU result";
+  EXPECT_GT(d.max_ref, 0.0) << what << ": the CPU reference is all zero, the test proves nothing";
+  EXPECT_LE(d.rel_l2, 1e-5) << what << ": relative L2 distance";
+  EXPECT_LE(d.max_abs, 1e-4 * d.max_ref)
+      << what << ": max |diff| " << d.max_abs << " vs max |cpu| " << d.max_ref;
+}
+
+const StencilKernel* cpu_kernel() {
+  return kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic);
+}
+
+/// The kernel under test for each region kind it handles; the other kind (a family that
+/// implements only one) falls back to the first registered CUDA kernel that handles it.
+std::array<const StencilKernel*, kRegionCount>
+cuda_kernels_for(const StencilKernel& under_test, const std::array<Region, kRegionCount>& regions) {
+  std::array<const StencilKernel*, kRegionCount> out{};
+  for (int r = 0; r < kRegionCount; ++r) {
+    const RegionKind kind = regions[r].kind();
+    if (under_test.handles(kind)) {
+      out[r] = &under_test;
+      continue;
+    }
+    for (const StencilKernel* k : kernel_registry().all())
+      if (k->backend() == BackendKind::Cuda && k->physics() == Physics::Acoustic &&
+          k->handles(kind)) {
+        out[r] = k;
+        break;
+      }
+  }
+  return out;
+}
+
+/// What the CPU reference produced for one problem (computed once per layer width).
+struct CpuRun {
+  std::vector<float> mid_wavefield;   ///< u after `steps / 2` steps
+  std::vector<float> final_wavefield; ///< u after all steps
+  std::vector<float> traces;
+};
+
+ProblemSpec spec_for_layer(int n_layer) {
+  ProblemSpec s;
+  s.n_layer = n_layer;
+  return s;
+}
+
+const CpuRun& cpu_reference(int n_layer) {
+  static std::map<int, CpuRun> cache;
+  auto it = cache.find(n_layer);
+  if (it != cache.end()) return it->second;
+  const AcousticProblem p = build_acoustic_problem(spec_for_layer(n_layer));
+  std::array<const StencilKernel*, kRegionCount> kernels;
+  kernels.fill(cpu_kernel());
+  auto cpu = make_cpu_backend();
+  cpu->setup(p, kernels);
+  CpuRun run;
+  for (int n = 0; n < p.steps; ++n) {
+    if (n == p.steps / 2) cpu->fetch_wavefield(run.mid_wavefield);
+    cpu->step(n);
+  }
+  cpu->fetch_wavefield(run.final_wavefield);
+  cpu->fetch_traces(run.traces);
+  return cache.emplace(n_layer, std::move(run)).first->second;
+}
+
+// ---- The parameterised suite over every registered CUDA kernel --------------------------------
+
+struct KernelCase {
+  std::string kernel; ///< registered name
+  int n_layer = 8;    ///< layer width on every face
+};
+
+/// How gtest prints a case (ctest shows it beside each test name).
+void PrintTo(const KernelCase& c, std::ostream* os) {
+  *os << c.kernel << " layer " << c.n_layer;
+}
+
+std::vector<KernelCase> cuda_kernel_cases() {
+  std::vector<KernelCase> out;
+  for (const StencilKernel* k : kernel_registry().all())
+    if (k->backend() == BackendKind::Cuda && k->physics() == Physics::Acoustic)
+      for (const int n_layer : {8, 5})
+        out.push_back({k->name(), n_layer});
+  return out;
+}
+
+/// Test names allow only letters, digits and '_': other characters of kernel names become '_'.
+std::string case_name(const ::testing::TestParamInfo<KernelCase>& info) {
+  std::string s = info.param.kernel + "_layer" + std::to_string(info.param.n_layer);
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+class CudaKernelTest : public ::testing::TestWithParam<KernelCase> {
+protected:
+  const StencilKernel& kernel() const {
+    const StencilKernel* k =
+        kernel_registry().find(GetParam().kernel, BackendKind::Cuda, Physics::Acoustic);
+    if (k == nullptr) throw std::logic_error("kernel " + GetParam().kernel + " vanished");
+    return *k;
+  }
+};
+
+/// 200 steps of the CUDA backend with the kernel under test against the CPU backend: the final
+/// wavefield, a snapshot taken mid-run while steps continue, and the receiver traces.
+TEST_P(CudaKernelTest, MatchesCpuBackend) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  const AcousticProblem p = build_acoustic_problem(spec_for_layer(GetParam().n_layer));
+  const auto kernels = cuda_kernels_for(kernel(), p.regions);
+  for (int r = 0; r < kRegionCount; ++r) {
+    if (p.regions[r].box.empty()) continue;
+    ASSERT_NE(kernels[r], nullptr)
+        << "no CUDA kernel handles region " << region_name(p.regions[r].id);
+    const std::string why = kernels[r]->can_run(p.regions[r], p.layout);
+    if (!why.empty())
+      GTEST_SKIP() << kernels[r]->name() << " declines region " << region_name(p.regions[r].id)
+                   << ": " << why;
+  }
+  const CpuRun& ref = cpu_reference(GetParam().n_layer);
+
+  auto gpu = make_cuda_backend();
+  gpu->setup(p, kernels);
+  std::vector<float> mid;
+  for (int n = 0; n < p.steps; ++n) {
+    if (n == p.steps / 2) gpu->snapshot_begin();
+    gpu->step(n);
+    // Collect two steps later: the second step overwrites the copied buffer, so this also checks
+    // that the step waits for the copy.
+    if (n == p.steps / 2 + 2) gpu->snapshot_end(mid);
+  }
+  std::vector<float> final_u, traces;
+  gpu->fetch_wavefield(final_u);
+  gpu->fetch_traces(traces);
+
+  expect_close(mid, ref.mid_wavefield, "snapshot at mid-run");
+  expect_close(final_u, ref.final_wavefield, "final wavefield");
+  expect_close(traces, ref.traces, "receiver traces");
+}
+
+/// One launch per region on poisoned fields: v holds random values inside the grid and NaN
+/// outside it, u is random inside with zero ghosts and NaN beyond them, eta is NaN beyond its
+/// ghost ring. Every point of every launched region must then hold the CPU's one-step value (an
+/// unwritten point keeps its old random value), every other point its old value, and every point
+/// outside the grid its NaN (nothing written there, and no NaN read into the grid).
+TEST_P(CudaKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_CUDA)
+  ProblemSpec spec = spec_for_layer(GetParam().n_layer);
+  spec.steps = 1;
+  const AcousticProblem p = build_acoustic_problem(spec);
+  const FieldLayout& l = p.layout;
+  const auto size = static_cast<std::size_t>(l.size);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+
+  auto in_grid = [&](int i, int j, int k) {
+    return i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
+  };
+  // Fill every padded slot: f(i, j, k) for grid coordinates, which may lie in ghosts or padding.
+  auto fill = [&](std::vector<float>& field, auto value) {
+    field.assign(size, nan);
+    for (int k = -kHalo; k < l.nz + kHalo; ++k)
+      for (int j = -kHalo; j < l.ny + kHalo; ++j)
+        for (int i = -l.x_offset; i < l.pitch - l.x_offset; ++i)
+          field[l.index(i, j, k)] = value(i, j, k);
+  };
+
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<float> u, v_in, vp2dt2, phi_in, eta;
+  fill(u, [&](int i, int j, int k) {
+    if (in_grid(i, j, k)) return unit(rng);
+    const bool in_ghost = i >= -kHalo && i < l.nx + kHalo;
+    return in_ghost ? 0.0f : nan; // y and z have no padding beyond their ghosts
+  });
+  fill(v_in, [&](int i, int j, int k) { return in_grid(i, j, k) ? unit(rng) : nan; });
+  fill(phi_in, [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
+  fill(vp2dt2,
+       [&](int i, int j, int k) { return in_grid(i, j, k) ? p.vp2dt2[l.index(i, j, k)] : nan; });
+  fill(eta, [&](int i, int j, int k) {
+    const bool ring = i >= -1 && i <= l.nx && j >= -1 && j <= l.ny && k >= -1 && k <= l.nz;
+    return ring ? p.eta[l.index(i, j, k)] : nan;
+  });
+
+  const std::size_t bytes = size * sizeof(float);
+  gpu::DeviceBuffer d_u(bytes, "u"), d_v(bytes, "v"), d_vp2dt2(bytes, "vp2dt2"),
+      d_phi(bytes, "phi"), d_eta(bytes, "eta");
+  d_u.upload(u.data(), bytes);
+  d_v.upload(v_in.data(), bytes);
+  d_vp2dt2.upload(vp2dt2.data(), bytes);
+  d_phi.upload(phi_in.data(), bytes);
+  d_eta.upload(eta.data(), bytes);
+  IsoFields f;
+  f.u = d_u.as<const float>();
+  f.v = d_v.as<float>();
+  f.vp2dt2 = d_vp2dt2.as<const float>();
+  f.phi = d_phi.as<float>();
+  f.eta = d_eta.as<const float>();
+
+  // The expected result, computed on the host with the same per-point functions.
+  std::vector<float> v_want = v_in, phi_want = phi_in;
+  std::array<bool, kRegionCount> launched{};
+  const std::int64_t sy = l.pitch, sz = l.plane;
+  for (int r = 0; r < kRegionCount; ++r) {
+    const Region& region = p.regions[r];
+    if (region.box.empty() || !kernel().handles(region.kind())) continue;
+    ASSERT_EQ(kernel().can_run(region, l), "") << region_name(region.id);
+    kernel().launch(f, l, p.coefs, region, nullptr); // default stream: ordered with the copies
+    launched[r] = true;
+    const Box& b = region.box;
+    for (int k = b.z0; k < b.z1; ++k)
+      for (int j = b.y0; j < b.y1; ++j)
+        for (int i = b.x0; i < b.x1; ++i) {
+          const std::int64_t q = l.index(i, j, k);
+          const float lap = laplacian_25(u.data(), q, sy, sz, p.coefs);
+          if (region.kind() == RegionKind::Inner) {
+            v_want[q] = inner_update(u[q], v_in[q], vp2dt2[q], lap);
+          } else {
+            const float grad = eta_gradient_term(u.data(), eta.data(), q, sy, sz, p.coefs);
+            v_want[q] =
+                layer_update(u[q], v_in[q], vp2dt2[q], lap, phi_in[q], eta[q], grad, &phi_want[q]);
+          }
+        }
+  }
+  std::vector<float> v_got(size), phi_got(size);
+  d_v.download(v_got.data(), bytes);
+  d_phi.download(phi_got.data(), bytes);
+
+  auto region_of = [&](int i, int j, int k) -> int {
+    for (int r = 0; r < kRegionCount; ++r)
+      if (p.regions[r].box.contains(i, j, k)) return r;
+    return -1;
+  };
+  int reported = 0;
+  std::size_t bad = 0;
+  auto check = [&](const char* field, const std::vector<float>& got, const std::vector<float>& want,
+                   int i, int j, int k) {
+    const std::int64_t q = l.index(i, j, k);
+    bool ok;
+    if (std::isnan(want[q])) {
+      ok = std::isnan(got[q]);
+    } else {
+      const float tol = 2e-5f * std::max(1.0f, std::abs(want[q]));
+      ok = std::isfinite(got[q]) && std::abs(got[q] - want[q]) <= tol;
+    }
+    if (ok) return;
+    ++bad;
+    if (reported++ < 12) {
+      const int r = region_of(i, j, k);
+      ADD_FAILURE() << field << "(" << i << "," << j << "," << k << ") in "
+                    << (r < 0 ? "padding" : region_name(p.regions[r].id))
+                    << (r >= 0 && !launched[r] ? " (not launched)" : "") << ": got " << got[q]
+                    << ", want " << want[q];
+    }
+  };
+  for (int k = -kHalo; k < l.nz + kHalo; ++k)
+    for (int j = -kHalo; j < l.ny + kHalo; ++j)
+      for (int i = -l.x_offset; i < l.pitch - l.x_offset; ++i) {
+        check("v", v_got, v_want, i, j, k);
+        check("phi", phi_got, phi_want, i, j, k);
+      }
+  EXPECT_EQ(bad, 0u) << "points wrong in total";
+  EXPECT_TRUE(std::any_of(launched.begin(), launched.end(), [](bool b) { return b; }));
+#endif
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, CudaKernelTest, ::testing::ValuesIn(cuda_kernel_cases()),
+                         case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CudaKernelTest);
+
+// ---- Tests of the registry and the backend's refusals ----------------------------------------
+
+/// Names encode the tile, the family name selects its default, descriptions are one line.
+TEST(CudaRegistry, NamesAndFamilyDefault) {
+#if defined(MINIMOD_HAVE_CUDA)
+  const KernelRegistry& reg = kernel_registry();
+  int count = 0;
+  for (const StencilKernel* k : reg.all()) {
+    if (k->backend() != BackendKind::Cuda) continue;
+    ++count;
+    EXPECT_EQ(k->name().rfind(k->family(), 0), 0u) << k->name();
+    EXPECT_EQ(reg.find(k->name(), BackendKind::Cuda, k->physics()), k) << k->name();
+    EXPECT_FALSE(k->description().empty()) << k->name();
+    EXPECT_EQ(k->description().find('\n'), std::string::npos) << k->name();
+  }
+  EXPECT_GE(count, 4);
+  const StencilKernel* def = reg.find("gmem_3d", BackendKind::Cuda, Physics::Acoustic);
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ(def->name(), "gmem_3d_32x4x4");
+  for (const char* name : {"gmem_3d_32x4x4", "gmem_3d_32x8x4", "gmem_3d_64x4x2", "gmem_3d_16x8x8"})
+    EXPECT_NE(reg.find(name, BackendKind::Cuda, Physics::Acoustic), nullptr) << name;
+#else
+  GTEST_SKIP() << "this build has no CUDA backend";
+#endif
+}
+
+/// can_run refuses a box outside the field, with a reason (no device needed).
+TEST(CudaRegistry, CanRunRefusesBoxOutsideField) {
+  const StencilKernel* k = kernel_registry().find("gmem_3d", BackendKind::Cuda, Physics::Acoustic);
+  if (k == nullptr) GTEST_SKIP() << "this build has no CUDA backend";
+  const FieldLayout l = make_field_layout(40, 30, 20, 4);
+  Region inside{RegionId::Top, Box{0, 40, 0, 30, 0, 4}};
+  Region outside{RegionId::Right, Box{36, 41, 4, 26, 4, 16}};
+  EXPECT_EQ(k->can_run(inside, l), "");
+  EXPECT_NE(k->can_run(outside, l), "");
+}
+
+/// Without a device, make_cuda_backend throws RuntimeFailure (exit code 3) saying why.
+TEST(CudaBackend, NoDeviceIsARuntimeFailure) {
+  if (GpuEnvironment::available()) GTEST_SKIP() << "a device is present";
+  try {
+    (void)make_cuda_backend();
+    FAIL() << "make_cuda_backend did not throw without a device";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_NE(std::string(e.what()), "");
+  }
+}
+
+/// setup refuses a CPU kernel for a region, before time stepping.
+TEST(CudaBackend, SetupRefusesForeignKernel) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  ProblemSpec spec;
+  spec.nx = 40;
+  spec.ny = 36;
+  spec.nz = 30;
+  spec.steps = 2;
+  const AcousticProblem p = build_acoustic_problem(spec);
+  std::array<const StencilKernel*, kRegionCount> kernels;
+  kernels.fill(kernel_registry().find("gmem_3d", BackendKind::Cuda, Physics::Acoustic));
+  kernels[static_cast<int>(RegionId::Left)] = cpu_kernel();
+  auto gpu = make_cuda_backend();
+  EXPECT_THROW(gpu->setup(p, kernels), RuntimeFailure);
+}
+
+} // namespace
+} // namespace minimod
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new minimod::GpuEnvironment);
+  return RUN_ALL_TESTS();
+}
