@@ -10,8 +10,10 @@
 #endif
 
 /// Unroll the next loop fully (nvcc/hipcc) or by 4 (GCC), without unknown-pragma warnings.
-#if MINIMOD_DEVICE_COMPILER
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define MINIMOD_UNROLL _Pragma("unroll")
+#elif MINIMOD_DEVICE_COMPILER // host pass of nvcc/hipcc: it warns on either pragma
+#define MINIMOD_UNROLL
 #elif defined(__clang__)
 #define MINIMOD_UNROLL _Pragma("clang loop unroll(full)")
 #elif defined(__GNUC__)

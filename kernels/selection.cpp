@@ -63,6 +63,10 @@ RegionKernels resolve_kernels(const std::string& spec_in, BackendKind backend, P
                        " has no inner-region update; use pml=" + k->name() + " for the layers");
     }
   } else {
+    if (spec.back() == ',') {
+      throw InputError(what + ": '" + spec +
+                       "': trailing ','; the grammar is KEY=NAME[,KEY=NAME...]");
+    }
     std::istringstream items(spec);
     std::string item;
     while (std::getline(items, item, ',')) {

@@ -103,7 +103,7 @@ std::vector<float> read_wavelet_file(const std::string& path, const std::string&
   return out;
 }
 
-double wavelet_fmax(const WaveletSpec& w) {
+double wavelet_fmax(const WaveletSpec& w, const std::string& key) {
   switch (w.kind) {
   case WaveletSpec::Kind::Ricker:
     return 2.5 * w.frequency;
@@ -111,7 +111,7 @@ double wavelet_fmax(const WaveletSpec& w) {
     return w.fmax;
   case WaveletSpec::Kind::File: {
     if (w.fmax > 0) return w.fmax;
-    const std::vector<float> s = read_wavelet_file(w.file, "wavelet.file");
+    const std::vector<float> s = read_wavelet_file(w.file, key);
     // Plain DFT on a zero-padded copy: wavelet files are short.
     const std::size_t n = std::max<std::size_t>(1024, s.size() * 4);
     std::vector<double> amp(n / 2 + 1);

@@ -15,7 +15,7 @@ double minimod_wavelet(double t, double fmax);
 
 /// Highest frequency a wavelet carries (Hz): 2.5 x peak for Ricker (-30 dB), fmax for Minimod,
 /// the declared fmax for a file or else the highest frequency at 1% of the spectrum's peak.
-double wavelet_fmax(const WaveletSpec& w);
+double wavelet_fmax(const WaveletSpec& w, const std::string& key = "wavelet.file");
 
 /// Samples of a wavelet at t = n*dt for n = 0..steps-1, times the wavelet's amplitude.
 /// Throws InputError (naming `key`) when a wavelet file is missing, empty or malformed.
