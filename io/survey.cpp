@@ -133,6 +133,8 @@ struct NumberRule {
   std::string allowed;
 };
 
+class MapFields;
+
 /// Reads one survey file's YAML tree into a Survey, checking as it goes.
 class SurveyParser {
 public:
@@ -180,7 +182,12 @@ private:
   void parse_boundary(const YAML::Node& node, BoundarySpec& boundary) const;
   void parse_sources(const YAML::Node& node, std::vector<SourceSpec>& sources) const;
   void parse_wavelet(const YAML::Node& node, const std::string& key, WaveletSpec& wavelet) const;
-  void parse_receivers(const YAML::Node& node, std::vector<ReceiverSpec>& receivers) const;
+  void parse_receivers(const YAML::Node& node, std::vector<ReceiverSpec>& receivers,
+                       bool& moving) const;
+  void parse_receiver_csv(const YAML::Node& node, std::vector<ReceiverSpec>& receivers) const;
+  void parse_positions(const MapFields& fields, const std::string& prefix,
+                       std::vector<ReceiverSpec>& positions) const;
+  void parse_shots(const YAML::Node& node, std::vector<ShotSpec>& shots) const;
   void parse_output(const YAML::Node& node, OutputSpec& output) const;
 
   /// A position must lie in the grid's extent [origin, origin + (n-1)*h] on every axis. Points
@@ -190,7 +197,8 @@ private:
 
   std::string m_file;
   std::string m_base_dir;
-  GridSpec m_grid; ///< parsed first; positions and widths are checked against it
+  GridSpec m_grid;                ///< parsed first; positions and widths are checked against it
+  mutable bool m_offsets = false; ///< positions being parsed are offsets (moving receivers)
 };
 
 /// The entries of one YAML map of the survey, in file order, checked for duplicate and unknown
@@ -313,6 +321,7 @@ Vec3 SurveyParser::inside_grid(const Vec3& position, int line, const std::string
   static const char* const kAxis[] = {"x", "y", "z"};
   static const char* const kCount[] = {"nx", "ny", "nz"};
   static const char* const kStep[] = {"dx", "dy", "dz"};
+  if (m_offsets) return position;
   Vec3 inside = position;
   for (int a = 0; a < 3; ++a) {
     const double lo = m_grid.origin[a];
@@ -330,8 +339,9 @@ Vec3 SurveyParser::inside_grid(const Vec3& position, int line, const std::string
   return inside;
 }
 
-const std::vector<std::string> kTopKeys = {"name",     "physics", "grid",      "model",  "time",
-                                           "boundary", "sources", "receivers", "output", "kernel"};
+const std::vector<std::string> kTopKeys = {"name",      "physics",  "grid",    "model",
+                                           "time",      "boundary", "sources", "shots",
+                                           "receivers", "output",   "kernel",  "interpolation"};
 
 Survey SurveyParser::parse(const std::string& document) {
   YAML::Node root;
@@ -368,8 +378,27 @@ Survey SurveyParser::parse(const std::string& document) {
   survey.boundary.loc = loc_at(0, "boundary");
   survey.boundary.width_loc = loc_at(0, "boundary.width");
   if (auto node = top.find("boundary")) parse_boundary(*node, survey.boundary);
-  parse_sources(top.require("sources", "a list of at least one source"), survey.sources);
-  if (auto node = top.find("receivers")) parse_receivers(*node, survey.receivers);
+  const auto sources = top.find("sources");
+  const auto shots = top.find("shots");
+  if (sources && shots) {
+    reject(*shots, "shots", "either sources (one shot) or shots (one shot per position), not both");
+  }
+  if (shots) {
+    parse_shots(*shots, survey.shots);
+  } else {
+    parse_sources(top.require("sources", "a list of at least one source (or shots)"),
+                  survey.sources);
+    survey.shots.push_back(ShotSpec{survey.sources, loc(*sources, "sources")});
+  }
+  survey.sources = survey.shots.front().sources;
+  if (auto node = top.find("receivers")) {
+    parse_receivers(*node, survey.receivers, survey.receivers_move);
+  }
+  if (auto node = top.find("interpolation")) {
+    survey.interpolation = choice(*node, "interpolation", {"trilinear", "sinc"}) == 0
+                               ? Interpolation::Trilinear
+                               : Interpolation::Sinc;
+  }
 
   survey.output.file = "out/" + fs::path(m_file).stem().string() + ".h5";
   survey.output.loc = loc_at(0, "output");
@@ -579,7 +608,10 @@ void SurveyParser::parse_time(const YAML::Node& node, TimeSpec& time) const {
 }
 
 void SurveyParser::parse_boundary(const YAML::Node& node, BoundarySpec& boundary) const {
-  const MapFields fields(*this, node, "boundary", {"width", "ntaper", "fmax"});
+  const MapFields fields(*this, node, "boundary", {"width", "ntaper", "fmax", "free_surface"});
+  if (auto flag = fields.find("free_surface")) {
+    boundary.free_surface = choice(*flag, "boundary.free_surface", {"false", "true"}) == 1;
+  }
   boundary.loc = loc(node, "boundary");
   boundary.width_loc = loc_at(line_of(node), "boundary.width");
 
@@ -634,6 +666,30 @@ void SurveyParser::parse_sources(const YAML::Node& node, std::vector<SourceSpec>
   }
 }
 
+void SurveyParser::parse_shots(const YAML::Node& node, std::vector<ShotSpec>& shots) const {
+  const MapFields fields(*this, node, "shots", {"positions", "wavelet", "injection"});
+  SourceSpec source;
+  parse_wavelet(fields.require("wavelet", "a map with type ricker, minimod or file"),
+                "shots.wavelet", source.wavelet);
+  if (auto injection = fields.find("injection")) {
+    source.injection = choice(*injection, "shots.injection", {"physical", "minimod"}) == 0
+                           ? Injection::Physical
+                           : Injection::Minimod;
+  }
+  const YAML::Node positions_node =
+      fields.require("positions", "source positions: points, lines and/or grids");
+  const MapFields positions(*this, positions_node, "shots.positions", {"points", "lines", "grids"});
+  std::vector<ReceiverSpec> where;
+  parse_positions(positions, "shots.positions", where);
+  if (where.empty()) reject(positions_node, "shots.positions", "at least one source position");
+  for (const auto& w : where) {
+    SourceSpec s = source;
+    s.position = w.position;
+    s.loc = w.loc;
+    shots.push_back(ShotSpec{{s}, w.loc});
+  }
+}
+
 void SurveyParser::parse_wavelet(const YAML::Node& node, const std::string& key,
                                  WaveletSpec& wavelet) const {
   const MapFields fields(*this, node, key,
@@ -679,9 +735,53 @@ void SurveyParser::parse_wavelet(const YAML::Node& node, const std::string& key,
   }
 }
 
-void SurveyParser::parse_receivers(const YAML::Node& node,
+void SurveyParser::parse_receivers(const YAML::Node& node, std::vector<ReceiverSpec>& receivers,
+                                   bool& moving) const {
+  const MapFields fields(*this, node, "receivers", {"points", "lines", "grids", "csv", "moving"});
+  if (auto flag = fields.find("moving")) {
+    moving = choice(*flag, "receivers.moving", {"false", "true"}) == 1;
+  }
+  // Moving receivers are offsets from each shot's source: checked per shot, not here.
+  m_offsets = moving;
+  parse_positions(fields, "receivers", receivers);
+  if (auto csv = fields.find("csv")) parse_receiver_csv(*csv, receivers);
+  m_offsets = false;
+}
+
+void SurveyParser::parse_receiver_csv(const YAML::Node& node,
+                                      std::vector<ReceiverSpec>& receivers) const {
+  const std::string path = resolve(text(node, "receivers.csv", "a CSV file name"));
+  std::ifstream in(path);
+  if (!in) reject(node, "receivers.csv", "a readable CSV file (looked for " + path + ")");
+  std::string row;
+  int line_no = 0;
+  while (std::getline(in, row)) {
+    ++line_no;
+    if (line_no == 1) continue; // the header
+    if (row.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::replace(row.begin(), row.end(), ',', ' ');
+    std::istringstream fields(row);
+    Vec3 p{};
+    std::string extra;
+    const std::string where = path + " line " + std::to_string(line_no);
+    if (!(fields >> p[0] >> p[1] >> p[2]) || (fields >> extra) || !std::isfinite(p[0]) ||
+        !std::isfinite(p[1]) || !std::isfinite(p[2])) {
+      reject_at(line_of(node), "receivers.csv", where + ": '" + row + "'",
+                "rows of three finite numbers x, y, z (m) after one header line");
+    }
+    if (static_cast<long long>(receivers.size()) >= kMaxReceivers) {
+      reject_at(line_of(node), "receivers.csv", where,
+                "at most " + std::to_string(kMaxReceivers) + " receivers in all");
+    }
+    const Vec3 position =
+        inside_grid(p, line_of(node), "receivers.csv", where + " " + format_vec3(p));
+    receivers.push_back(
+        ReceiverSpec{position, loc_at(line_of(node), "receivers.csv (" + where + ")")});
+  }
+}
+
+void SurveyParser::parse_positions(const MapFields& fields, const std::string& prefix,
                                    std::vector<ReceiverSpec>& receivers) const {
-  const MapFields fields(*this, node, "receivers", {"points", "lines", "grids"});
   const std::string too_many = "at most " + std::to_string(kMaxReceivers) + " receivers in all";
   const auto add = [&](const Vec3& position, int line, const std::string& key) {
     if (static_cast<long long>(receivers.size()) >= kMaxReceivers) {
@@ -691,10 +791,10 @@ void SurveyParser::parse_receivers(const YAML::Node& node,
   };
 
   if (auto points = fields.find("points")) {
-    sequence(*points, "receivers.points", "a list of [x, y, z] positions in metres");
+    sequence(*points, prefix + ".points", "a list of [x, y, z] positions in metres");
     for (std::size_t n = 0; n < points->size(); ++n) {
       const YAML::Node point = (*points)[n];
-      const std::string key = "receivers.points[" + std::to_string(n) + "]";
+      const std::string key = prefix + ".points[" + std::to_string(n) + "]";
       const Vec3 position = inside_grid(vec3(point, key, "a list [x, y, z] in metres"),
                                         line_of(point), key, written(point));
       add(position, line_of(point), key);
@@ -702,9 +802,9 @@ void SurveyParser::parse_receivers(const YAML::Node& node,
   }
 
   if (auto lines = fields.find("lines")) {
-    sequence(*lines, "receivers.lines", "a list of {start: [x, y, z], end: [x, y, z], count}");
+    sequence(*lines, prefix + ".lines", "a list of {start: [x, y, z], end: [x, y, z], count}");
     for (std::size_t n = 0; n < lines->size(); ++n) {
-      const std::string key = "receivers.lines[" + std::to_string(n) + "]";
+      const std::string key = prefix + ".lines[" + std::to_string(n) + "]";
       const MapFields line_fields(*this, (*lines)[n], key, {"start", "end", "count"});
       const YAML::Node start_node = line_fields.require("start", "[x, y, z] in metres");
       const YAML::Node end_node = line_fields.require("end", "[x, y, z] in metres");
@@ -730,10 +830,10 @@ void SurveyParser::parse_receivers(const YAML::Node& node,
   }
 
   if (auto grids = fields.find("grids")) {
-    sequence(*grids, "receivers.grids",
+    sequence(*grids, prefix + ".grids",
              "a list of {origin: [x, y, z], step_a: [..], step_b: [..], count: [na, nb]}");
     for (std::size_t n = 0; n < grids->size(); ++n) {
-      const std::string key = "receivers.grids[" + std::to_string(n) + "]";
+      const std::string key = prefix + ".grids[" + std::to_string(n) + "]";
       const MapFields grid_fields(*this, (*grids)[n], key, {"origin", "step_a", "step_b", "count"});
       const std::string vector_allowed = "a list [x, y, z] in metres";
       const Vec3 origin = vec3(grid_fields.require("origin", "[x, y, z] in metres"),
@@ -819,6 +919,33 @@ void SurveyParser::parse_output(const YAML::Node& node, OutputSpec& output) cons
 }
 
 } // namespace
+
+Survey survey_for_shot(const Survey& survey, int shot) {
+  if (shot < 0 || shot >= static_cast<int>(survey.shots.size())) {
+    throw std::out_of_range("shot " + std::to_string(shot) + " of " +
+                            std::to_string(survey.shots.size()));
+  }
+  Survey s = survey;
+  s.sources = survey.shots[shot].sources;
+  if (!survey.receivers_move) return s;
+  const Vec3& anchor = s.sources.front().position;
+  for (auto& r : s.receivers) {
+    for (int a = 0; a < 3; ++a) {
+      const double x = anchor[a] + r.position[a];
+      const double lo = survey.grid.origin[a];
+      const double hi = lo + (survey.grid.shape[a] - 1) * survey.grid.spacing[a];
+      if (x < lo - 1e-6 * survey.grid.spacing[a] || x > hi + 1e-6 * survey.grid.spacing[a]) {
+        throw InputError(r.loc.where() + ": the receiver offset " + format_vec3(r.position) +
+                         " from the source of shot " + std::to_string(shot) + " at " +
+                         format_vec3(anchor) + " lies outside the grid (" + "xyz"[a] +
+                         " must be in [" + format_number(lo) + ", " + format_number(hi) +
+                         "] m); allowed: offsets that keep every receiver of every shot inside");
+      }
+      r.position[a] = std::clamp(x, lo, hi);
+    }
+  }
+  return s;
+}
 
 Survey parse_survey(const std::string& text, const std::string& path, const std::string& base_dir) {
   SurveyParser parser(path, base_dir);

@@ -64,11 +64,15 @@ struct TimeSpec {
   SourceLoc loc, dt_loc, cfl_loc;
 };
 
+/// How off-grid sources and receivers meet the grid (physics.md section 4).
+enum class Interpolation { Trilinear, Sinc };
+
 /// boundary: layer width in points, or ntaper wavelengths of vmax/fmax.
 struct BoundarySpec {
   std::optional<int> width; ///< points on every face
   double ntaper = 3;
   std::optional<double> fmax; ///< Hz; default: highest source fmax
+  bool free_surface = false;  ///< pressure-free top face (no layer there), physics.md section 3
   SourceLoc loc, width_loc;
 };
 
@@ -93,6 +97,12 @@ struct SourceSpec {
   WaveletSpec wavelet;
   Injection injection = Injection::Physical;
   SourceLoc loc; ///< of the position
+};
+
+/// One shot: the sources fired together.
+struct ShotSpec {
+  std::vector<SourceSpec> sources;
+  SourceLoc loc;
 };
 
 /// One receiver position with where it was declared.
@@ -126,12 +136,19 @@ struct Survey {
   ModelSpec model;
   TimeSpec time;
   BoundarySpec boundary;
-  std::vector<SourceSpec> sources;
-  std::vector<ReceiverSpec> receivers; ///< expanded from points, lines and grids
+  std::vector<ShotSpec> shots;         ///< `sources` (one shot) or `shots` (one shot per position)
+  std::vector<SourceSpec> sources;     ///< the sources of the current shot (see survey_for_shot)
+  std::vector<ReceiverSpec> receivers; ///< expanded from points, lines, grids and csv
+  bool receivers_move = false;         ///< receivers are offsets from each shot's first source
+  Interpolation interpolation = Interpolation::Sinc;
   OutputSpec output;
   std::optional<std::string> kernel; ///< kernel spec (same grammar as --kernel)
   SourceLoc kernel_loc;
 };
+
+/// The survey as seen by shot `shot`: its sources, and its receivers (offsets added when they move
+/// with the source; throws InputError naming the shot and receiver when one leaves the grid).
+Survey survey_for_shot(const Survey& survey, int shot);
 
 /// Parse and check a survey file. Throws InputError naming file, line, key, value and what is
 /// allowed, for syntax errors, unknown keys, wrong types, missing fields and out-of-range values.

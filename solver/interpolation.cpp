@@ -28,7 +28,94 @@ void axis_cell(double x, double origin, double h, int n, int* i0, double* frac) 
   *frac = w;
 }
 
+constexpr double kPi = 3.14159265358979323846;
+
+double bessel_i0(double x) {
+  double sum = 1.0, term = 1.0;
+  const double q = x * x / 4.0;
+  for (int k = 1; k < 60; ++k) {
+    term *= q / (static_cast<double>(k) * k);
+    sum += term;
+    if (term < 1e-17 * sum) break;
+  }
+  return sum;
+}
+
+/// One axis of the windowed sinc: node indices and weights (normalised to sum to one).
+void sinc_axis(double x, double origin, double h, int n, int radius, double beta,
+               std::vector<int>* nodes, std::vector<double>* weights) {
+  int i0;
+  double frac;
+  axis_cell(x, origin, h, n, &i0, &frac);
+  nodes->clear();
+  weights->clear();
+  if (frac == 0) { // on a node: sinc vanishes at every other node
+    nodes->push_back(i0);
+    weights->push_back(1.0);
+    return;
+  }
+  const double f = i0 + frac;
+  double sum = 0;
+  for (int i = i0 - radius + 1; i <= i0 + radius; ++i) {
+    const double d = i - f;
+    const double s = std::sin(kPi * d) / (kPi * d);
+    const double r = d / radius;
+    const double w =
+        std::abs(r) >= 1 ? 0.0 : bessel_i0(beta * std::sqrt(1 - r * r)) / bessel_i0(beta);
+    nodes->push_back(i);
+    weights->push_back(s * w);
+    sum += s * w;
+  }
+  for (double& w : *weights)
+    w /= sum;
+}
+
 } // namespace
+
+std::vector<GridTap> sinc_taps(const Grid& g, const Vec3& p, bool free_surface, int radius,
+                               double beta) {
+  std::vector<int> ni, nj, nk;
+  std::vector<double> wi, wj, wk;
+  sinc_axis(p[0], g.ox, g.dx, g.nx, radius, beta, &ni, &wi);
+  sinc_axis(p[1], g.oy, g.dy, g.ny, radius, beta, &nj, &wj);
+  sinc_axis(p[2], g.oz, g.dz, g.nz, radius, beta, &nk, &wk);
+  std::vector<GridTap> taps;
+  for (std::size_t c = 0; c < nk.size(); ++c) {
+    int k = nk[c];
+    double wz = wk[c];
+    if (free_surface && k < 0) { // antisymmetric image across the surface
+      k = -k;
+      wz = -wz;
+    }
+    if (k < 0 || k >= g.nz || (free_surface && k == 0)) continue; // ghost, or the zero surface
+    for (std::size_t b = 0; b < nj.size(); ++b) {
+      if (nj[b] < 0 || nj[b] >= g.ny) continue;
+      for (std::size_t a = 0; a < ni.size(); ++a) {
+        if (ni[a] < 0 || ni[a] >= g.nx) continue;
+        const double w = wi[a] * wj[b] * wz;
+        if (w == 0) continue;
+        // Mirrored taps may land on a node already listed: merge them.
+        bool merged = false;
+        if (free_surface) {
+          for (auto& t : taps) {
+            if (t.i == ni[a] && t.j == nj[b] && t.k == k) {
+              t.weight += w;
+              merged = true;
+              break;
+            }
+          }
+        }
+        if (!merged) taps.push_back(GridTap{ni[a], nj[b], k, w});
+      }
+    }
+  }
+  return taps;
+}
+
+std::vector<GridTap> point_taps(const Grid& g, const Vec3& p, Interpolation kind,
+                                bool free_surface) {
+  return kind == Interpolation::Sinc ? sinc_taps(g, p, free_surface) : trilinear_taps(g, p);
+}
 
 std::vector<GridTap> trilinear_taps(const Grid& g, const Vec3& p) {
   int i0, j0, k0;

@@ -119,6 +119,8 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
       w[a] = layer_width_points(s.boundary.ntaper, p.vmax, p.fmax, g.spacing(a));
     p.layer = LayerWidths{w[0], w[0], w[1], w[1], w[2], w[2]};
   }
+  // A free surface replaces the top layer (physics.md section 3).
+  if (s.boundary.free_surface) p.layer.z_lo = 0;
   for (int a = 0; a < 3; ++a) {
     const int w = p.layer.on(a, false) + p.layer.on(a, true);
     if (w >= g.extent(a)) {

@@ -30,11 +30,11 @@ double axis_eta(int i, int n, int lo, int hi, double dt, double vmax, double h) 
 /// Append the taps of `position` to `table` as one owner; `scale(i, j, k)` multiplies each weight.
 template <typename Scale>
 void add_owner(TapTable& table, const Grid& grid, const FieldLayout& layout, const Vec3& position,
-               const SourceLoc& loc, Scale scale) {
+               const SourceLoc& loc, Interpolation kind, bool free_surface, Scale scale) {
   if (table.begin.empty()) table.begin.push_back(0);
   std::vector<GridTap> taps;
   try {
-    taps = trilinear_taps(grid, position);
+    taps = point_taps(grid, position, kind, free_surface);
   } catch (const std::out_of_range& e) {
     throw InputError(loc.where() + ": " + e.what());
   }
@@ -90,23 +90,28 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
   if (plan.layer.any()) p.eta = build_eta(g, plan.layer, p.layout, plan.dt, plan.vmax);
 
   const double cell = g.dx * g.dy * g.dz;
+  const Interpolation kind = s.interpolation;
+  const bool fs = s.boundary.free_surface;
+  p.free_surface = fs;
   p.source_samples.reserve(s.sources.size() * static_cast<std::size_t>(plan.steps));
   for (std::size_t n = 0; n < s.sources.size(); ++n) {
     const SourceSpec& src = s.sources[n];
     if (src.injection == Injection::Physical) {
       // u += (c dt)^2 s(t) / (dx dy dz): the point force of the PDE, spread over the taps.
-      add_owner(p.sources, g, p.layout, src.position, src.loc, [&](int i, int j, int k) {
+      add_owner(p.sources, g, p.layout, src.position, src.loc, kind, fs, [&](int i, int j, int k) {
         return vp2dt2[(static_cast<std::size_t>(k) * g.ny + j) * g.nx + i] / cell;
       });
     } else {
-      add_owner(p.sources, g, p.layout, src.position, src.loc, [](int, int, int) { return 1.0; });
+      add_owner(p.sources, g, p.layout, src.position, src.loc, kind, fs,
+                [](int, int, int) { return 1.0; });
     }
     const auto samples = sample_wavelet(src.wavelet, plan.dt, plan.steps,
                                         "sources[" + std::to_string(n) + "].wavelet.file");
     p.source_samples.insert(p.source_samples.end(), samples.begin(), samples.end());
   }
   for (const auto& r : s.receivers) {
-    add_owner(p.receivers, g, p.layout, r.position, r.loc, [](int, int, int) { return 1.0; });
+    add_owner(p.receivers, g, p.layout, r.position, r.loc, kind, fs,
+              [](int, int, int) { return 1.0; });
   }
   if (p.receivers.begin.empty()) p.receivers.begin.push_back(0);
   if (p.sources.begin.empty()) p.sources.begin.push_back(0);

@@ -675,5 +675,101 @@ TEST_F(VelocityFile, BadValuesNameTheFirstPointInFileOrder) {
   }
 }
 
+// ---- Shots, receiver geometry, interpolation, free surface ------------------------------------
+
+TEST(SurveyShots, SourcesMakeOneShot) {
+  const Survey s = parse(kGrid + kModel + kTime + kSources);
+  ASSERT_EQ(s.shots.size(), 1u);
+  EXPECT_EQ(s.shots[0].sources.size(), 1u);
+  EXPECT_EQ(s.interpolation, Interpolation::Sinc);
+  EXPECT_FALSE(s.boundary.free_surface);
+  EXPECT_FALSE(s.receivers_move);
+}
+
+TEST(SurveyShots, ShotLineGivesOneShotPerPosition) {
+  const Survey s = parse(kGrid + kModel + kTime +
+                         "shots:\n"
+                         "  wavelet: {type: ricker, frequency: 12}\n"
+                         "  injection: minimod\n"
+                         "  positions:\n"
+                         "    lines: [{start: [20, 100, 30], end: [170, 100, 30], count: 6}]\n"
+                         "    points: [[95, 95, 95]]\n");
+  ASSERT_EQ(s.shots.size(), 7u);
+  EXPECT_DOUBLE_EQ(s.shots[0].sources[0].position[0], 95); // points come first
+  EXPECT_DOUBLE_EQ(s.shots[1].sources[0].position[0], 20);
+  EXPECT_DOUBLE_EQ(s.shots[6].sources[0].position[0], 170);
+  EXPECT_EQ(s.shots[3].sources[0].injection, Injection::Minimod);
+  EXPECT_DOUBLE_EQ(s.shots[3].sources[0].wavelet.frequency, 12);
+  EXPECT_EQ(survey_for_shot(s, 6).sources[0].position, (Vec3{170, 100, 30}));
+}
+
+TEST(SurveyShots, SourcesAndShotsTogetherAreAnError) {
+  expect_error(kGrid + kModel + kTime + kSources +
+                   "shots:\n  wavelet: {type: ricker, frequency: 12}\n"
+                   "  positions: {points: [[50, 50, 50]]}\n",
+               {"t.yaml:", "shots", "not both"});
+}
+
+TEST(SurveyShots, ShotOutsideTheGridNamesThePosition) {
+  expect_error(kGrid + kModel + kTime +
+                   "shots:\n  wavelet: {type: ricker, frequency: 12}\n"
+                   "  positions: {points: [[50, 50, 50], [500, 50, 50]]}\n",
+               {"shots.positions.points[1]", "500", "outside the grid"});
+}
+
+TEST(SurveyReceivers, MovingReceiversFollowEachShot) {
+  const Survey s = parse(kGrid + kModel + kTime +
+                         "shots:\n  wavelet: {type: ricker, frequency: 12}\n"
+                         "  positions: {points: [[50, 50, 20], [120, 50, 20]]}\n"
+                         "receivers:\n  moving: true\n  points: [[-30, 0, 10], [40, 20, 0]]\n");
+  ASSERT_TRUE(s.receivers_move);
+  const Survey shot1 = survey_for_shot(s, 1);
+  EXPECT_EQ(shot1.receivers[0].position, (Vec3{90, 50, 30}));
+  EXPECT_EQ(shot1.receivers[1].position, (Vec3{160, 70, 20}));
+  // 120 + 80 = 200 m lies beyond the grid's last point at 190 m.
+  const Survey far = parse(kGrid + kModel + kTime +
+                           "shots:\n  wavelet: {type: ricker, frequency: 12}\n"
+                           "  positions: {points: [[50, 50, 20], [120, 50, 20]]}\n"
+                           "receivers:\n  moving: true\n  points: [[80, 0, 0]]\n");
+  EXPECT_NO_THROW(survey_for_shot(far, 0));
+  try {
+    survey_for_shot(far, 1);
+    ADD_FAILURE() << "no InputError";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("shot 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("receivers.points[0]"), std::string::npos) << m;
+  }
+}
+
+TEST(SurveyReceivers, CsvFileWithHeader) {
+  const TempDir dir;
+  write_text(dir.path() / "rcv.csv", "x,y,z\n10, 20, 30\n 15.5,25,35 \n\n190,190,0\n");
+  const Survey s = parse(kGrid + kModel + kTime + kSources + "receivers:\n  csv: rcv.csv\n",
+                         dir.path().string());
+  ASSERT_EQ(s.receivers.size(), 3u);
+  EXPECT_EQ(s.receivers[1].position, (Vec3{15.5, 25, 35}));
+  write_text(dir.path() / "bad.csv", "x,y,z\n10, 20\n");
+  const std::string m = error_of(kGrid + kModel + kTime + kSources + "receivers:\n  csv: bad.csv\n",
+                                 dir.path().string());
+  EXPECT_NE(m.find("receivers.csv"), std::string::npos) << m;
+  EXPECT_NE(m.find("line 2"), std::string::npos) << m;
+  write_text(dir.path() / "out.csv", "x,y,z\n10, 20, 900\n");
+  const std::string o = error_of(kGrid + kModel + kTime + kSources + "receivers:\n  csv: out.csv\n",
+                                 dir.path().string());
+  EXPECT_NE(o.find("outside the grid"), std::string::npos) << o;
+}
+
+TEST(SurveyOptions, InterpolationAndFreeSurface) {
+  const Survey s = parse(kGrid + kModel + kTime + kSources +
+                         "interpolation: trilinear\nboundary: {free_surface: true, width: 5}\n");
+  EXPECT_EQ(s.interpolation, Interpolation::Trilinear);
+  EXPECT_TRUE(s.boundary.free_surface);
+  expect_error(kGrid + kModel + kTime + kSources + "interpolation: cubic\n",
+               {"interpolation", "cubic", "trilinear", "sinc"});
+  expect_error(kGrid + kModel + kTime + kSources + "boundary: {free_surface: maybe}\n",
+               {"boundary.free_surface", "maybe"});
+}
+
 } // namespace
 } // namespace minimod
