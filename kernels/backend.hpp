@@ -37,6 +37,9 @@ struct AcousticProblem {
   int steps = 0;
   std::vector<float> vp2dt2; ///< (c dt)^2 in the padded layout, zero ghosts
   std::vector<float> eta;    ///< damping in the padded layout (one ghost ring set); empty: no layer
+  /// Pressure-free top face: after each step u(k = 0) = 0 and the ghost planes mirror
+  /// u(-k) = -u(k) (physics.md section 3).
+  bool free_surface = false;
   /// Source taps; injection after the update of step n adds weight * samples[s * steps + n].
   TapTable sources;
   std::vector<float> source_samples; ///< [sources][steps]
