@@ -109,6 +109,9 @@ struct OutputFile::Impl {
   hsize_t snapshot_count = 0;
   bool closed = false;
   bool committed = false;
+  bool keep_partial = false;   ///< resumable: a failed run keeps the partial file
+  std::vector<int> complete;   ///< shots complete in a resumed file
+  bool snapshots_done = false; ///< a resumed file holds shot 0's snapshots
 
   ~Impl() { discard(); }
 
@@ -261,7 +264,7 @@ struct OutputFile::Impl {
     if (committed) return;
     close_all();
     H5Eclear2(H5E_DEFAULT);
-    if (!temp_path.empty()) {
+    if (!temp_path.empty() && !keep_partial) {
       std::error_code ignored;
       fs::remove(temp_path, ignored);
     }
@@ -269,10 +272,18 @@ struct OutputFile::Impl {
 };
 
 OutputFile::OutputFile(const std::string& final_path, const OutputMeta& meta)
+    : OutputFile(final_path, meta, OutputOptions{}) {}
+
+OutputFile::OutputFile(const std::string& final_path, const OutputMeta& meta,
+                       const OutputOptions& options)
     : m_impl(std::make_unique<Impl>()) {
   Impl& impl = *m_impl;
   impl.final_path = final_path;
-  impl.temp_path = final_path + ".tmp-" + std::to_string(static_cast<long>(getpid()));
+  impl.temp_path = options.resumable
+                       ? final_path + ".partial"
+                       : final_path + ".tmp-" + std::to_string(static_cast<long>(getpid()));
+  if (options.resumable && options.resume && resume_partial(meta)) return;
+  impl.keep_partial = false; // a file being created is removed again if creation fails
 
   // We report HDF5 failures as exceptions; its own stack dump on stderr would only be noise.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -334,6 +345,85 @@ OutputFile::OutputFile(const std::string& final_path, const OutputMeta& meta)
   // Created up front so every file has /shots, even one from a run that fired no shot yet.
   impl.shots = impl.own(H5Gcreate2(root, "shots", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
                         "create group '/shots'");
+  impl.keep_partial = options.resumable;
+}
+
+bool OutputFile::resume_partial(const OutputMeta& meta) {
+  Impl& impl = *m_impl;
+  std::error_code ignored;
+  if (!fs::exists(impl.temp_path, ignored)) return false;
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  H5Handle access = impl.own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "open file");
+  impl.check(H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG), "open file");
+  const hid_t file_id = H5Fopen(impl.temp_path.c_str(), H5F_ACC_RDWR, access.get());
+  if (file_id < 0) {
+    throw InputError("--resume: cannot open the partial output '" + impl.temp_path +
+                     "' (a run killed while writing can leave it unreadable): " +
+                     hdf5_error_detail() + "; remove it to start afresh");
+  }
+  impl.file = H5Handle(file_id, H5Fclose);
+  impl.keep_partial = true; // from here on, the partial file is the user's: never delete it
+  const hid_t root = impl.file.get();
+
+  // The survey text decides whether the partial file belongs to this run.
+  std::string survey;
+  {
+    H5Handle attribute =
+        impl.own(H5Aopen(root, "survey", H5P_DEFAULT), H5Aclose, "read attribute 'survey'");
+    H5Handle type = impl.own(H5Aget_type(attribute.get()), H5Tclose, "read attribute 'survey'");
+    char* text = nullptr;
+    impl.check(H5Aread(attribute.get(), type.get(), &text), "read attribute 'survey'");
+    survey = text ? text : "";
+    H5free_memory(text);
+  }
+  if (survey != meta.survey_text) {
+    throw InputError("--resume: '" + impl.temp_path +
+                     "' was written for a different survey text; remove it or run without "
+                     "--resume");
+  }
+
+  impl.shots = impl.own(H5Gopen2(root, "shots", H5P_DEFAULT), H5Gclose, "open group '/shots'");
+  std::vector<std::string> names;
+  auto collect = [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+    return 0;
+  };
+  impl.check(H5Literate(impl.shots.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names),
+             "list '/shots'");
+  for (const auto& name : names) {
+    int done = 0;
+    const htri_t has = H5Aexists_by_name(impl.shots.get(), name.c_str(), "complete", H5P_DEFAULT);
+    if (has > 0) {
+      H5Handle a = impl.own(
+          H5Aopen_by_name(impl.shots.get(), name.c_str(), "complete", H5P_DEFAULT, H5P_DEFAULT),
+          H5Aclose, "read '/shots/" + name + "/complete'");
+      impl.check(H5Aread(a.get(), H5T_NATIVE_INT, &done), "read '/shots/" + name + "/complete'");
+    }
+    if (done == 1) {
+      impl.complete.push_back(std::stoi(name));
+    } else {
+      impl.check(H5Ldelete(impl.shots.get(), name.c_str(), H5P_DEFAULT),
+                 "remove incomplete '/shots/" + name + "'");
+    }
+  }
+  std::sort(impl.complete.begin(), impl.complete.end());
+  const bool shot0 = !impl.complete.empty() && impl.complete.front() == 0;
+  if (H5Lexists(root, "snapshots", H5P_DEFAULT) > 0) {
+    if (shot0) {
+      impl.snapshots_done = true;
+    } else {
+      impl.check(H5Ldelete(root, "snapshots", H5P_DEFAULT), "remove incomplete '/snapshots'");
+    }
+  }
+  return true;
+}
+
+const std::vector<int>& OutputFile::complete_shots() const {
+  return m_impl->complete;
+}
+
+bool OutputFile::snapshots_complete() const {
+  return m_impl->snapshots_done;
 }
 
 OutputFile::~OutputFile() = default;
@@ -381,6 +471,9 @@ void OutputFile::write_shot(const ShotGather& gather) {
   impl.write_int(group.get(), "samples", gather.samples);
   impl.write_int(group.get(), "receivers", static_cast<int>(receivers));
   impl.write_int(group.get(), "shot", gather.shot);
+  // Last, and flushed: a shot counts as complete (for --resume) only once all of it is on disk.
+  impl.write_int(group.get(), "complete", 1);
+  impl.check(H5Fflush(impl.file.get(), H5F_SCOPE_LOCAL), "flush shot '" + name + "'");
 }
 
 void OutputFile::begin_snapshots(const SnapshotGeometry& geometry) {

@@ -50,12 +50,25 @@ struct SnapshotGeometry {
   int expected_count = 0;          ///< number of snapshots the run will write (for chunk sizing)
 };
 
+/// How an output file is opened.
+struct OutputOptions {
+  /// Write `<final_path>.partial` instead of `.tmp-<pid>`, flush after every shot and keep the
+  /// partial file when the run fails, so that `--resume` can continue it. A partial file never
+  /// looks finished: only commit() gives it the final name.
+  bool resumable = false;
+  /// Continue an existing `<final_path>.partial` written for the same survey text: complete shots
+  /// are kept (complete_shots()), incomplete ones removed. Without one, start afresh.
+  bool resume = false;
+};
+
 /// An output file being written.
 class OutputFile {
 public:
   /// Create `<final_path>.tmp-<pid>` (creating the parent folder) and write the root attributes.
   /// Throws OutputError when the file cannot be created.
   OutputFile(const std::string& final_path, const OutputMeta& meta);
+  /// The same with options; resuming a partial file of another survey throws InputError.
+  OutputFile(const std::string& final_path, const OutputMeta& meta, const OutputOptions& options);
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
@@ -73,8 +86,15 @@ public:
   void commit();
   /// The temporary path being written.
   const std::string& temp_path() const;
+  /// Shots already complete in a resumed file (sorted), empty for a new file.
+  const std::vector<int>& complete_shots() const;
+  /// Whether a resumed file already holds the complete snapshots (they belong to shot 0).
+  bool snapshots_complete() const;
 
 private:
+  /// Open an existing partial file for `resume`; false when there is none.
+  bool resume_partial(const OutputMeta& meta);
+
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
