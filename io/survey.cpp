@@ -451,9 +451,9 @@ void SurveyParser::parse_grid(const YAML::Node& node, GridSpec& grid) const {
 }
 
 void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
-  const MapFields fields(
-      *this, node, "model",
-      {"type", "velocity", "layers", "v0", "gradient", "z0", "file", "shape", "order", "vmax"});
+  const MapFields fields(*this, node, "model",
+                         {"type", "velocity", "layers", "v0", "gradient", "z0", "file", "format",
+                          "dataset", "shape", "order", "spacing", "origin", "segy", "vmax"});
   model.loc = loc(node, "model");
   const NumberRule velocity_rule{is_positive, "a velocity > 0 (m/s)"};
 
@@ -517,49 +517,104 @@ void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
   }
 
   case ModelSpec::Kind::File: {
-    fields.allow({"type", "file", "shape", "order", "vmax"}, " (type file)");
-    const YAML::Node file =
-        fields.require("file", "the raw little-endian float32 file, relative to the survey");
+    fields.allow({"type", "file", "format", "dataset", "shape", "order", "spacing", "origin",
+                  "segy", "vmax"},
+                 " (type file)");
+    const YAML::Node file = fields.require(
+        "file", "the model file (raw float32, HDF5, SEG-Y or .npy), relative to the survey");
     const std::string name = text(file, "model.file", "a file name");
     model.file = resolve(name);
     model.file_loc = loc(file, "model.file");
     std::error_code ec;
     if (!fs::is_regular_file(model.file, ec)) {
-      reject(file, "model.file",
-             "an existing file of raw float32 velocities (looked for " + model.file + ")");
+      reject(file, "model.file", "an existing model file (looked for " + model.file + ")");
+    }
+    if (auto format = fields.find("format")) {
+      static const std::vector<std::string> kFormats = {"raw", "hdf5", "segy", "npy"};
+      model.format = kFormats[choice(*format, "model.format", kFormats)];
+    }
+    const bool raw = model.format == "raw";
+    if (auto dataset = fields.find("dataset")) {
+      if (model.format != "hdf5") reject(*dataset, "model.dataset", "only with format: hdf5");
+      model.dataset = text(*dataset, "model.dataset", "an HDF5 dataset path such as /vp");
+    }
+    if (auto segy = fields.find("segy")) {
+      if (model.format != "segy") reject(*segy, "model.segy", "only with format: segy");
+      const MapFields segy_fields(*this, *segy, "model.segy", {"inline_byte", "crossline_byte"});
+      if (auto b = segy_fields.find("inline_byte")) {
+        model.segy_inline_byte =
+            integer(*b, "model.segy.inline_byte", 1, 233, "a byte in [1, 233]");
+      }
+      if (auto b = segy_fields.find("crossline_byte")) {
+        model.segy_crossline_byte =
+            integer(*b, "model.segy.crossline_byte", 1, 233, "a byte in [1, 233]");
+      }
     }
 
     model.file_shape = m_grid.shape;
     if (auto shape = fields.find("shape")) {
-      const std::string allowed = "[nx, ny, nz] equal to grid.shape [" +
-                                  std::to_string(m_grid.shape[0]) + ", " +
-                                  std::to_string(m_grid.shape[1]) + ", " +
-                                  std::to_string(m_grid.shape[2]) + "] (no resampling yet)";
+      const std::string allowed = "[nx, ny, nz]: the number of model points along x, y, z";
       if (!shape->IsSequence() || shape->size() != 3) reject(*shape, "model.shape", allowed);
       for (std::size_t a = 0; a < 3; ++a) {
         model.file_shape[a] = integer((*shape)[a], "model.shape[" + std::to_string(a) + "]", 1,
                                       std::numeric_limits<int>::max(), "a positive integer");
       }
-      if (model.file_shape != m_grid.shape) reject(*shape, "model.shape", allowed);
+      model.file_shape_given = true;
+    }
+    model.spacing_loc = loc_at(line_of(node), "model.spacing");
+    if (auto spacing = fields.find("spacing")) {
+      const NumberRule positive{is_positive, "a number > 0 (metres)"};
+      std::array<double, 3> h{};
+      if (spacing->IsScalar()) {
+        h.fill(number(*spacing, "model.spacing", positive));
+      } else {
+        if (!spacing->IsSequence() || spacing->size() != 3) {
+          reject(*spacing, "model.spacing", "[dx, dy, dz] in metres or one number");
+        }
+        for (std::size_t a = 0; a < 3; ++a) {
+          h[a] = number((*spacing)[a], "model.spacing[" + std::to_string(a) + "]", positive);
+        }
+      }
+      model.spacing = h;
+      model.spacing_loc = loc(*spacing, "model.spacing");
+    }
+    if (auto origin = fields.find("origin")) {
+      model.origin = vec3(*origin, "model.origin", "a list [x, y, z] in metres");
+    }
+    if (raw && !model.file_shape_given && model.spacing) {
+      reject_at(line_of(node), "model.shape", "missing",
+                "the shape [nx, ny, nz] of a raw model whose spacing is not the grid's");
+    }
+    if (raw && model.file_shape != m_grid.shape && !model.spacing) {
+      reject(*fields.find("shape"), "model.shape",
+             "grid.shape [" + std::to_string(m_grid.shape[0]) + ", " +
+                 std::to_string(m_grid.shape[1]) + ", " + std::to_string(m_grid.shape[2]) +
+                 "], or another shape together with model.spacing (the model is then resampled "
+                 "onto the grid)");
     }
 
     model.order = AxisOrder::Xyz;
     if (auto order = fields.find("order")) {
+      if (model.format == "segy")
+        reject(*order, "model.order", "no order for SEG-Y (from headers)");
       model.order =
           choice(*order, "model.order", {"xyz", "zyx"}) == 0 ? AxisOrder::Xyz : AxisOrder::Zyx;
     }
 
-    // The size is cheap to check here; build_velocity reads the values and checks them.
-    const std::uintmax_t expected = static_cast<std::uintmax_t>(model.file_shape[0]) *
-                                    static_cast<std::uintmax_t>(model.file_shape[1]) *
-                                    static_cast<std::uintmax_t>(model.file_shape[2]) * 4;
-    const std::uintmax_t actual = fs::file_size(model.file, ec);
-    if (!ec && actual != expected) {
-      reject_at(line_of(file), "model.file", model.file + " (" + std::to_string(actual) + " bytes)",
-                "exactly " + std::to_string(expected) +
-                    " bytes = " + std::to_string(model.file_shape[0]) + " x " +
-                    std::to_string(model.file_shape[1]) + " x " +
-                    std::to_string(model.file_shape[2]) + " float32 values");
+    // The size of a raw file is cheap to check here; build_velocity reads and checks the values.
+    if (raw) {
+      const std::uintmax_t expected = static_cast<std::uintmax_t>(model.file_shape[0]) *
+                                      static_cast<std::uintmax_t>(model.file_shape[1]) *
+                                      static_cast<std::uintmax_t>(model.file_shape[2]) * 4;
+      const std::uintmax_t actual = fs::file_size(model.file, ec);
+      if (!ec && actual != expected) {
+        reject_at(line_of(file), "model.file",
+                  model.file + " (" + std::to_string(actual) + " bytes)",
+                  "exactly " + std::to_string(expected) +
+                      " bytes = " + std::to_string(model.file_shape[0]) + " x " +
+                      std::to_string(model.file_shape[1]) + " x " +
+                      std::to_string(model.file_shape[2]) + " float32 values");
+      }
     }
     break;
   }

@@ -47,11 +47,19 @@ struct ModelSpec {
   double gradient = 0;             ///< Gradient, 1/s
   double z0 = 0;                   ///< Gradient reference depth (m)
   std::string file;                ///< File: path resolved against the survey's folder
+  std::string format = "raw";      ///< File: raw, hdf5, segy or npy
+  std::string dataset;             ///< File (hdf5): dataset path; empty: the file's only dataset
   std::array<int, 3> file_shape{}; ///< File: nx, ny, nz of the data
+  bool file_shape_given = false;   ///< model.shape was written
+  std::optional<std::array<double, 3>> spacing; ///< File: model spacing (m) when not the grid's
+  std::optional<Vec3> origin;                   ///< File: model origin (m) when not the grid's
+  int segy_inline_byte = 189;                   ///< File (segy): inline number's header byte
+  int segy_crossline_byte = 193;                ///< File (segy): crossline number's header byte
   AxisOrder order = AxisOrder::Xyz;
   std::optional<double> vmax; ///< velocity used for dt and layer width (>= the model's largest)
   SourceLoc loc;
-  SourceLoc file_loc; ///< location of model.file, for file errors
+  SourceLoc file_loc;    ///< location of model.file, for file errors
+  SourceLoc spacing_loc; ///< location of model.spacing (or of the model section)
   SourceLoc vmax_loc;
 };
 

@@ -1,6 +1,7 @@
 #include "models/velocity.hpp"
 
 #include "io/errors.hpp"
+#include "models/model_file.hpp"
 
 #include <algorithm>
 #include <array>
@@ -92,101 +93,42 @@ std::vector<float> depth_profile(const ModelSpec& spec, const Grid& grid) {
   return profile;
 }
 
-bool host_is_little_endian() {
-  const std::uint32_t one = 1;
-  unsigned char first_byte = 0;
-  std::memcpy(&first_byte, &one, 1);
-  return first_byte == 1;
-}
-
-/// Reads a raw little-endian float32 model and returns it x fastest.
-std::vector<float> read_model_file(const ModelSpec& spec, const Grid& grid) {
-  const SourceLoc loc =
-      spec.file_loc.key.empty() ? with_key(spec.loc, "model.file") : spec.file_loc;
-  const std::array<int, 3> grid_shape{grid.nx, grid.ny, grid.nz};
-  const std::array<int, 3> shape =
-      spec.file_shape == std::array<int, 3>{} ? grid_shape : spec.file_shape;
-  const std::string shape_text = std::to_string(shape[0]) + " x " + std::to_string(shape[1]) +
-                                 " x " + std::to_string(shape[2]);
-  if (shape != grid_shape) {
-    throw InputError(with_key(spec.loc, "model.shape").where() + ": " + shape_text +
-                     " is not allowed: the grid's shape " + std::to_string(grid.nx) + " x " +
-                     std::to_string(grid.ny) + " x " + std::to_string(grid.nz) +
-                     " (no resampling yet)");
-  }
-
-  std::error_code ec;
-  if (!fs::is_regular_file(spec.file, ec)) {
-    throw InputError(loc.where() + ": " + spec.file +
-                     " is not allowed: an existing file of raw float32 velocities (not found)");
-  }
-  const std::size_t count = grid.points();
-  const std::uintmax_t expected = static_cast<std::uintmax_t>(count) * sizeof(float);
-  const std::uintmax_t actual = fs::file_size(spec.file, ec);
-  if (ec || actual != expected) {
-    throw InputError(loc.where() + ": " + spec.file + " (" +
-                     (ec ? std::string("size unknown") : std::to_string(actual) + " bytes") +
-                     ") is not allowed: exactly " + std::to_string(expected) +
-                     " bytes = " + shape_text + " little-endian float32 values");
-  }
-
-  std::vector<float> values(count);
-  std::ifstream in(spec.file, std::ios::binary);
-  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(expected));
-  if (!in || static_cast<std::uintmax_t>(in.gcount()) != expected) {
-    throw InputError(loc.where() + ": " + spec.file + ": read failed after " +
-                     std::to_string(in.gcount()) + " of " + std::to_string(expected) + " bytes");
-  }
-  if (!host_is_little_endian()) {
-    for (float& v : values) {
-      unsigned char bytes[4];
-      std::memcpy(bytes, &v, 4);
-      std::swap(bytes[0], bytes[3]);
-      std::swap(bytes[1], bytes[2]);
-      std::memcpy(&v, bytes, 4);
-    }
-  }
-
-  const bool z_fastest = spec.order == AxisOrder::Zyx;
-  const auto n = static_cast<std::ptrdiff_t>(count);
-  std::ptrdiff_t first_bad = n;
-#pragma omp parallel for reduction(min : first_bad)
-  for (std::ptrdiff_t idx = 0; idx < n; ++idx) {
-    if (!valid_velocity(values[static_cast<std::size_t>(idx)]) && idx < first_bad) first_bad = idx;
-  }
-  if (first_bad < n) {
-    const auto idx = static_cast<std::size_t>(first_bad);
-    const auto nx = static_cast<std::size_t>(grid.nx), ny = static_cast<std::size_t>(grid.ny),
-               nz = static_cast<std::size_t>(grid.nz);
-    const std::size_t i = z_fastest ? idx / (nz * ny) : idx % nx;
-    const std::size_t j = z_fastest ? (idx / nz) % ny : (idx / nx) % ny;
-    const std::size_t k = z_fastest ? idx % nz : idx / (nx * ny);
-    throw InputError(loc.where() + ": " + format_number(values[idx]) + " at (i, j, k) = (" +
-                     std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k) +
-                     ") (byte offset " + std::to_string(idx * sizeof(float)) + " of " + spec.file +
-                     ") is not allowed: velocities finite and > 0 (m/s)");
-  }
-  if (!z_fastest) return values;
-
-  std::vector<float> x_fastest(count);
-  const auto nx = static_cast<std::size_t>(grid.nx), ny = static_cast<std::size_t>(grid.ny),
-             nz = static_cast<std::size_t>(grid.nz);
-#pragma omp parallel for
-  for (int j = 0; j < grid.ny; ++j) {
-    const auto jj = static_cast<std::size_t>(j);
-    for (std::size_t i = 0; i < nx; ++i) {
-      const float* column = values.data() + nz * (jj + ny * i);
-      for (std::size_t k = 0; k < nz; ++k)
-        x_fastest[i + nx * (jj + ny * k)] = column[k];
-    }
-  }
-  return x_fastest;
-}
-
 } // namespace
 
-std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid) {
-  if (spec.kind == ModelSpec::Kind::File) return read_model_file(spec, grid);
+/// A model file of any format, placed on the grid (resampled when its geometry differs).
+std::vector<float> read_any_model_file(const ModelSpec& spec, const Grid& grid,
+                                       std::string* notice) {
+  const SourceLoc loc =
+      spec.file_loc.key.empty() ? with_key(spec.loc, "model.file") : spec.file_loc;
+  const auto format = parse_model_format(spec.format);
+  if (!format) {
+    throw InputError(with_key(spec.loc, "model.format").where() + ": '" + spec.format +
+                     "' is not allowed: raw, hdf5, segy or npy");
+  }
+  ModelFileOptions options;
+  // A spec built in code may leave the raw shape unset: the grid's, as the parser defaults it.
+  const bool shape_set = spec.file_shape != std::array<int, 3>{};
+  if (*format == ModelFormat::Raw) {
+    options.shape = shape_set ? spec.file_shape : std::array<int, 3>{grid.nx, grid.ny, grid.nz};
+  } else if (spec.file_shape_given) {
+    options.shape = spec.file_shape;
+  }
+  options.segy.inline_byte = spec.segy_inline_byte;
+  options.segy.crossline_byte = spec.segy_crossline_byte;
+  ModelVolume volume =
+      read_model_volume(*format, spec.file, spec.dataset, spec.order, loc.where(), options);
+  const SourceLoc spacing_loc =
+      spec.spacing_loc.key.empty() ? with_key(spec.loc, "model.spacing") : spec.spacing_loc;
+  const ModelGeometry geometry =
+      model_geometry(volume, spec.spacing, spec.origin, grid, spacing_loc.where());
+  ResampledModel placed = resample_model(std::move(volume), geometry, grid);
+  if (notice) *notice = placed.notice;
+  return std::move(placed.velocity);
+}
+
+std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid, std::string* notice) {
+  if (notice) notice->clear();
+  if (spec.kind == ModelSpec::Kind::File) return read_any_model_file(spec, grid, notice);
 
   const std::vector<float> profile = depth_profile(spec, grid);
   std::vector<float> velocity(grid.points());

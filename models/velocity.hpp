@@ -4,14 +4,18 @@
 #include "io/survey.hpp"
 #include "solver/grid.hpp"
 
+#include <string>
 #include <vector>
 
 namespace minimod {
 
 /// Velocity in m/s at every grid point, x fastest: index i + nx * (j + ny * k), nx*ny*nz values.
 /// Throws InputError for a gradient that is not positive somewhere in the grid, and for a model
-/// file that is missing, has the wrong size or holds a value that is not finite and > 0.
-std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid);
+/// file that is missing, has the wrong size or holds a value that is not finite and > 0. A model
+/// file with another geometry than the grid is resampled trilinearly; `notice` (when given)
+/// receives what was done, and stays empty when the model's points are the grid's.
+std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid,
+                                  std::string* notice = nullptr);
 
 /// Largest value of a velocity model, 0 for an empty one.
 double model_vmax(const std::vector<float>& velocity);

@@ -771,5 +771,34 @@ TEST(SurveyOptions, InterpolationAndFreeSurface) {
                {"boundary.free_surface", "maybe"});
 }
 
+TEST(SurveyModelFiles, CoarseRawModelIsResampledOntoTheGrid) {
+  const TempDir dir;
+  // v = 1500 + 10 z on a 4 x 4 x 4 model at 60 m: linear, so trilinear resampling is exact.
+  std::vector<float> v;
+  for (int k = 0; k < 4; ++k)
+    for (int n = 0; n < 16; ++n)
+      v.push_back(1500.0f + 10.0f * 60.0f * k);
+  write_floats(dir.path() / "coarse.bin", v);
+  const Survey s = parse(kGrid +
+                             "model: {type: file, file: coarse.bin, shape: [4, 4, 4], "
+                             "spacing: 60}\n" +
+                             kTime + kSources,
+                         dir.path().string());
+  std::string notice;
+  const std::vector<float> grid_v = build_velocity(s.model, grid_of(s.grid), &notice);
+  ASSERT_EQ(grid_v.size(), 20u * 20u * 20u);
+  EXPECT_FALSE(notice.empty());
+  for (int k = 0; k < 20; ++k) {
+    const double z = std::min(10.0 * k, 180.0); // beyond the model's last plane: its edge value
+    EXPECT_NEAR(grid_v[static_cast<std::size_t>(k) * 400 + 7], 1500 + 10 * z, 1e-3) << k;
+  }
+  const std::string m =
+      error_of(kGrid + "model: {type: file, file: coarse.bin, format: npy, dataset: /vp}\n" +
+                   kTime + kSources,
+               dir.path().string());
+  EXPECT_NE(m.find("model.dataset"), std::string::npos) << m;
+  EXPECT_NE(m.find("hdf5"), std::string::npos) << m;
+}
+
 } // namespace
 } // namespace minimod
