@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -107,6 +108,7 @@ struct OutputFile::Impl {
   H5Handle time;
   SnapshotGeometry geometry;
   hsize_t snapshot_count = 0;
+  std::vector<std::pair<int, double>> snapshot_times; ///< step and time of each snapshot (XDMF)
   bool closed = false;
   bool committed = false;
   bool keep_partial = false;   ///< resumable: a failed run keeps the partial file
@@ -411,6 +413,38 @@ bool OutputFile::resume_partial(const OutputMeta& meta) {
   if (H5Lexists(root, "snapshots", H5P_DEFAULT) > 0) {
     if (shot0) {
       impl.snapshots_done = true;
+      // Recover what the XDMF sidecar needs: the geometry and each snapshot's step and time.
+      H5Handle group =
+          impl.own(H5Gopen2(root, "snapshots", H5P_DEFAULT), H5Gclose, "open group '/snapshots'");
+      auto read_attr = [&](const char* name, hid_t type, void* out) {
+        H5Handle a = impl.own(H5Aopen(group.get(), name, H5P_DEFAULT), H5Aclose,
+                              std::string("read '/snapshots' attribute '") + name + "'");
+        impl.check(H5Aread(a.get(), type, out), std::string("read attribute '") + name + "'");
+      };
+      read_attr("shape", H5T_NATIVE_INT, impl.geometry.shape.data());
+      read_attr("origin", H5T_NATIVE_DOUBLE, impl.geometry.origin.data());
+      read_attr("spacing", H5T_NATIVE_DOUBLE, impl.geometry.spacing.data());
+      auto read_column = [&](const char* name, hid_t type, void* out, hsize_t* count) {
+        H5Handle d = impl.own(H5Dopen2(group.get(), name, H5P_DEFAULT), H5Dclose,
+                              std::string("read '/snapshots/") + name + "'");
+        H5Handle space = impl.own(H5Dget_space(d.get()), H5Sclose, "read snapshot times");
+        if (out == nullptr) {
+          impl.check(H5Sget_simple_extent_dims(space.get(), count, nullptr), "read snapshot times");
+          return;
+        }
+        if (*count > 0) {
+          impl.check(H5Dread(d.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out),
+                     std::string("read '/snapshots/") + name + "'");
+        }
+      };
+      hsize_t count = 0;
+      read_column("step", H5T_NATIVE_INT, nullptr, &count);
+      std::vector<int> steps(count);
+      std::vector<double> times(count);
+      read_column("step", H5T_NATIVE_INT, steps.data(), &count);
+      read_column("time", H5T_NATIVE_DOUBLE, times.data(), &count);
+      for (hsize_t n = 0; n < count; ++n)
+        impl.snapshot_times.emplace_back(steps[n], times[n]);
     } else {
       impl.check(H5Ldelete(root, "snapshots", H5P_DEFAULT), "remove incomplete '/snapshots'");
     }
@@ -544,6 +578,43 @@ void OutputFile::append_snapshot(int step, double time, const std::vector<float>
   impl.append_row(impl.step, "/snapshots/step", 1, scalar, rows, H5T_NATIVE_INT, &step);
   impl.append_row(impl.time, "/snapshots/time", 1, scalar, rows, H5T_NATIVE_DOUBLE, &time);
   impl.snapshot_count = rows;
+  impl.snapshot_times.emplace_back(step, time);
+}
+
+static std::string xdmf_sidecar(const std::string& h5_name, const SnapshotGeometry& g,
+                                const std::vector<std::pair<int, double>>& times) {
+  const int nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
+  const std::string dims = std::to_string(nz) + " " + std::to_string(ny) + " " + std::to_string(nx);
+  char buf[256];
+  std::string x = "<?xml version=\"1.0\" ?>\n<!-- minimod-gpu snapshots: open this file in "
+                  "ParaView (Xdmf3 reader) -->\n<Xdmf Version=\"3.0\">\n <Domain>\n"
+                  "  <Grid Name=\"wavefield\" GridType=\"Collection\" "
+                  "CollectionType=\"Temporal\">\n";
+  for (std::size_t n = 0; n < times.size(); ++n) {
+    std::snprintf(buf, sizeof buf, "%.9g", times[n].second);
+    x += "   <Grid Name=\"step_" + std::to_string(times[n].first) +
+         "\" GridType=\"Uniform\">\n    <Time Value=\"" + buf + "\"/>\n";
+    x += "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" + dims + "\"/>\n";
+    std::snprintf(buf, sizeof buf, "%.9g %.9g %.9g", g.origin[2], g.origin[1], g.origin[0]);
+    x += "    <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n     <DataItem Format=\"XML\" "
+         "Dimensions=\"3\">" +
+         std::string(buf) + "</DataItem>\n";
+    std::snprintf(buf, sizeof buf, "%.9g %.9g %.9g", g.spacing[2], g.spacing[1], g.spacing[0]);
+    x += "     <DataItem Format=\"XML\" Dimensions=\"3\">" + std::string(buf) +
+         "</DataItem>\n    </Geometry>\n";
+    x += "    <Attribute Name=\"pressure\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+         "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"" +
+         dims +
+         "\">\n"
+         "      <DataItem Dimensions=\"3 4\" Format=\"XML\">" +
+         std::to_string(n) + " 0 0 0 1 1 1 1 1 " + dims +
+         "</DataItem>\n"
+         "      <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"4\" Dimensions=\"" +
+         std::to_string(times.size()) + " " + dims + "\">" + h5_name +
+         ":/snapshots/wavefield</DataItem>\n     </DataItem>\n    </Attribute>\n   </Grid>\n";
+  }
+  x += "  </Grid>\n </Domain>\n</Xdmf>\n";
+  return x;
 }
 
 void OutputFile::set_attribute(const std::string& name, const std::string& value) {
@@ -559,6 +630,23 @@ void OutputFile::set_attribute(const std::string& name, double value) {
 void OutputFile::commit() {
   Impl& impl = *m_impl;
   impl.require_open("commit");
+  // The XDMF sidecar first (it names the final file): ParaView opens the snapshots through it.
+  if (!impl.snapshot_times.empty()) {
+    const fs::path final_path(impl.final_path);
+    const std::string sidecar = fs::path(final_path).replace_extension(".xmf").string();
+    const std::string tmp = sidecar + ".tmp-" + std::to_string(static_cast<long>(getpid()));
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << xdmf_sidecar(final_path.filename().string(), impl.geometry, impl.snapshot_times);
+      if (!out) throw OutputError("cannot write the XDMF sidecar '" + tmp + "'");
+    }
+    std::error_code error;
+    fs::rename(tmp, sidecar, error);
+    if (error) {
+      fs::remove(tmp, error);
+      throw OutputError("cannot write the XDMF sidecar '" + sidecar + "'");
+    }
+  }
   impl.check(H5Fflush(impl.file.get(), H5F_SCOPE_LOCAL), "flush file");
   if (!impl.close_all()) impl.fail("close file");
 

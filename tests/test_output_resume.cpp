@@ -7,6 +7,8 @@
 #include <hdf5.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace minimod {
@@ -125,6 +127,62 @@ TEST_F(OutputResume, NonResumableFailureLeavesNothing) {
     out.write_shot(gather(0));
   }
   EXPECT_TRUE(fs::is_empty(m_dir));
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+int count_of(const std::string& text, const std::string& piece) {
+  int n = 0;
+  for (auto at = text.find(piece); at != std::string::npos; at = text.find(piece, at + 1))
+    ++n;
+  return n;
+}
+
+SnapshotGeometry small_geometry() {
+  SnapshotGeometry g;
+  g.shape = {4, 3, 2};
+  g.origin = {10, 20, 30};
+  g.spacing = {5, 6, 7};
+  g.expected_count = 3;
+  return g;
+}
+
+TEST_F(OutputResume, SnapshotsGetAnXdmfSidecarNamingTheFinalFile) {
+  {
+    OutputFile out(path(), meta_for("survey A"));
+    out.begin_snapshots(small_geometry());
+    for (int n = 1; n <= 3; ++n)
+      out.append_snapshot(10 * n, 0.01 * n, std::vector<float>(24, 1.0f * n));
+    out.write_shot(gather(0));
+    out.commit();
+  }
+  const std::string xmf = read_all((m_dir / "survey.xmf").string());
+  EXPECT_EQ(count_of(xmf, "GridType=\"Uniform\""), 3) << xmf;
+  EXPECT_EQ(count_of(xmf, "survey.h5:/snapshots/wavefield"), 3) << xmf;
+  EXPECT_NE(xmf.find("Dimensions=\"2 3 4\""), std::string::npos) << xmf; // z y x
+  EXPECT_NE(xmf.find("30 20 10"), std::string::npos) << xmf;             // origin z y x
+  EXPECT_NE(xmf.find("7 6 5"), std::string::npos) << xmf;                // spacing z y x
+  EXPECT_NE(xmf.find("<Time Value=\"0.03\"/>"), std::string::npos) << xmf;
+}
+
+TEST_F(OutputResume, SidecarAfterResumeListsTheEarlierSnapshots) {
+  {
+    OutputFile out(path(), meta_for("survey A"), OutputOptions{true, false});
+    out.begin_snapshots(small_geometry());
+    out.append_snapshot(10, 0.01, std::vector<float>(24, 1.0f));
+    out.append_snapshot(20, 0.02, std::vector<float>(24, 2.0f));
+    out.write_shot(gather(0));
+  }
+  OutputFile out(path(), meta_for("survey A"), OutputOptions{true, true});
+  EXPECT_TRUE(out.snapshots_complete());
+  out.write_shot(gather(1));
+  out.commit();
+  const std::string xmf = read_all((m_dir / "survey.xmf").string());
+  EXPECT_EQ(count_of(xmf, "GridType=\"Uniform\""), 2) << xmf;
+  EXPECT_NE(xmf.find("step_20"), std::string::npos) << xmf;
 }
 
 } // namespace
