@@ -1,4 +1,5 @@
 /// minimod-gpu: the command line. One catch maps exceptions to the exit codes of io/errors.hpp.
+#include "app/bench.hpp"
 #include "app/progress.hpp"
 #include "io/errors.hpp"
 #include "io/json_writer.hpp"
@@ -176,8 +177,8 @@ int main(int argc, char** argv) {
   run->add_option("--backend", backend, "cpu, cuda or auto (cuda when a GPU is present)")
       ->capture_default_str();
   run->add_option("--kernel", kernel,
-                  "Kernel spec: NAME or inner=NAME,pml=NAME,... "
-                  "(see `minimod-gpu kernels`)");
+                  "Kernel spec: NAME or inner=NAME,pml=NAME,... (see `minimod-gpu kernels`), "
+                  "or auto (timed on this grid and GPU, cached)");
   run->add_option("--steps", steps, "Run this many steps instead of the survey's time span")
       ->check(CLI::PositiveNumber);
   run->add_option("--summary", summary, "Write a JSON summary of the run to this file");
@@ -188,6 +189,9 @@ int main(int argc, char** argv) {
   validate->add_option("survey", validate_path, "Survey YAML file")->required();
 
   auto* kernels = app.add_subcommand("kernels", "List the registered kernels");
+
+  BenchArgs bench_args;
+  auto* bench = add_bench_subcommand(app, bench_args);
 
   try {
     app.parse(argc, argv);
@@ -200,6 +204,7 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(survey_path, output, backend, kernel, steps, summary, quiet);
     if (*validate) return cmd_validate(validate_path);
     if (*kernels) return cmd_kernels();
+    if (*bench) return cmd_bench(bench_args);
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;

@@ -78,6 +78,21 @@ public:
     snapshot_begin();
     snapshot_end(dense);
   }
+
+  // ---- Benchmarking and kernel choice (app/bench.cpp, kernels/autotune.cpp) ----
+
+  /// Zero u, v, phi and the traces (vp2dt2, eta and the taps stay), so that stepping can start
+  /// again from step 0 of the same problem. Waits for queued work.
+  virtual void reset() = 0;
+  /// Replace the kernel of each region without reallocating anything; the same checks as setup
+  /// (every non-empty region gets a kernel of this backend that can run it). Waits for queued
+  /// work, so that no step in flight uses the old kernels.
+  virtual void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) = 0;
+  /// Run `count` steps, step(first_step) to step(first_step + count - 1) with each index taken
+  /// modulo the problem's step count (so that a short problem can be timed for longer), and
+  /// return their elapsed time in milliseconds: from device events around the steps on a GPU
+  /// backend, from steady_clock on the CPU. Waits for the steps to finish.
+  virtual double time_steps(int first_step, int count) = 0;
 };
 
 /// The OpenMP CPU backend (always available).

@@ -1,6 +1,7 @@
 #include "solver/simulation.hpp"
 
 #include "io/errors.hpp"
+#include "kernels/autotune.hpp"
 #include "models/velocity.hpp"
 #include "solver/problem.hpp"
 #include "solver/wavelet.hpp"
@@ -110,10 +111,24 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
     // A survey written for the GPU still runs on the CPU fallback.
     if (kind == BackendKind::Cpu && options.backend == BackendChoice::Auto) spec.clear();
   }
+  // "auto": on the CPU backend its one kernel; on a GPU, timed on this grid (kernels/autotune).
+  const bool tune = is_auto_kernel_spec(spec);
+  if (tune) spec.clear();
   m_kernels =
       resolve_kernels(spec, kind, Physics::Acoustic, m_problem.regions, m_problem.layout, what);
   m_backend = kind == BackendKind::Cpu ? make_cpu_backend() : make_cuda_backend();
   m_backend->setup(m_problem, m_kernels);
+  if (tune && kind != BackendKind::Cpu) {
+    m_kernels =
+        autotune_kernels(*m_backend, m_problem, Physics::Acoustic, AutotuneOptions{}, notice)
+            .kernels;
+  }
+}
+
+bool is_auto_kernel_spec(const std::string& spec) {
+  const auto b = spec.find_first_not_of(" \t");
+  const auto e = spec.find_last_not_of(" \t");
+  return b != std::string::npos && spec.substr(b, e - b + 1) == "auto";
 }
 
 std::array<std::string, kRegionCount> Simulation::kernel_names() const {

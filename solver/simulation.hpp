@@ -21,10 +21,14 @@ enum class BackendChoice { Auto, Cpu, Cuda };
 /// Parse "auto" / "cpu" / "cuda"; throws InputError naming `what` otherwise.
 BackendChoice parse_backend_choice(const std::string& text, const std::string& what);
 
+/// Whether a kernel spec is `auto` (surrounding blanks allowed): the kernels are then chosen by
+/// timing on the GPU (kernels/autotune.hpp), or are `cpu` on the CPU backend.
+bool is_auto_kernel_spec(const std::string& spec);
+
 /// Options of a run that come from the command line rather than the survey.
 struct SimulationOptions {
   BackendChoice backend = BackendChoice::Auto;
-  std::string kernel_spec; ///< overrides the survey's `kernel:` when not empty
+  std::string kernel_spec; ///< overrides the survey's `kernel:` when not empty; `auto` tunes
   int steps_override = 0;  ///< > 0 replaces the survey's time span
 };
 

@@ -2,7 +2,11 @@
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace minimod {
@@ -28,20 +32,9 @@ public:
 
   void setup(const AcousticProblem& p,
              const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+    validate(p, kernels);
     m_problem = &p;
     m_kernels = kernels;
-    for (int r = 0; r < kRegionCount; ++r) {
-      const Region& region = p.regions[r];
-      if (region.box.empty()) continue;
-      if (!kernels[r] || kernels[r]->backend() != BackendKind::Cpu) {
-        throw RuntimeFailure(std::string("no CPU kernel chosen for region ") +
-                             region_name(region.id));
-      }
-      if (region.kind() == RegionKind::Layer && p.eta.empty()) {
-        throw RuntimeFailure(std::string("region ") + region_name(region.id) +
-                             " is an absorbing layer but the problem has no eta field");
-      }
-    }
     const auto size = static_cast<std::size_t>(p.layout.size);
     m_u.assign(size, 0.0f);
     m_v.assign(size, 0.0f);
@@ -88,6 +81,33 @@ public:
     }
   }
 
+  void reset() override {
+    require_ready("reset");
+    std::fill(m_u.begin(), m_u.end(), 0.0f);
+    std::fill(m_v.begin(), m_v.end(), 0.0f);
+    std::fill(m_phi.begin(), m_phi.end(), 0.0f);
+    std::fill(m_traces.begin(), m_traces.end(), 0.0f);
+  }
+
+  void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+    require_ready("set_kernels");
+    validate(*m_problem, kernels);
+    m_kernels = kernels;
+  }
+
+  double time_steps(int first_step, int count) override {
+    require_ready("time_steps");
+    const int steps = m_problem->steps;
+    if (count < 0 || first_step < 0)
+      throw std::invalid_argument("time_steps: negative first step or count");
+    if (count > 0 && steps <= 0)
+      throw std::invalid_argument("time_steps: the problem has no steps");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int n = 0; n < count; ++n)
+      step(static_cast<int>((static_cast<long long>(first_step) + n) % steps));
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
   void snapshot_begin() override {}
   void snapshot_end(std::vector<float>& dense) override {
     const FieldLayout& l = m_problem->layout;
@@ -98,6 +118,31 @@ public:
   void fetch_traces(std::vector<float>& traces) override { traces = m_traces; }
 
 private:
+  /// Throws unless every non-empty region of `p` has a CPU kernel that can update it.
+  static void validate(const AcousticProblem& p,
+                       const std::array<const StencilKernel*, kRegionCount>& kernels) {
+    for (int r = 0; r < kRegionCount; ++r) {
+      const Region& region = p.regions[r];
+      if (region.box.empty()) continue;
+      if (!kernels[r] || kernels[r]->backend() != BackendKind::Cpu) {
+        throw RuntimeFailure(std::string("no CPU kernel chosen for region ") +
+                             region_name(region.id));
+      }
+      const std::string why = kernels[r]->can_run(region, p.layout);
+      if (!why.empty())
+        throw RuntimeFailure("kernel " + kernels[r]->name() + " cannot update region " +
+                             region_name(region.id) + ": " + why);
+      if (region.kind() == RegionKind::Layer && p.eta.empty()) {
+        throw RuntimeFailure(std::string("region ") + region_name(region.id) +
+                             " is an absorbing layer but the problem has no eta field");
+      }
+    }
+  }
+
+  void require_ready(const char* what) const {
+    if (!m_problem) throw std::logic_error(std::string("CPU backend: ") + what + " before setup");
+  }
+
   const AcousticProblem* m_problem = nullptr;
   std::array<const StencilKernel*, kRegionCount> m_kernels{};
   std::vector<float> m_u, m_v, m_vp2dt2, m_phi, m_eta, m_traces;

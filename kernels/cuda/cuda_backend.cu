@@ -19,6 +19,11 @@
 #include <utility>
 #include <vector>
 
+// Elapsed time between two events; gpu_runtime.hpp does not map it yet (HIP: hipEventElapsedTime).
+#if !defined(gpuEventElapsedTime)
+#define gpuEventElapsedTime cudaEventElapsedTime
+#endif
+
 namespace minimod {
 
 namespace gpu {
@@ -117,6 +122,13 @@ EventHandle make_event(const char* what) {
   return EventHandle(e);
 }
 
+/// An event that records time (for time_steps).
+EventHandle make_timing_event(const char* what) {
+  gpuEvent_t e = nullptr;
+  MINIMOD_GPU_CHECK_WHAT(gpuEventCreateWithFlags(&e, 0u), what);
+  return EventHandle(e);
+}
+
 class CudaBackend final : public Backend {
 public:
   CudaBackend() : m_device(select_device()) {
@@ -128,6 +140,8 @@ public:
     m_copy = make_stream("snapshot copy stream");
     m_compute_done = make_event("end-of-step event");
     m_copy_done = make_event("snapshot-copied event");
+    m_timing_start = make_timing_event("time_steps start event");
+    m_timing_stop = make_timing_event("time_steps stop event");
   }
 
   ~CudaBackend() override {
@@ -295,6 +309,47 @@ public:
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_copy.get()));
   }
 
+  void reset() override {
+    require_ready("reset");
+    synchronize();
+    m_snapshot_pending = false;
+    m_copy_source = {nullptr, nullptr};
+    gpuStream_t s = m_compute.get();
+    const std::size_t field_bytes = static_cast<std::size_t>(m_layout.size) * sizeof(float);
+    MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_u.as<void>(), 0, field_bytes, s), "reset of u");
+    MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_v.as<void>(), 0, field_bytes, s), "reset of v");
+    if (!m_phi.empty())
+      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_phi.as<void>(), 0, field_bytes, s), "reset of phi");
+    if (!m_traces.empty())
+      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_traces.as<void>(), 0, m_traces.bytes(), s),
+                             "reset of the traces");
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
+  }
+
+  void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+    require_ready("set_kernels");
+    validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
+    synchronize();
+    m_kernels = kernels;
+  }
+
+  double time_steps(int first_step, int count) override {
+    require_ready("time_steps");
+    if (count < 0 || first_step < 0)
+      throw std::invalid_argument("time_steps: negative first step or count");
+    if (count > 0 && m_steps <= 0)
+      throw std::invalid_argument("time_steps: the problem has no steps");
+    gpuStream_t s = m_compute.get();
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_timing_start.get(), s));
+    for (int n = 0; n < count; ++n)
+      step(static_cast<int>((static_cast<long long>(first_step) + n) % m_steps));
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_timing_stop.get(), s));
+    MINIMOD_GPU_CHECK(gpuEventSynchronize(m_timing_stop.get()));
+    float ms = 0.0f;
+    MINIMOD_GPU_CHECK(gpuEventElapsedTime(&ms, m_timing_start.get(), m_timing_stop.get()));
+    return static_cast<double>(ms);
+  }
+
   void fetch_traces(std::vector<float>& traces) override {
     require_ready("fetch_traces");
     traces.assign(static_cast<std::size_t>(m_receivers) * (static_cast<std::size_t>(m_steps) + 1),
@@ -323,8 +378,15 @@ private:
       throw std::invalid_argument("source samples: " + std::to_string(p.source_samples.size()) +
                                   " floats for " + std::to_string(p.sources.owners()) +
                                   " sources of " + std::to_string(p.steps) + " steps");
+    validate_kernels(p.regions, p.layout, !p.eta.empty(), kernels);
+  }
+
+  /// Throws unless every non-empty region gets a CUDA acoustic kernel that can update it.
+  static void validate_kernels(const std::array<Region, kRegionCount>& regions,
+                               const FieldLayout& layout, bool have_eta,
+                               const std::array<const StencilKernel*, kRegionCount>& kernels) {
     for (int r = 0; r < kRegionCount; ++r) {
-      const Region& region = p.regions[r];
+      const Region& region = regions[r];
       if (region.box.empty()) continue;
       const StencilKernel* k = kernels[r];
       if (k == nullptr || k->backend() != BackendKind::Cuda || k->physics() != Physics::Acoustic)
@@ -333,11 +395,11 @@ private:
                              (k ? " (got " + k->name() + " for " + backend_name(k->backend()) +
                                       "/" + physics_name(k->physics()) + ")"
                                 : std::string()));
-      const std::string why = k->can_run(region, p.layout);
+      const std::string why = k->can_run(region, layout);
       if (!why.empty())
         throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
                              region_name(region.id) + ": " + why);
-      if (region.kind() == RegionKind::Layer && p.eta.empty())
+      if (region.kind() == RegionKind::Layer && !have_eta)
         throw RuntimeFailure(std::string("region ") + region_name(region.id) +
                              " is an absorbing layer but the problem has no eta field");
     }
@@ -391,6 +453,8 @@ private:
   StreamHandle m_copy;        ///< snapshot copies
   EventHandle m_compute_done; ///< recorded at snapshot_begin: the steps the copy must follow
   EventHandle m_copy_done;    ///< recorded after each snapshot copy
+  EventHandle m_timing_start; ///< time_steps: recorded before the first step
+  EventHandle m_timing_stop;  ///< time_steps: recorded after the last step
 
   bool m_ready = false;
   FieldLayout m_layout{};

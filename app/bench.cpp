@@ -1,0 +1,575 @@
+#include "app/bench.hpp"
+
+#include "io/errors.hpp"
+#include "io/json_writer.hpp"
+#include "io/survey.hpp"
+#include "kernels/autotune.hpp"
+#include "kernels/selection.hpp"
+#include "models/velocity.hpp"
+#include "solver/plan.hpp"
+#include "solver/problem.hpp"
+#include "version.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace minimod {
+namespace {
+
+// The seeds' benchmark problem (physics.md section 7).
+constexpr double kSpacing = 20.0;    ///< m
+constexpr double kVelocity = 2000.0; ///< m/s everywhere
+constexpr double kVmax = 4500.0;     ///< m/s, for dt and the layer width
+constexpr double kFmax = 25.0;       ///< Hz, for the layer width and the Minimod wavelet
+constexpr double kNtaper = 3.0;      ///< layer = ntaper vmax / fmax / h = 27 points
+constexpr double kCfl = 0.8;
+constexpr int kReceiverOffset = 10; ///< receiver this many points from the source along x
+constexpr int kMinRepeats = 3;      ///< the median of fewer says little
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+/// The survey of the seeds' benchmark on an nx x ny x nz grid, `steps` steps.
+Survey benchmark_survey(const std::array<int, 3>& shape, int steps) {
+  Survey s;
+  s.path = "bench";
+  s.name = "seeds_benchmark";
+  s.physics = "acoustic";
+  s.grid.shape = shape;
+  s.grid.spacing = {kSpacing, kSpacing, kSpacing};
+  s.grid.loc = SourceLoc{"bench", 0, "--grid"};
+  s.model.kind = ModelSpec::Kind::Constant;
+  s.model.velocity = kVelocity;
+  s.model.vmax = kVmax;
+  s.model.loc = s.model.vmax_loc = SourceLoc{"bench", 0, "model"};
+  s.time.steps = steps;
+  s.time.cfl = kCfl;
+  s.time.loc = SourceLoc{"bench", 0, "--steps"};
+  s.boundary.ntaper = kNtaper;
+  s.boundary.fmax = kFmax;
+  s.boundary.loc = SourceLoc{"bench", 0, "--grid"};
+  SourceSpec src;
+  const int ci = shape[0] / 2, cj = shape[1] / 2, ck = shape[2] / 2;
+  src.position = {ci * kSpacing, cj * kSpacing, ck * kSpacing};
+  src.wavelet.kind = WaveletSpec::Kind::Minimod;
+  src.wavelet.fmax = kFmax;
+  src.injection = Injection::Minimod;
+  src.loc = SourceLoc{"bench", 0, "source"};
+  s.sources.push_back(src);
+  ReceiverSpec rcv;
+  rcv.position = {std::min(ci + kReceiverOffset, shape[0] - 1) * kSpacing, cj * kSpacing,
+                  ck * kSpacing};
+  rcv.loc = SourceLoc{"bench", 0, "receiver"};
+  s.receivers.push_back(rcv);
+  return s;
+}
+
+/// How one item of --kernel maps onto the regions, before anything runs.
+struct Entry {
+  BenchRecord record;
+  bool tune = false; ///< an `auto` item: kernels chosen by autotune_kernels when it runs
+  RegionKernels kernels{};
+};
+
+std::string joined_names(BackendKind backend, Physics physics) {
+  std::string out;
+  for (const auto& n : kernel_registry().names(backend, physics))
+    out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "(none)" : out;
+}
+
+/// A kernel used for every region kind it implements; the backend's default takes the other
+/// regions and those it refuses (each noted). Refusing the inner region refuses the record.
+Entry entry_for_kernel(const StencilKernel* k, const AcousticProblem& p,
+                       const StencilKernel* fallback) {
+  Entry e;
+  e.record.spec = k->name();
+  bool no_layer_noted = false, no_inner_noted = false;
+  for (int r = 0; r < kRegionCount; ++r) {
+    const Region& region = p.regions[r];
+    e.kernels[r] = fallback;
+    if (region.box.empty()) continue;
+    if (!k->handles(region.kind())) {
+      if (region.kind() == RegionKind::Layer && !no_layer_noted) {
+        e.record.notes.push_back("layers on " + fallback->name() + " (" + k->name() +
+                                 " has no layer update)");
+        no_layer_noted = true;
+      } else if (region.kind() == RegionKind::Inner && !no_inner_noted) {
+        e.record.notes.push_back("inner on " + fallback->name() + " (" + k->name() +
+                                 " has no inner update)");
+        no_inner_noted = true;
+      }
+      continue;
+    }
+    const std::string why = k->can_run(region, p.layout);
+    if (why.empty()) {
+      e.kernels[r] = k;
+    } else if (region.kind() == RegionKind::Inner) {
+      e.record.status = "refused";
+      e.record.reason = k->name() + " cannot run region inner: " + why;
+    } else {
+      e.record.notes.push_back(std::string(region_name(region.id)) + " on " + fallback->name() +
+                               " (" + k->name() + " refuses it: " + why + ")");
+    }
+  }
+  return e;
+}
+
+/// A full spec (KEY=NAME,...): the names must exist (InputError otherwise); a kernel that
+/// refuses its region refuses the record.
+Entry entry_for_spec(const std::string& spec, BackendKind backend, Physics physics,
+                     const AcousticProblem& p) {
+  Entry e;
+  e.record.spec = spec;
+  // Empty boxes: resolve_kernels checks the grammar and the names, not can_run.
+  std::array<Region, kRegionCount> no_boxes = p.regions;
+  for (Region& r : no_boxes)
+    r.box = Box{};
+  e.kernels = resolve_kernels(spec, backend, physics, no_boxes, p.layout, "--kernel");
+  for (int r = 0; r < kRegionCount; ++r) {
+    const Region& region = p.regions[r];
+    if (region.box.empty()) continue;
+    const std::string why = e.kernels[r]->can_run(region, p.layout);
+    if (!why.empty() && e.record.status == "ok") {
+      e.record.status = "refused";
+      e.record.reason =
+          e.kernels[r]->name() + " cannot run region " + region_name(region.id) + ": " + why;
+    }
+  }
+  return e;
+}
+
+std::vector<Entry> plan_entries(const BenchOptions& o, const AcousticProblem& p,
+                                const StencilKernel* fallback) {
+  std::vector<Entry> out;
+  for (const std::string& item : o.kernels) {
+    if (item == "all") {
+      int n = 0;
+      for (const StencilKernel* k : kernel_registry().all()) {
+        if (k->backend() != o.backend || k->physics() != o.physics) continue;
+        out.push_back(entry_for_kernel(k, p, fallback));
+        ++n;
+      }
+      if (n == 0)
+        throw InputError(std::string("--kernel all: no ") + physics_name(o.physics) +
+                         " kernel is registered for backend " + backend_name(o.backend));
+    } else if (item == "auto") {
+      Entry e;
+      e.record.spec = "auto";
+      e.tune = true;
+      out.push_back(std::move(e));
+    } else if (item.find('=') != std::string::npos) {
+      out.push_back(entry_for_spec(item, o.backend, o.physics, p));
+    } else {
+      const StencilKernel* k = kernel_registry().find(item, o.backend, o.physics);
+      if (!k)
+        throw InputError("--kernel: no " + std::string(physics_name(o.physics)) +
+                         " kernel named '" + item + "' for backend " + backend_name(o.backend) +
+                         "; allowed: all, auto, " + joined_names(o.backend, o.physics) +
+                         " (or a family name for its default tile, or a full spec "
+                         "KEY=NAME,... with items separated by ';')");
+      out.push_back(entry_for_kernel(k, p, fallback));
+    }
+  }
+  return out;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) throw OutputError("cannot write '" + tmp + "'");
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw OutputError("cannot rename '" + tmp + "' to '" + path + "'");
+  }
+}
+
+/// "gmem_3d_32x4x4" when all six slabs share a kernel, else "mixed"; "-" without layers.
+std::string layers_text(const BenchRecord& r) {
+  std::string name;
+  for (int k = 1; k < kRegionCount; ++k) {
+    if (r.kernels[k] == "-") continue;
+    if (name.empty())
+      name = r.kernels[k];
+    else if (name != r.kernels[k])
+      return "mixed";
+  }
+  return name.empty() ? "-" : name;
+}
+
+} // namespace
+
+bool BenchReport::any_failed() const {
+  return std::any_of(records.begin(), records.end(),
+                     [](const BenchRecord& r) { return r.status == "failed"; });
+}
+
+CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
+  CLI::App* b = app.add_subcommand(
+      "bench", "Time kernels on the seeds' benchmark problem against the measured memory floor");
+  b->add_option("--kernel", a.kernel,
+                "all (every registered kernel), auto (tune, then time the choice), or a list: "
+                "names separated by ',' or ';', full specs (inner=..,pml=..) separated by ';'")
+      ->capture_default_str();
+  auto* grid = b->add_option("--grid", a.grid, "N: an N x N x N grid (default 1000)")
+                   ->check(CLI::PositiveNumber);
+  auto* shape = b->add_option("--shape", a.shape, "NXxNYxNZ grid, e.g. 1000x1000x500");
+  grid->excludes(shape);
+  b->add_option("--steps", a.steps, "Timed steps per repeat")->capture_default_str();
+  b->add_option("--warmup", a.warmup, "Untimed steps before each kernel's repeats")
+      ->capture_default_str();
+  b->add_option("--repeats", a.repeats, "Timed repeats per kernel (>= 3; the median counts)")
+      ->capture_default_str();
+  b->add_option("--physics", a.physics, "acoustic")->capture_default_str();
+  b->add_option("--json", a.json, "Write one JSON record per kernel to this file");
+  b->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
+  return b;
+}
+
+std::array<int, 3> parse_shape(const std::string& text, const std::string& what) {
+  std::array<int, 3> out{};
+  std::istringstream in(text);
+  std::string part;
+  int n = 0;
+  const std::string allowed = "; allowed: NXxNYxNZ with three positive integers, e.g. 1000x800x600";
+  while (std::getline(in, part, 'x')) {
+    if (n == 3 || part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
+        part.size() > 9)
+      throw InputError(what + ": '" + text + "' is not a grid shape" + allowed);
+    out[n++] = std::stoi(part);
+  }
+  if (n != 3 || text.back() == 'x')
+    throw InputError(what + ": '" + text + "' is not a grid shape" + allowed);
+  for (const int v : out)
+    if (v <= 0) throw InputError(what + ": '" + text + "' has a zero extent" + allowed);
+  return out;
+}
+
+std::vector<std::string> split_kernel_list(const std::string& text) {
+  const bool specs = text.find('=') != std::string::npos;
+  std::vector<std::string> out;
+  std::string item;
+  for (const char c : text + ";") {
+    if (c == ';' || (c == ',' && !specs)) {
+      item = trim(item);
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  return out;
+}
+
+BenchOptions bench_options(const BenchArgs& a) {
+  BenchOptions o;
+  o.kernels = split_kernel_list(a.kernel);
+  if (o.kernels.empty())
+    throw InputError("--kernel: '" + a.kernel + "' names no kernel; allowed: all, auto, a list");
+  if (a.grid < 0)
+    throw InputError("--grid: " + std::to_string(a.grid) + "; allowed: a positive integer");
+  if (a.grid > 0 && !a.shape.empty()) throw InputError("--grid and --shape: give one of them");
+  if (a.grid > 0) o.shape = {a.grid, a.grid, a.grid};
+  if (!a.shape.empty()) o.shape = parse_shape(a.shape, "--shape");
+  const int layer = layer_width_points(kNtaper, kVmax, kFmax, kSpacing);
+  for (int ax = 0; ax < 3; ++ax)
+    if (o.shape[ax] <= 2 * layer)
+      throw InputError(std::string(a.shape.empty() ? "--grid" : "--shape") + ": " +
+                       std::to_string(o.shape[ax]) + " points along " + "xyz"[ax] +
+                       " leave no inner region between the benchmark's " + std::to_string(layer) +
+                       "-point layers; allowed: > " + std::to_string(2 * layer));
+  if (a.steps <= 0)
+    throw InputError("--steps: " + std::to_string(a.steps) + "; allowed: a positive integer");
+  if (a.warmup < 0) throw InputError("--warmup: " + std::to_string(a.warmup) + "; allowed: >= 0");
+  if (a.repeats < kMinRepeats)
+    throw InputError("--repeats: " + std::to_string(a.repeats) + "; allowed: >= " +
+                     std::to_string(kMinRepeats) + " (the median of fewer says little)");
+  o.steps = a.steps;
+  o.warmup = a.warmup;
+  o.repeats = a.repeats;
+  if (a.physics != "acoustic")
+    throw InputError("--physics: '" + a.physics +
+                     "' is not benchmarked by this build; allowed: "
+                     "acoustic");
+  o.physics = Physics::Acoustic;
+  if (a.backend == "cuda")
+    o.backend = BackendKind::Cuda;
+  else if (a.backend == "cpu")
+    o.backend = BackendKind::Cpu;
+  else
+    throw InputError("--backend: '" + a.backend + "'; allowed: cuda, cpu");
+  o.json_path = a.json;
+  return o;
+}
+
+BenchReport run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log_fn,
+                      const std::function<void(const BenchReport&)>& on_record) {
+  auto log = [&](const std::string& line) {
+    if (log_fn) log_fn(line);
+  };
+  BenchReport rep;
+  rep.date = utc_now();
+  rep.backend = backend_name(o.backend);
+  rep.physics = physics_name(o.physics);
+  rep.steps = o.steps;
+  rep.warmup = o.warmup;
+  rep.repeats = o.repeats;
+
+  // The device first: without one there is nothing to wait for.
+  std::unique_ptr<Backend> backend =
+      o.backend == BackendKind::Cuda ? make_cuda_backend() : make_cpu_backend();
+  rep.device = backend->device_name();
+
+  // The problem, on the host: enough source samples for the longest run of consecutive steps.
+  const Survey survey = benchmark_survey(o.shape, std::max(o.steps, std::max(o.warmup, 1)));
+  Grid g;
+  g.nx = o.shape[0];
+  g.ny = o.shape[1];
+  g.nz = o.shape[2];
+  g.dx = g.dy = g.dz = kSpacing;
+  AcousticProblem problem;
+  {
+    const std::vector<float> velocity = build_velocity(survey.model, g);
+    const Plan plan = make_plan(survey, velocity, 0);
+    problem = build_acoustic_problem(survey, plan, velocity);
+  }
+  rep.grid = problem.grid;
+  rep.layer = problem.layer;
+  rep.dt = problem.dt;
+
+  const StencilKernel* fallback =
+      kernel_registry().find(default_kernel_name(o.backend), o.backend, o.physics);
+  if (!fallback)
+    throw RuntimeFailure(std::string("no default kernel for backend ") + backend_name(o.backend));
+  // Names are checked before the slow parts, so that a typo costs nothing.
+  std::vector<Entry> entries = plan_entries(o, problem, fallback);
+
+  const auto points = static_cast<std::int64_t>(problem.grid.points());
+  log("bench: " + rep.device + ", " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+      std::to_string(g.nz) + " (layer " + std::to_string(problem.layer.x_lo) + "), " +
+      std::to_string(entries.size()) + " configurations; measuring the memory floor");
+  // Before the backend allocates: the probe's arrays and the fields are never held together.
+  rep.floor = o.backend == BackendKind::Cuda ? measure_gpu_memory_floor(points)
+                                             : measure_host_memory_floor(points);
+  rep.floor_ms = rep.floor.floor_ms(points);
+  log("bench: floor " + fmt("%.3f", rep.floor_ms) + " ms per step (stream " +
+      fmt("%.1f", rep.floor.stream_gbps) + " GB/s, copy " + fmt("%.1f", rep.floor.copy_gbps) +
+      " GB/s)");
+
+  backend->setup(
+      problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
+
+  for (Entry& e : entries) {
+    BenchRecord& r = e.record;
+    for (int k = 0; k < kRegionCount; ++k)
+      r.kernels[k] = problem.regions[k].box.empty()
+                         ? "-"
+                         : (e.kernels[k] ? e.kernels[k]->name() : std::string("-"));
+    if (r.status != "ok") {
+      log("bench: " + r.spec + ": refused: " + r.reason);
+      rep.records.push_back(r);
+      if (on_record) on_record(rep);
+      continue;
+    }
+    try {
+      if (e.tune) {
+        AutotuneOptions ao;
+        ao.cache_path = o.autotune_cache;
+        const AutotuneResult t = autotune_kernels(*backend, problem, o.physics, ao, log);
+        e.kernels = t.kernels;
+        r.notes.push_back(std::string(t.from_cache ? "cached choice " : "tuned choice ") + t.spec);
+        for (int k = 0; k < kRegionCount; ++k)
+          r.kernels[k] = problem.regions[k].box.empty() ? "-" : e.kernels[k]->name();
+      }
+      backend->set_kernels(e.kernels);
+      backend->reset();
+      if (o.warmup > 0) backend->time_steps(0, o.warmup);
+      for (int rep_i = 0; rep_i < o.repeats; ++rep_i) {
+        backend->reset();
+        r.ms_all.push_back(backend->time_steps(0, o.steps) / o.steps);
+      }
+      r.ms = median_of(r.ms_all);
+      const double s = r.ms * 1e-3;
+      r.gpts_per_s = s > 0 ? static_cast<double>(points) / s / 1e9 : 0.0;
+      r.effective_gbps =
+          s > 0 ? kAcousticBytesPerPoint * static_cast<double>(points) / s / 1e9 : 0.0;
+      r.percent_of_floor = r.ms > 0 ? rep.floor_ms / r.ms * 100.0 : 0.0;
+      log("bench: " + r.spec + ": " + fmt("%.3f", r.ms) + " ms per step (" +
+          fmt("%.1f", r.percent_of_floor) + "% of the floor)");
+    } catch (const RuntimeFailure& err) {
+      r.status = "failed";
+      r.reason = err.what();
+      r.ms_all.clear();
+      log("bench: " + r.spec + ": failed: " + r.reason);
+    }
+    rep.records.push_back(r);
+    if (on_record) on_record(rep);
+  }
+  return rep;
+}
+
+std::string bench_table(const BenchReport& rep) {
+  std::ostringstream o;
+  o << "minimod-gpu bench: " << rep.device << " (" << rep.backend << "), " << rep.physics << ", "
+    << rep.grid.nx << "x" << rep.grid.ny << "x" << rep.grid.nz << " (layer " << rep.layer.x_lo
+    << "), " << rep.steps << " steps x " << rep.repeats << " repeats after " << rep.warmup
+    << " warm-up steps\n";
+  o << "memory floor: stream " << fmt("%.1f", rep.floor.stream_gbps) << " GB/s, copy "
+    << fmt("%.1f", rep.floor.copy_gbps) << " GB/s (" << rep.floor.points << " points, median of "
+    << rep.floor.repeats << ") -> " << fmt("%.3f", rep.floor_ms) << " ms per step at "
+    << kAcousticBytesPerPoint << " B/point\n\n";
+  std::size_t wk = 6, wi = 5, wl = 6;
+  for (const auto& r : rep.records) {
+    wk = std::max(wk, r.spec.size());
+    wi = std::max(wi, r.kernels[0].size());
+    wl = std::max(wl, layers_text(r).size());
+  }
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %9s  %19s  %7s  %7s  %7s\n",
+                static_cast<int>(wk), "kernel", static_cast<int>(wi), "inner", static_cast<int>(wl),
+                "layers", "ms/step", "min..max", "Gpts/s", "GB/s", "% floor");
+  o << line;
+  for (const auto& r : rep.records) {
+    if (r.status != "ok") {
+      std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %s\n", static_cast<int>(wk),
+                    r.spec.c_str(), static_cast<int>(wi), r.kernels[0].c_str(),
+                    static_cast<int>(wl), layers_text(r).c_str(), r.status.c_str());
+      o << line;
+      continue;
+    }
+    const auto [lo, hi] = std::minmax_element(r.ms_all.begin(), r.ms_all.end());
+    const std::string range = fmt("%.3f", *lo) + ".." + fmt("%.3f", *hi);
+    std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %9.3f  %19s  %7.2f  %7.1f  %7.1f\n",
+                  static_cast<int>(wk), r.spec.c_str(), static_cast<int>(wi), r.kernels[0].c_str(),
+                  static_cast<int>(wl), layers_text(r).c_str(), r.ms, range.c_str(), r.gpts_per_s,
+                  r.effective_gbps, r.percent_of_floor);
+    o << line;
+  }
+  bool header = false;
+  for (const auto& r : rep.records) {
+    if (r.notes.empty() && r.reason.empty()) continue;
+    if (!header) o << "\nnotes:\n";
+    header = true;
+    if (!r.reason.empty()) o << "  " << r.spec << ": " << r.status << ": " << r.reason << "\n";
+    for (const auto& n : r.notes)
+      o << "  " << r.spec << ": " << n << "\n";
+  }
+  return o.str();
+}
+
+std::string bench_json(const BenchReport& rep) {
+  JsonWriter j;
+  j.begin_object();
+  j.field("program", "minimod-gpu bench").field("version", kProgramVersion);
+  j.field("commit", kGitCommit).field("date", rep.date);
+  j.key("records").begin_array();
+  for (const auto& r : rep.records) {
+    const bool ok = r.status == "ok";
+    j.begin_object();
+    j.field("gpu", rep.device).field("backend", rep.backend).field("physics", rep.physics);
+    j.key("grid")
+        .begin_array()
+        .value(rep.grid.nx)
+        .value(rep.grid.ny)
+        .value(rep.grid.nz)
+        .end_array();
+    j.key("layer").begin_array();
+    for (int a = 0; a < 3; ++a)
+      j.value(rep.layer.on(a, false)).value(rep.layer.on(a, true));
+    j.end_array();
+    j.field("spacing", rep.grid.dx).field("dt", rep.dt);
+    j.field("steps", rep.steps).field("warmup_steps", rep.warmup).field("repeats", rep.repeats);
+    j.field("kernel", r.spec).field("status", r.status);
+    if (r.reason.empty())
+      j.null_field("reason");
+    else
+      j.field("reason", r.reason);
+    j.key("kernels").begin_object();
+    for (int k = 0; k < kRegionCount; ++k)
+      j.field(region_name(static_cast<RegionId>(k)), r.kernels[k]);
+    j.end_object();
+    j.key("notes").begin_array();
+    for (const auto& n : r.notes)
+      j.value(n);
+    j.end_array();
+    if (ok)
+      j.field("ms_per_step", r.ms);
+    else
+      j.null_field("ms_per_step");
+    j.key("ms_per_step_all").begin_array();
+    for (const double v : r.ms_all)
+      j.value(v);
+    j.end_array();
+    j.field("floor_ms_per_step", rep.floor_ms);
+    j.field("copy_gbps", rep.floor.copy_gbps).field("stream_gbps", rep.floor.stream_gbps);
+    j.field("floor_points", rep.floor.points);
+    if (ok) {
+      j.field("gpts_per_s", r.gpts_per_s).field("effective_gbps", r.effective_gbps);
+      j.field("percent_of_floor", r.percent_of_floor);
+    } else {
+      j.null_field("gpts_per_s").null_field("effective_gbps").null_field("percent_of_floor");
+    }
+    j.field("bytes_per_point", kAcousticBytesPerPoint);
+    j.field("date", rep.date).field("commit", kGitCommit);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  return j.str();
+}
+
+int cmd_bench(const BenchArgs& args) {
+  const BenchOptions o = bench_options(args);
+  auto partial = [&](const BenchReport& so_far) {
+    if (!o.json_path.empty()) write_file_atomically(o.json_path, bench_json(so_far));
+  };
+  const BenchReport rep = run_bench(
+      o, [](const std::string& line) { std::cerr << line << std::endl; }, partial);
+  std::cout << bench_table(rep) << std::flush;
+  if (!o.json_path.empty()) {
+    write_file_atomically(o.json_path, bench_json(rep));
+    std::cout << "json: " << o.json_path << "\n";
+  }
+  return rep.any_failed() ? kExitRuntime : kExitOk;
+}
+
+} // namespace minimod

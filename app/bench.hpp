@@ -1,0 +1,112 @@
+#pragma once
+/// `minimod-gpu bench` (docs/benchmark.md): the seeds' benchmark problem built in code, every
+/// chosen kernel timed on it against the memory floor measured in the same process, a table on
+/// the terminal and one JSON record per kernel.
+
+#include "kernels/backend.hpp"
+#include "kernels/gpu_probe.hpp"
+#include "kernels/kernel.hpp"
+#include "solver/grid.hpp"
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace minimod {
+
+/// The command-line values of `bench`, as CLI11 fills them (checked by bench_options).
+struct BenchArgs {
+  std::string kernel = "all"; ///< all | auto | LIST (see split_kernel_list)
+  int grid = 0;               ///< N for an N^3 grid (0: not given)
+  std::string shape;          ///< NXxNYxNZ (empty: not given)
+  int steps = 100;            ///< timed steps per repeat
+  int warmup = 10;            ///< untimed steps before each kernel's repeats
+  int repeats = 3;            ///< timed repeats per kernel (the median counts)
+  std::string physics = "acoustic";
+  std::string json;             ///< JSON output file (empty: none)
+  std::string backend = "cuda"; ///< cuda | cpu
+};
+
+/// Checked options of a benchmark.
+struct BenchOptions {
+  std::vector<std::string> kernels{"all"}; ///< items: all, auto, a kernel name or a full spec
+  std::array<int, 3> shape{1000, 1000, 1000};
+  int steps = 100;
+  int warmup = 10;
+  int repeats = 3;
+  Physics physics = Physics::Acoustic;
+  std::string json_path;
+  BackendKind backend = BackendKind::Cuda;
+  /// Options of `auto` items (the cache path among them; empty: autotune_cache_path()).
+  std::string autotune_cache;
+};
+
+/// Add the `bench` subcommand and its options to `app`, filling `args`.
+CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& args);
+
+/// Check `args`; throws InputError naming the option, the value and what is allowed.
+BenchOptions bench_options(const BenchArgs& args);
+
+/// "1000x800x600" -> {1000, 800, 600}; throws InputError (naming `what`) otherwise.
+std::array<int, 3> parse_shape(const std::string& text, const std::string& what);
+
+/// Split a --kernel value into items. Items are separated by ';', or by ',' when the value holds
+/// no '=' (so "gmem_3d,smem_3d" is two kernels while "inner=smem_3d,pml=gmem_3d;gmem_3d" is a
+/// full spec and a kernel). Blank items are dropped.
+std::vector<std::string> split_kernel_list(const std::string& text);
+
+/// One benchmarked configuration.
+struct BenchRecord {
+  std::string spec;                              ///< the item (kernel name, spec, or "auto")
+  std::string status = "ok";                     ///< ok | refused | failed
+  std::string reason;                            ///< why refused or failed
+  std::vector<std::string> notes;                ///< fallbacks and choices made for this record
+  std::array<std::string, kRegionCount> kernels; ///< kernel of each region ("-": empty region)
+  std::vector<double> ms_all;                    ///< ms per step of each repeat
+  double ms = 0;                                 ///< median of ms_all
+  double gpts_per_s = 0;                         ///< grid points per second / 1e9
+  double effective_gbps = 0;                     ///< 16 B per point / time
+  double percent_of_floor = 0;                   ///< floor ms / ms * 100
+};
+
+/// Everything a benchmark measured.
+struct BenchReport {
+  std::string device;  ///< GPU name (or CPU model)
+  std::string backend; ///< "cuda" / "cpu"
+  std::string physics; ///< "acoustic"
+  Grid grid;
+  LayerWidths layer;
+  double dt = 0;
+  int steps = 0, warmup = 0, repeats = 0;
+  MemoryFloor floor;   ///< as measured
+  double floor_ms = 0; ///< floor.floor_ms(grid points)
+  std::string date;    ///< ISO UTC, when the benchmark started
+  std::vector<BenchRecord> records;
+  /// Whether any record failed (a runtime error while it ran).
+  bool any_failed() const;
+};
+
+/// Run the benchmark; `log` (may be empty) gets progress lines, `on_record` (may be empty) the
+/// report so far after each record (cmd_bench rewrites the JSON then, so that an interrupted run
+/// keeps what it measured). Throws InputError for bad kernel names or grids, RuntimeFailure for
+/// device errors (out of memory included) before the first kernel; a runtime error while one
+/// kernel runs is recorded (status failed) and the next runs.
+BenchReport run_bench(const BenchOptions& options,
+                      const std::function<void(const std::string&)>& log,
+                      const std::function<void(const BenchReport&)>& on_record = {});
+
+/// The table printed on the terminal.
+std::string bench_table(const BenchReport& report);
+
+/// The JSON document: {"records": [...]} with one self-contained record per configuration.
+std::string bench_json(const BenchReport& report);
+
+/// `minimod-gpu bench`: run, print the table, write the JSON. Returns the exit code.
+int cmd_bench(const BenchArgs& args);
+
+} // namespace minimod

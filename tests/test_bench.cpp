@@ -1,0 +1,368 @@
+/// `minimod-gpu bench` and `--kernel auto` on the CPU: argument checks, the JSON records of a tiny
+/// benchmark, auto on the CPU backend, and the autotune cache.
+
+#include "app/bench.hpp"
+#include "io/errors.hpp"
+#include "io/survey.hpp"
+#include "kernels/autotune.hpp"
+#include "kernels/gpu_probe.hpp"
+#include "solver/simulation.hpp"
+
+#include <CLI/CLI.hpp>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace minimod {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Parse a `bench ...` command line into BenchArgs (CLI11 errors propagate).
+BenchArgs parse_bench(const std::string& command_line) {
+  CLI::App app{"test"};
+  BenchArgs args;
+  add_bench_subcommand(app, args);
+  app.parse(command_line, false);
+  return args;
+}
+
+/// A folder under the system temp folder, removed with its contents.
+class TempDir {
+public:
+  explicit TempDir(const std::string& tag) {
+    m_path = fs::temp_directory_path() /
+             ("minimod_" + tag + "_" + std::to_string(static_cast<long>(::getpid())));
+    fs::remove_all(m_path);
+    fs::create_directories(m_path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+  }
+  const fs::path& path() const { return m_path; }
+
+private:
+  fs::path m_path;
+};
+
+/// Sets an environment variable for the scope, restoring the old value after.
+class ScopedEnv {
+public:
+  ScopedEnv(const char* name, const char* value) : m_name(name) {
+    if (const char* old = std::getenv(name)) m_old = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (m_old)
+      ::setenv(m_name.c_str(), m_old->c_str(), 1);
+    else
+      ::unsetenv(m_name.c_str());
+  }
+
+private:
+  std::string m_name;
+  std::optional<std::string> m_old;
+};
+
+/// Options of a benchmark small enough for the CPU: 64 x 60 x 58 points (27-point layers).
+BenchOptions tiny_cpu_options(std::vector<std::string> kernels) {
+  BenchOptions o;
+  o.kernels = std::move(kernels);
+  o.shape = {64, 60, 58};
+  o.steps = 2;
+  o.warmup = 1;
+  o.repeats = 3;
+  o.backend = BackendKind::Cpu;
+  return o;
+}
+
+// ---- Arguments --------------------------------------------------------------------------------
+
+TEST(BenchArgs, Defaults) {
+  const BenchOptions o = bench_options(parse_bench("bench"));
+  EXPECT_EQ(o.kernels, std::vector<std::string>{"all"});
+  EXPECT_EQ(o.shape, (std::array<int, 3>{1000, 1000, 1000}));
+  EXPECT_EQ(o.steps, 100);
+  EXPECT_EQ(o.repeats, 3);
+  EXPECT_GE(o.warmup, 1);
+  EXPECT_EQ(o.backend, BackendKind::Cuda);
+  EXPECT_EQ(o.physics, Physics::Acoustic);
+  EXPECT_TRUE(o.json_path.empty());
+}
+
+TEST(BenchArgs, EveryOption) {
+  const BenchOptions o =
+      bench_options(parse_bench("bench --kernel gmem_3d,smem_3d --grid 128 --steps 7 --warmup 2 "
+                                "--repeats 5 --physics acoustic --json out/b.json --backend cpu"));
+  EXPECT_EQ(o.kernels, (std::vector<std::string>{"gmem_3d", "smem_3d"}));
+  EXPECT_EQ(o.shape, (std::array<int, 3>{128, 128, 128}));
+  EXPECT_EQ(o.steps, 7);
+  EXPECT_EQ(o.warmup, 2);
+  EXPECT_EQ(o.repeats, 5);
+  EXPECT_EQ(o.json_path, "out/b.json");
+  EXPECT_EQ(o.backend, BackendKind::Cpu);
+  EXPECT_EQ(bench_options(parse_bench("bench --shape 100x80x60")).shape,
+            (std::array<int, 3>{100, 80, 60}));
+}
+
+TEST(BenchArgs, Rejections) {
+  EXPECT_THROW(parse_bench("bench --grid 100 --shape 100x100x100"), CLI::ParseError);
+  EXPECT_THROW(parse_bench("bench --grid 0"), CLI::ParseError);
+  EXPECT_THROW(parse_bench("bench --steps x"), CLI::ParseError);
+  for (const char* line :
+       {"bench --shape 100x80", "bench --shape 100xx80x60", "bench --shape 0x100x100",
+        "bench --shape 100x80x60x", "bench --shape axbxc", "bench --repeats 2", "bench --steps 0",
+        "bench --warmup -1", "bench --physics tti", "bench --backend hip", "bench --grid 54",
+        "bench --shape 1000x1000x40", "bench --kernel ,"}) {
+    EXPECT_THROW(bench_options(parse_bench(line)), InputError) << line;
+  }
+  try {
+    bench_options(parse_bench("bench --repeats 2"));
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--repeats"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BenchArgs, KernelLists) {
+  EXPECT_EQ(split_kernel_list("all"), std::vector<std::string>{"all"});
+  EXPECT_EQ(split_kernel_list(" a, b ;c"), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(split_kernel_list("inner=a,pml=b;c; inner=d"),
+            (std::vector<std::string>{"inner=a,pml=b", "c", "inner=d"}));
+  EXPECT_TRUE(split_kernel_list(" ; , ").empty());
+}
+
+// ---- A tiny benchmark on the CPU ---------------------------------------------------------------
+
+TEST(BenchCpu, RecordsCarryEveryField) {
+  TempDir dir("bench_records");
+  BenchOptions o = tiny_cpu_options({"all", "cpu", "inner=cpu,pml=cpu", "auto"});
+  o.autotune_cache = (dir.path() / "autotune.json").string();
+  const BenchReport rep = run_bench(o, {});
+  ASSERT_GE(rep.records.size(), 4u);
+  EXPECT_GT(rep.floor_ms, 0.0);
+  EXPECT_GT(rep.floor.stream_gbps, 0.0);
+  EXPECT_GE(rep.floor.stream_ms_all.size(), 5u);
+  EXPECT_EQ(rep.layer.x_lo, 27);
+  for (const BenchRecord& r : rep.records) {
+    EXPECT_EQ(r.status, "ok") << r.spec << ": " << r.reason;
+    EXPECT_EQ(r.ms_all.size(), 3u) << r.spec;
+    EXPECT_GT(r.ms, 0.0) << r.spec;
+    EXPECT_GT(r.percent_of_floor, 0.0) << r.spec;
+    for (const std::string& k : r.kernels)
+      EXPECT_EQ(k, "cpu") << r.spec;
+  }
+  EXPECT_EQ(rep.records.back().spec, "auto");
+
+  const YAML::Node doc = YAML::Load(bench_json(rep));
+  ASSERT_TRUE(doc["records"].IsSequence());
+  ASSERT_EQ(doc["records"].size(), rep.records.size());
+  for (const YAML::Node& rec : doc["records"]) {
+    for (const char* field :
+         {"gpu", "physics", "grid", "steps", "repeats", "kernel", "kernels", "ms_per_step",
+          "ms_per_step_all", "floor_ms_per_step", "copy_gbps", "stream_gbps", "gpts_per_s",
+          "effective_gbps", "percent_of_floor", "date", "commit", "status", "layer"}) {
+      EXPECT_TRUE(rec[field].IsDefined()) << "record field " << field << " missing";
+    }
+    EXPECT_EQ(rec["physics"].as<std::string>(), "acoustic");
+    EXPECT_EQ(rec["grid"].size(), 3u);
+    EXPECT_EQ(rec["grid"][0].as<int>(), 64);
+    EXPECT_EQ(rec["grid"][2].as<int>(), 58);
+    EXPECT_EQ(rec["steps"].as<int>(), 2);
+    EXPECT_EQ(rec["repeats"].as<int>(), 3);
+    EXPECT_EQ(rec["ms_per_step_all"].size(), 3u);
+    EXPECT_GT(rec["ms_per_step"].as<double>(), 0.0);
+    for (const char* region : {"inner", "top", "bottom", "front", "back", "left", "right"})
+      EXPECT_EQ(rec["kernels"][region].as<std::string>(), "cpu") << region;
+    const std::string date = rec["date"].as<std::string>();
+    EXPECT_EQ(date.size(), 20u) << date;
+    EXPECT_EQ(date.back(), 'Z') << date;
+  }
+  const std::string table = bench_table(rep);
+  EXPECT_NE(table.find("% floor"), std::string::npos) << table;
+  EXPECT_NE(table.find("memory floor"), std::string::npos) << table;
+}
+
+TEST(BenchCpu, UnknownKernelIsAnInputError) {
+  EXPECT_THROW(run_bench(tiny_cpu_options({"no_such_kernel"}), {}), InputError);
+  EXPECT_THROW(run_bench(tiny_cpu_options({"inner=cpu,middle=cpu"}), {}), InputError);
+}
+
+TEST(BenchCpu, CommandWritesJsonAndExitCodes) {
+  if (!fs::exists(MINIMOD_BINARY)) GTEST_FAIL() << "the program is not built: " << MINIMOD_BINARY;
+  TempDir dir("bench_cmd");
+  const fs::path json = dir.path() / "b.json";
+  const std::string prog = std::string("'") + MINIMOD_BINARY + "'";
+  const std::string quiet = " > '" + (dir.path() / "log").string() + "' 2>&1";
+  int rc = std::system((prog +
+                        " bench --backend cpu --shape 64x60x58 --steps 2 --warmup 1 "
+                        "--kernel cpu --json '" +
+                        json.string() + "'" + quiet)
+                           .c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  ASSERT_TRUE(fs::exists(json));
+  const YAML::Node doc = YAML::LoadFile(json.string());
+  ASSERT_EQ(doc["records"].size(), 1u);
+  EXPECT_EQ(doc["records"][0]["kernel"].as<std::string>(), "cpu");
+
+  rc = std::system((prog + " bench --backend cpu --grid 20" + quiet).c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  rc = std::system((prog + " bench --backend cpu --shape 64x60x58 --kernel nope" + quiet).c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+}
+
+TEST(BenchCpu, HostFloorIsMeasured) {
+  const MemoryFloor f = measure_host_memory_floor(1000);
+  EXPECT_GE(f.points, 1000);
+  EXPECT_GT(f.copy_gbps, 0.0);
+  EXPECT_GT(f.stream_gbps, 0.0);
+  EXPECT_GE(f.stream_ms_all.size(), 5u);
+  EXPECT_NEAR(f.floor_ms(f.points), f.stream_ms, 1e-9 * f.stream_ms + 1e-12);
+}
+
+// ---- auto on the CPU backend ------------------------------------------------------------------
+
+Survey small_survey(const std::string& kernel) {
+  const std::string text = "grid: {shape: [24, 22, 20], spacing: 10}\n"
+                           "model: {type: constant, velocity: 2000}\n"
+                           "time: {steps: 4}\n"
+                           "boundary: {width: 4}\n"
+                           "sources:\n"
+                           "  - position: [110, 100, 90]\n"
+                           "    wavelet: {type: ricker, frequency: 10}\n"
+                           "receivers:\n"
+                           "  points: [[130, 100, 90]]\n"
+                           "kernel: " +
+                           kernel + "\n";
+  return parse_survey(text, "auto.yaml", ".");
+}
+
+TEST(AutoKernel, SpecRecognised) {
+  EXPECT_TRUE(is_auto_kernel_spec("auto"));
+  EXPECT_TRUE(is_auto_kernel_spec(" auto\t"));
+  EXPECT_FALSE(is_auto_kernel_spec("autox"));
+  EXPECT_FALSE(is_auto_kernel_spec(""));
+  EXPECT_FALSE(is_auto_kernel_spec("inner=auto"));
+}
+
+TEST(AutoKernel, CpuBackendResolvesToCpu) {
+  TempDir dir("auto_cpu");
+  ScopedEnv cache("MINIMOD_AUTOTUNE_CACHE", (dir.path() / "autotune.json").c_str());
+  for (const bool from_survey : {false, true}) {
+    const Survey s = small_survey(from_survey ? "auto" : "cpu");
+    SimulationOptions opt;
+    opt.backend = BackendChoice::Cpu;
+    opt.kernel_spec = from_survey ? "" : "auto";
+    std::vector<std::string> notices;
+    Simulation sim(s, std::vector<float>(24 * 22 * 20, 2000.0f), opt,
+                   [&](const std::string& line) { notices.push_back(line); });
+    for (const std::string& k : sim.kernel_names())
+      EXPECT_EQ(k, "cpu");
+    sim.run({}, nullptr);
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "autotune.json")) << "nothing to cache on the CPU";
+}
+
+// ---- The autotune cache -----------------------------------------------------------------------
+
+AutotuneEntry entry(const std::string& device, int nx, const std::string& inner) {
+  AutotuneEntry e;
+  e.key.device = device;
+  e.key.physics = "acoustic";
+  e.key.shape = {nx, 90, 80};
+  e.key.layer = {27, 27, 27, 27, 27, 27};
+  e.inner = inner;
+  e.layer = "gmem_3d_32x4x4";
+  e.ms_per_step = 1.25;
+  e.candidates = {"inner:" + inner, "layer:gmem_3d_32x4x4"};
+  e.date = "2025-01-01T00:00:00Z";
+  e.commit = "abc";
+  return e;
+}
+
+TEST(AutotuneCache, PathFromEnvironment) {
+  {
+    ScopedEnv a("MINIMOD_AUTOTUNE_CACHE", "/some/where/at.json");
+    EXPECT_EQ(autotune_cache_path(), "/some/where/at.json");
+  }
+  {
+    ScopedEnv a("MINIMOD_AUTOTUNE_CACHE", nullptr);
+    ScopedEnv x("XDG_CACHE_HOME", "/xdg");
+    EXPECT_EQ(autotune_cache_path(), "/xdg/minimod-gpu/autotune.json");
+  }
+  {
+    ScopedEnv a("MINIMOD_AUTOTUNE_CACHE", nullptr);
+    ScopedEnv x("XDG_CACHE_HOME", nullptr);
+    ScopedEnv h("HOME", "/home/someone");
+    EXPECT_EQ(autotune_cache_path(), "/home/someone/.cache/minimod-gpu/autotune.json");
+  }
+}
+
+TEST(AutotuneCache, RoundTrip) {
+  TempDir dir("autotune_cache");
+  const std::string path = (dir.path() / "sub" / "autotune.json").string();
+  ScopedEnv env("MINIMOD_AUTOTUNE_CACHE", path.c_str());
+  EXPECT_EQ(autotune_cache_path(), path);
+  const AutotuneEntry a = entry("GPU \"A\"", 100, "smem_3d_32x4x4");
+  EXPECT_FALSE(read_autotune_cache(path, a.key).has_value()) << "no file yet";
+
+  write_autotune_cache(path, a);
+  auto got = read_autotune_cache(path, a.key);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(got->key == a.key);
+  EXPECT_EQ(got->inner, a.inner);
+  EXPECT_EQ(got->layer, a.layer);
+  EXPECT_DOUBLE_EQ(got->ms_per_step, a.ms_per_step);
+  EXPECT_EQ(got->candidates, a.candidates);
+  EXPECT_EQ(got->date, a.date);
+  EXPECT_EQ(got->commit, a.commit);
+
+  // Another key is another entry; the same key replaces.
+  const AutotuneEntry b = entry("GPU \"A\"", 120, "gmem_3d_32x4x4");
+  EXPECT_FALSE(read_autotune_cache(path, b.key).has_value());
+  write_autotune_cache(path, b);
+  write_autotune_cache(path, entry("GPU \"A\"", 100, "gmem_3d_64x4x2"));
+  got = read_autotune_cache(path, a.key);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->inner, "gmem_3d_64x4x2");
+  ASSERT_TRUE(read_autotune_cache(path, b.key).has_value());
+  EXPECT_EQ(read_autotune_cache(path, b.key)->inner, "gmem_3d_32x4x4");
+  const YAML::Node doc = YAML::LoadFile(path);
+  EXPECT_EQ(doc["entries"].size(), 2u);
+
+  AutotuneKey other = a.key;
+  other.layer[5] = 26;
+  EXPECT_FALSE(read_autotune_cache(path, other).has_value());
+  other = a.key;
+  other.device = "GPU B";
+  EXPECT_FALSE(read_autotune_cache(path, other).has_value());
+
+  // A damaged cache is ignored with a reason, and replaced by the next write.
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << "{ not json";
+  }
+  std::string problem;
+  EXPECT_FALSE(read_autotune_cache(path, a.key, &problem).has_value());
+  EXPECT_FALSE(problem.empty());
+  write_autotune_cache(path, a);
+  EXPECT_TRUE(read_autotune_cache(path, a.key).has_value());
+}
+
+} // namespace
+} // namespace minimod
