@@ -1,5 +1,6 @@
 /// minimod-gpu: the command line. One catch maps exceptions to the exit codes of io/errors.hpp.
 #include "app/bench.hpp"
+#include "app/plot.hpp"
 #include "app/progress.hpp"
 #include "io/errors.hpp"
 #include "io/json_writer.hpp"
@@ -8,10 +9,12 @@
 #include "models/velocity.hpp"
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
+#include "solver/survey_run.hpp"
 #include "version.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -100,49 +103,109 @@ int cmd_validate(const std::string& path) {
   return kExitOk;
 }
 
-int cmd_run(const std::string& path, const std::string& output_opt, const std::string& backend,
-            const std::string& kernel, int steps, const std::string& summary, bool quiet) {
-  const Survey s = load_survey(path);
-  SimulationOptions options;
-  options.backend = parse_backend_choice(backend, "--backend");
-  options.kernel_spec = kernel;
-  options.steps_override = steps;
-  const std::string output = output_opt.empty() ? s.output.file : output_opt;
-  auto notice = [&](const std::string& line) {
-    if (!quiet || line.rfind("warning:", 0) == 0) std::cerr << line << "\n";
-  };
+/// Options of `run` beyond the survey.
+struct RunArgs {
+  std::string path, output, backend = "auto", kernel, summary;
+  int steps = 0;
+  bool quiet = false, resume = false;
+};
+
+int cmd_run(const RunArgs& args) {
+  const Survey s = load_survey(args.path);
+  const bool root = mpi_rank() == 0;
+  const bool quiet = args.quiet || !root; // only rank 0 talks, the others only about failures
+  SurveyRunOptions options;
+  options.simulation.backend = parse_backend_choice(args.backend, "--backend");
+  options.simulation.kernel_spec = args.kernel;
+  options.simulation.steps_override = args.steps;
+  options.output = args.output.empty() ? s.output.file : args.output;
+  options.resume = args.resume;
+  const int shots = static_cast<int>(s.shots.size());
 
   std::unique_ptr<Progress> progress;
-  RunHooks hooks;
-  hooks.notice = notice;
-  hooks.on_plan = [&](const Plan& plan) {
-    if (!quiet) {
-      std::cerr << "minimod-gpu " << kProgramVersion << ": " << path << ", " << plan.grid.nx << "x"
-                << plan.grid.ny << "x" << plan.grid.nz << ", " << plan.steps << " steps of "
-                << plan.dt << " s\n";
+  int steps_per_shot = 0;
+  double points = 0;
+  options.hooks.notice = [&](const std::string& line) {
+    if (!quiet || line.rfind("warning:", 0) == 0 || line.find("failed") != std::string::npos) {
+      std::cerr << line << "\n";
     }
-    progress = std::make_unique<Progress>(plan.steps, static_cast<double>(plan.grid.points()),
-                                          quiet, stderr_is_terminal());
   };
-  hooks.on_progress = [&](int done) {
-    if (progress) progress->update(done);
+  options.hooks.on_plan = [&](const Plan& plan) {
+    if (!quiet) {
+      std::cerr << "minimod-gpu " << kProgramVersion << ": " << args.path << ", " << plan.grid.nx
+                << "x" << plan.grid.ny << "x" << plan.grid.nz << ", " << shots << " shot"
+                << (shots == 1 ? "" : "s") << " of " << plan.steps << " steps of " << plan.dt
+                << " s";
+      if (mpi_size() > 1) std::cerr << " on " << mpi_size() << " MPI ranks";
+      std::cerr << "\n";
+    }
+    steps_per_shot = plan.steps;
+    points = static_cast<double>(plan.grid.points());
   };
-  const RunReport r = run_survey(s, options, output, hooks);
-  if (progress) progress->finish();
+  options.hooks.on_progress = [&](int done) {
+    if (!progress || done < 2) { // a new shot starts a new progress line
+      if (progress) progress->finish();
+      progress = std::make_unique<Progress>(steps_per_shot, points, quiet, stderr_is_terminal());
+    }
+    progress->update(done);
+    if (done == steps_per_shot) {
+      progress->finish();
+      progress.reset();
+    }
+  };
 
+  const SurveyRunReport report = run_survey_shots(s, options);
+  if (progress) progress->finish();
+  if (!root) return kExitOk;
+
+  const RunReport& r = report.last;
   if (!quiet) {
-    std::printf("backend     %s (%s)\n", r.backend.c_str(), r.device.c_str());
-    std::printf("kernels     inner %s, layers %s/%s/%s/%s/%s/%s\n", r.kernels[0].c_str(),
-                r.kernels[1].c_str(), r.kernels[2].c_str(), r.kernels[3].c_str(),
-                r.kernels[4].c_str(), r.kernels[5].c_str(), r.kernels[6].c_str());
-    std::printf("time        %d steps in %.3f s, %.3f ms per step (median), %.1f Mpoints/s\n",
-                r.plan.steps, r.timing.total_ms * 1e-3, r.timing.median_step_ms,
-                r.timing.mpoints_per_s);
-    std::printf("wavefield   min %.6g, max %.6g, rms %.6g\n", r.final_field.min, r.final_field.max,
-                r.final_field.rms);
-    std::printf("output      %s\n", r.output_file.c_str());
+    if (!r.backend.empty()) {
+      std::printf("backend     %s (%s)\n", r.backend.c_str(), r.device.c_str());
+      std::printf("kernels     inner %s, layers %s/%s/%s/%s/%s/%s\n", r.kernels[0].c_str(),
+                  r.kernels[1].c_str(), r.kernels[2].c_str(), r.kernels[3].c_str(),
+                  r.kernels[4].c_str(), r.kernels[5].c_str(), r.kernels[6].c_str());
+    }
+    if (shots == 1 && !report.shots.empty()) {
+      std::printf("time        %d steps in %.3f s, %.3f ms per step (median), %.1f Mpoints/s\n",
+                  r.plan.steps, r.timing.total_ms * 1e-3, r.timing.median_step_ms,
+                  r.timing.mpoints_per_s);
+      std::printf("wavefield   min %.6g, max %.6g, rms %.6g\n", r.final_field.min,
+                  r.final_field.max, r.final_field.rms);
+    } else {
+      double setup = 0, stepping = 0, out = 0;
+      for (const auto& t : report.shots) {
+        setup += t.setup_ms;
+        stepping += t.step_ms;
+        out += t.output_ms;
+      }
+      const double n = std::max<std::size_t>(1, report.shots.size());
+      std::printf("shots       %zu modelled, %zu skipped (resume), %zu failed, on %d rank(s)\n",
+                  report.shots.size(), report.skipped.size(), report.failed.size(), report.ranks);
+      std::printf("per shot    stepping %.3f s, setup %.3f s, output %.3f s: overhead %.2f%% of "
+                  "the stepping\n",
+                  stepping / n * 1e-3, setup / n * 1e-3, out / n * 1e-3,
+                  stepping > 0 ? 100.0 * (setup + out) / stepping : 0.0);
+      std::printf("model       built%s in %.3f s; whole run %.3f s\n",
+                  report.ranks > 1 ? " and broadcast" : "", report.model_ms * 1e-3,
+                  report.total_ms * 1e-3);
+    }
+    std::printf("output      %s\n", report.failed.empty()
+                                        ? options.output.c_str()
+                                        : (options.output + ".partial (incomplete)").c_str());
   }
-  if (!summary.empty()) write_file_atomically(summary, summary_json(r, r.plan.steps));
+  if (!report.failed.empty()) {
+    std::string list;
+    for (const auto& [shot, why] : report.failed) {
+      std::cerr << "error: shot " << shot << " failed: " << why << "\n";
+      list += (list.empty() ? "" : ", ") + std::to_string(shot);
+    }
+    std::cerr << "error: " << report.failed.size() << " shot(s) failed (" << list << "); the "
+              << "complete ones are in " << options.output
+              << ".partial: fix the cause and rerun with --resume\n";
+    return kExitRuntime;
+  }
+  if (!args.summary.empty()) write_file_atomically(args.summary, summary_json(r, r.plan.steps));
   return kExitOk;
 }
 
@@ -162,18 +225,26 @@ int cmd_kernels() {
 } // namespace
 } // namespace minimod
 
-int main(int argc, char** argv) {
+namespace {
+
+/// The program; main wraps it in MPI's start and end.
+int run_main(int argc, char** argv) {
   using namespace minimod;
   CLI::App app{"minimod-gpu: acoustic seismic forward modelling on GPUs"};
   app.set_version_flag("--version", std::string(kProgramVersion) + " (" + kGitCommit + ")");
   app.require_subcommand(1);
 
-  std::string survey_path, output, backend = "auto", kernel, summary;
-  int steps = 0;
-  bool quiet = false;
+  RunArgs run_args;
+  std::string &survey_path = run_args.path, &output = run_args.output, &backend = run_args.backend,
+              &kernel = run_args.kernel, &summary = run_args.summary;
+  int& steps = run_args.steps;
+  bool& quiet = run_args.quiet;
   auto* run = app.add_subcommand("run", "Model a survey and write traces and snapshots to HDF5");
   run->add_option("survey", survey_path, "Survey YAML file")->required();
   run->add_option("-o,--output", output, "Output HDF5 file (default: the survey's output.file)");
+  run->add_flag(
+      "--resume", run_args.resume,
+      "Continue OUT.h5.partial of an interrupted multi-shot run, skipping complete shots");
   run->add_option("--backend", backend, "cpu, cuda or auto (cuda when a GPU is present)")
       ->capture_default_str();
   run->add_option("--kernel", kernel,
@@ -193,6 +264,25 @@ int main(int argc, char** argv) {
   BenchArgs bench_args;
   auto* bench = add_bench_subcommand(app, bench_args);
 
+  PlotOptions plot_options;
+  int plot_shot = 0, plot_snapshot = 0;
+  std::string plot_colormap = "auto";
+  auto* plot = app.add_subcommand("plot", "Draw a PNG quicklook of a shot gather or a snapshot");
+  plot->add_option("file", plot_options.input, "HDF5 output file of `run`")->required();
+  auto* plot_shot_opt =
+      plot->add_option("--shot", plot_shot, "Shot number to draw as a gather (default 0)");
+  auto* plot_snapshot_opt = plot->add_option(
+      "--snapshot", plot_snapshot,
+      "Snapshot index to draw (default: the last, when the file has snapshots and no --shot)");
+  plot_shot_opt->excludes(plot_snapshot_opt);
+  plot->add_option("-o,--output", plot_options.output,
+                   "PNG file (default: FILE_shotK.png or FILE_snapN.png next to FILE)");
+  plot->add_option("--colormap", plot_colormap,
+                   "grey or seismic (default: grey for shots, seismic for snapshots)");
+  plot->add_option("--clip", plot_options.clip_percentile,
+                   "Clip at this percentile of |amplitude|, in (0, 100]")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -201,7 +291,13 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*run) return cmd_run(survey_path, output, backend, kernel, steps, summary, quiet);
+    if (*run) return cmd_run(run_args);
+    if (*plot) {
+      if (*plot_shot_opt) plot_options.shot = plot_shot;
+      if (*plot_snapshot_opt) plot_options.snapshot = plot_snapshot;
+      plot_options.colormap = parse_colormap(plot_colormap, "--colormap");
+      return plot_command(plot_options);
+    }
     if (*validate) return cmd_validate(validate_path);
     if (*kernels) return cmd_kernels();
     if (*bench) return cmd_bench(bench_args);
@@ -219,4 +315,15 @@ int main(int argc, char** argv) {
     return kExitInternal;
   }
   return kExitInternal;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  minimod::mpi_begin(&argc, &argv);
+  const int code = run_main(argc, argv);
+  // A rank that stops on an error while others wait for it would hang the job: stop them all.
+  if (code != minimod::kExitOk && minimod::mpi_size() > 1) minimod::mpi_abort(code);
+  minimod::mpi_end();
+  return code;
 }

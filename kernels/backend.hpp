@@ -62,6 +62,10 @@ public:
   /// std::runtime_error (out of memory included: how much was needed and free) on failure.
   virtual void setup(const AcousticProblem& problem,
                      const std::array<const StencilKernel*, kRegionCount>& kernels) = 0;
+  /// Replace the source and receiver taps and the source samples with `problem`'s (same grid,
+  /// fields and kernels: the next shot of a survey); the traces restart at zero. Call reset()
+  /// as well to restart the fields.
+  virtual void set_taps(const AcousticProblem& problem) = 0;
   /// Advance from step n to n+1: every region, then source injection of step n, then the pointer
   /// swap, then receiver sampling into trace sample n+1.
   virtual void step(int n) = 0;

@@ -68,6 +68,42 @@ std::vector<float> build_eta(const Grid& g, const LayerWidths& w, const FieldLay
   return eta;
 }
 
+void set_shot_taps(const Survey& s, const Plan& plan, const std::vector<float>& velocity,
+                   AcousticProblem& p) {
+  const Grid& g = plan.grid;
+  p.sources = TapTable{};
+  p.receivers = TapTable{};
+  p.source_samples.clear();
+  const double cell = g.dx * g.dy * g.dz;
+  const Interpolation kind = s.interpolation;
+  const bool fs = s.boundary.free_surface;
+  p.source_samples.reserve(s.sources.size() * static_cast<std::size_t>(plan.steps));
+  for (std::size_t n = 0; n < s.sources.size(); ++n) {
+    const SourceSpec& src = s.sources[n];
+    if (src.injection == Injection::Physical) {
+      // u += (c dt)^2 s(t) / (dx dy dz): the point force of the PDE, spread over the taps.
+      add_owner(p.sources, g, p.layout, src.position, src.loc, kind, fs, [&](int i, int j, int k) {
+        const double c = velocity[(static_cast<std::size_t>(k) * g.ny + j) * g.nx + i] * plan.dt;
+        return static_cast<double>(static_cast<float>(c * c)) / cell;
+      });
+    } else {
+      add_owner(p.sources, g, p.layout, src.position, src.loc, kind, fs,
+                [](int, int, int) { return 1.0; });
+    }
+    const std::string key = src.wavelet.loc.key.empty()
+                                ? "sources[" + std::to_string(n) + "].wavelet.file"
+                                : src.wavelet.loc.where() + ".file";
+    const auto samples = sample_wavelet(src.wavelet, plan.dt, plan.steps, key);
+    p.source_samples.insert(p.source_samples.end(), samples.begin(), samples.end());
+  }
+  for (const auto& r : s.receivers) {
+    add_owner(p.receivers, g, p.layout, r.position, r.loc, kind, fs,
+              [](int, int, int) { return 1.0; });
+  }
+  if (p.receivers.begin.empty()) p.receivers.begin.push_back(0);
+  if (p.sources.begin.empty()) p.sources.begin.push_back(0);
+}
+
 AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
                                        const std::vector<float>& velocity) {
   AcousticProblem p;
@@ -79,8 +115,10 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
   p.coefs = make_stencil_coefs(g);
   p.dt = plan.dt;
   p.steps = plan.steps;
+  p.free_surface = s.boundary.free_surface;
 
   std::vector<float> vp2dt2(velocity.size());
+#pragma omp parallel for schedule(static)
   for (std::size_t n = 0; n < velocity.size(); ++n) {
     const double c = velocity[n] * plan.dt;
     vp2dt2[n] = static_cast<float>(c * c);
@@ -88,33 +126,7 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
   p.vp2dt2.assign(static_cast<std::size_t>(p.layout.size), 0.0f);
   pad_field(p.layout, vp2dt2.data(), p.vp2dt2.data());
   if (plan.layer.any()) p.eta = build_eta(g, plan.layer, p.layout, plan.dt, plan.vmax);
-
-  const double cell = g.dx * g.dy * g.dz;
-  const Interpolation kind = s.interpolation;
-  const bool fs = s.boundary.free_surface;
-  p.free_surface = fs;
-  p.source_samples.reserve(s.sources.size() * static_cast<std::size_t>(plan.steps));
-  for (std::size_t n = 0; n < s.sources.size(); ++n) {
-    const SourceSpec& src = s.sources[n];
-    if (src.injection == Injection::Physical) {
-      // u += (c dt)^2 s(t) / (dx dy dz): the point force of the PDE, spread over the taps.
-      add_owner(p.sources, g, p.layout, src.position, src.loc, kind, fs, [&](int i, int j, int k) {
-        return vp2dt2[(static_cast<std::size_t>(k) * g.ny + j) * g.nx + i] / cell;
-      });
-    } else {
-      add_owner(p.sources, g, p.layout, src.position, src.loc, kind, fs,
-                [](int, int, int) { return 1.0; });
-    }
-    const auto samples = sample_wavelet(src.wavelet, plan.dt, plan.steps,
-                                        "sources[" + std::to_string(n) + "].wavelet.file");
-    p.source_samples.insert(p.source_samples.end(), samples.begin(), samples.end());
-  }
-  for (const auto& r : s.receivers) {
-    add_owner(p.receivers, g, p.layout, r.position, r.loc, kind, fs,
-              [](int, int, int) { return 1.0; });
-  }
-  if (p.receivers.begin.empty()) p.receivers.begin.push_back(0);
-  if (p.sources.begin.empty()) p.sources.begin.push_back(0);
+  set_shot_taps(s, plan, velocity, p);
   return p;
 }
 

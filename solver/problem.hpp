@@ -15,6 +15,10 @@ namespace minimod {
 std::vector<float> build_eta(const Grid& grid, const LayerWidths& layer, const FieldLayout& layout,
                              double dt, double vmax);
 
+/// (Re)build the source and receiver taps and the source samples of `survey` (one shot) in `p`.
+void set_shot_taps(const Survey& survey, const Plan& plan, const std::vector<float>& velocity,
+                   AcousticProblem& p);
+
 /// The problem a backend runs: fields in the padded layout, taps and source samples.
 AcousticProblem build_acoustic_problem(const Survey& survey, const Plan& plan,
                                        const std::vector<float>& velocity);

@@ -131,6 +131,13 @@ bool is_auto_kernel_spec(const std::string& spec) {
   return b != std::string::npos && spec.substr(b, e - b + 1) == "auto";
 }
 
+void Simulation::load_shot(const Survey& shot) {
+  m_survey = shot;
+  set_shot_taps(m_survey, m_plan, m_velocity, m_problem);
+  m_backend->set_taps(m_problem);
+  m_backend->reset();
+}
+
 std::array<std::string, kRegionCount> Simulation::kernel_names() const {
   std::array<std::string, kRegionCount> names;
   for (int r = 0; r < kRegionCount; ++r) {

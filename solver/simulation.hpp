@@ -63,6 +63,10 @@ public:
   /// Kernel name of each region (RegionId order; "-" for an empty region).
   std::array<std::string, kRegionCount> kernel_names() const;
 
+  /// Switch to another shot of the same survey (`survey_for_shot`): new source and receiver taps
+  /// and samples on the same grid, model and kernels; the fields and traces restart at zero.
+  void load_shot(const Survey& shot);
+
   /// Run every step. `progress(steps_done)` is called every few steps; snapshots are appended to
   /// `output` when it is not null.
   LoopTiming run(const std::function<void(int)>& progress, OutputFile* output);

@@ -25,6 +25,23 @@ std::string cpu_model_name() {
   return "CPU";
 }
 
+/// Pressure-free top face (physics.md section 3): u(k = 0) = 0 and the ghost planes mirror
+/// u(-m) = -u(m), so that the next step's stencil sees the image field.
+void apply_free_surface(float* u, const FieldLayout& l) {
+#pragma omp parallel for schedule(static)
+  for (int j = 0; j < l.ny; ++j) {
+    float* surface = u + l.index(0, j, 0);
+    for (int i = 0; i < l.nx; ++i)
+      surface[i] = 0.0f;
+    for (int m = 1; m <= kHalo && m < l.nz; ++m) {
+      float* ghost = u + l.index(0, j, -m);
+      const float* image = u + l.index(0, j, m);
+      for (int i = 0; i < l.nx; ++i)
+        ghost[i] = -image[i];
+    }
+  }
+}
+
 class CpuBackend final : public Backend {
 public:
   BackendKind kind() const override { return BackendKind::Cpu; }
@@ -70,6 +87,7 @@ public:
       }
     }
     std::swap(m_u, m_v);
+    if (p.free_surface) apply_free_surface(m_u.data(), p.layout);
     const TapTable& rcv = p.receivers;
     const std::size_t samples = static_cast<std::size_t>(p.steps) + 1;
     for (std::size_t r = 0; r < rcv.owners(); ++r) {
@@ -79,6 +97,13 @@ public:
       }
       m_traces[r * samples + n + 1] = sum;
     }
+  }
+
+  void set_taps(const AcousticProblem& p) override {
+    require_ready("set_taps");
+    // The taps are read from the problem at every step: only the trace buffer follows them.
+    m_problem = &p;
+    m_traces.assign(p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1), 0.0f);
   }
 
   void reset() override {

