@@ -927,7 +927,16 @@ void SurveyParser::parse_positions(const MapFields& fields, const std::string& p
 }
 
 void SurveyParser::parse_output(const YAML::Node& node, OutputSpec& output) const {
-  const MapFields fields(*this, node, "output", {"file", "dt_out", "snapshots"});
+  const MapFields fields(*this, node, "output",
+                         {"file", "dt_out", "snapshots", "segy", "segy_layout"});
+  if (auto segy = fields.find("segy")) {
+    output.segy = text(*segy, "output.segy", "a SEG-Y file name (relative to the current folder)");
+    output.segy_loc = loc(*segy, "output.segy");
+  }
+  if (auto layout = fields.find("segy_layout")) {
+    if (!output.segy) reject(*layout, "output.segy_layout", "only together with output.segy");
+    output.segy_per_shot = choice(*layout, "output.segy_layout", {"one_file", "per_shot"}) == 1;
+  }
   output.loc = loc(node, "output");
   output.dt_out_loc = loc_at(line_of(node), "output.dt_out");
   output.snapshot_loc = loc_at(line_of(node), "output.snapshots");

@@ -2,6 +2,7 @@
 
 #include "io/errors.hpp"
 #include "io/h5_output.hpp"
+#include "io/segy.hpp"
 #include "models/velocity.hpp"
 #include "version.hpp"
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -113,6 +115,56 @@ private:
   std::unique_ptr<Simulation> m_sim;
   int m_loaded = 0; ///< the shot whose taps the simulation holds with fresh fields
   double m_first_setup_ms = 0;
+};
+
+/// Gathers also written as SEG-Y (output.segy): one file per shot, or one file for the survey
+/// grown as shots complete under `<file>.partial` and renamed with the HDF5 file.
+class SegyGathers {
+public:
+  SegyGathers(const Survey& survey, const Plan& plan, bool resume) : m_survey(survey) {
+    if (!survey.output.segy) return;
+    const std::string key = survey.output.segy_loc.where();
+    if (!segy_supported()) {
+      throw InputError(key + ": this minimod-gpu was built without segyio, so it cannot write "
+                             "SEG-Y; allowed: remove output.segy, or build with libsegyio-dev");
+    }
+    segy_sample_interval_us(plan.dt_out, key); // SEG-Y needs whole microseconds: fail now
+    m_path = *survey.output.segy;
+    if (!survey.output.segy_per_shot && resume) {
+      throw InputError(key + ": --resume cannot continue one SEG-Y file for the survey; allowed: "
+                             "output.segy_layout: per_shot with --resume");
+    }
+    m_options.program = std::string("minimod-gpu ") + kProgramVersion;
+    m_options.survey_name = survey.name;
+    m_options.survey_path = survey.path;
+    m_options.key = key;
+  }
+
+  void write(const ShotGather& g) {
+    if (m_path.empty()) return;
+    if (m_survey.output.segy_per_shot) {
+      m_options.mode = SegyWriteMode::Create;
+      write_segy_gather(segy_shot_path(m_path, g.shot), g, m_options);
+      return;
+    }
+    m_options.mode = m_started ? SegyWriteMode::Append : SegyWriteMode::Create;
+    write_segy_gather(m_path + ".partial", g, m_options);
+    m_started = true;
+  }
+
+  /// The survey is complete: give the one-file SEG-Y its final name.
+  void commit() {
+    if (m_path.empty() || m_survey.output.segy_per_shot || !m_started) return;
+    std::error_code error;
+    std::filesystem::rename(m_path + ".partial", m_path, error);
+    if (error) throw OutputError("cannot rename '" + m_path + ".partial' to '" + m_path + "'");
+  }
+
+private:
+  const Survey& m_survey;
+  std::string m_path;
+  SegyWriteOptions m_options;
+  bool m_started = false;
 };
 
 OutputMeta make_meta(const Survey& survey, const Plan& plan) {
@@ -278,6 +330,7 @@ std::vector<float> broadcast_model(const Survey& survey) {
 void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& options,
                 SurveyRunReport& report) {
   const int workers = mpi_size() - 1;
+  SegyGathers segy(survey, plan, options.resume);
   OutputFile out(options.output, make_meta(survey, plan), OutputOptions{true, options.resume});
   report.skipped = out.complete_shots();
   if (!report.skipped.empty() && options.hooks.notice) {
@@ -326,6 +379,7 @@ void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& 
       if (r.ok) {
         const auto t0 = Clock::now();
         out.write_shot(r.gather);
+        segy.write(r.gather);
         r.timing.output_ms += ms_since(t0);
         report.shots.push_back(r.timing);
         if (options.hooks.notice) {
@@ -341,7 +395,10 @@ void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& 
       }
     }
   }
-  if (report.failed.empty()) out.commit();
+  if (report.failed.empty()) {
+    segy.commit();
+    out.commit();
+  }
 }
 
 /// Ranks > 0: ask for shots until told to stop.
@@ -493,6 +550,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
   meta.backend = backend_name(sim.backend().kind());
   meta.device_name = sim.backend().device_name();
   meta.region_kernels = sim.kernel_names();
+  SegyGathers segy(survey, plan, options.resume);
   OutputFile out(options.output, meta, OutputOptions{many, options.resume});
   report.skipped = out.complete_shots();
   if (!report.skipped.empty() && options.hooks.notice) {
@@ -518,6 +576,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     }
     const auto w0 = Clock::now();
     out.write_shot(r.gather);
+    segy.write(r.gather);
     r.timing.output_ms += ms_since(w0);
     report.shots.push_back(r.timing);
     report.last.timing = r.loop;
@@ -531,6 +590,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
   report.last.final_field = field_stats(sim.wavefield());
   if (report.failed.empty()) {
     out.set_attribute("run_ms_total", ms_since(start));
+    segy.commit();
     out.commit();
   }
   report.total_ms = ms_since(start);

@@ -47,7 +47,7 @@ std::string multishot_survey(int shots) {
          "receivers:\n"
          "  moving: true\n"
          "  lines: [{start: [-140, 0, -30], end: [140, 0, -30], count: 29}]\n"
-         "output: {dt_out: 0.004}\n";
+         "output:\n  dt_out: 0.004\n";
 }
 
 /// Every shot's traces, in shot order.
@@ -135,6 +135,50 @@ TEST_F(RunDir, ResumeAfterKillGivesTheSameFile) {
   ASSERT_EQ(resumed.size(), whole.size());
   for (std::size_t s = 0; s < whole.size(); ++s)
     EXPECT_EQ(resumed[s], whole[s]) << "shot " << s;
+}
+
+bool python_has(const std::string& modules) {
+  return shell("/usr/bin/python3 -c 'import " + modules + "' > /dev/null 2>&1") == 0;
+}
+
+TEST_F(RunDir, SegyGathersMatchTheHdf5Copy) {
+  if (!python_has("segyio, h5py, numpy")) {
+    GTEST_SKIP() << "/usr/bin/python3 lacks segyio, h5py or numpy (python3-segyio, python3-h5py)";
+  }
+  for (const std::string layout : {"one_file", "per_shot"}) {
+    std::ofstream(at("s.yaml")) << multishot_survey(3) << "  segy: " << at("g.sgy")
+                                << "\n  segy_layout: " << layout << "\n";
+    const int code = shell(kBinary + " run " + at("s.yaml") + " -o " + at("g.h5") +
+                           " --backend cpu --quiet > " + at("run.log") + " 2>&1");
+    if (code == 2 && std::ifstream(at("run.log")).rdbuf() &&
+        shell("grep -q 'without segyio' " + at("run.log")) == 0) {
+      GTEST_SKIP() << "this build has no segyio";
+    }
+    ASSERT_EQ(code, 0) << std::ifstream(at("run.log")).rdbuf();
+    // segyio (Python) reads every trace; samples and headers must match the HDF5 gathers.
+    std::ofstream(at("check.py")) << R"(import sys, segyio, h5py, numpy as np
+h5, sgy, layout = sys.argv[1], sys.argv[2], sys.argv[3]
+f = h5py.File(h5, 'r')
+files = [sgy] if layout == 'one_file' else [sgy.replace('.sgy', '-shot%d.sgy' % k) for k in range(3)]
+traces = []
+for name in files:
+    with segyio.open(name, ignore_geometry=True) as s:
+        for t in range(s.tracecount):
+            h = s.header[t]
+            traces.append((h[segyio.TraceField.FieldRecord], h[segyio.TraceField.TraceNumber], s.trace[t].copy(), s.samples))
+for ffid, number, samples, axis in traces:
+    g = f['shots/%04d' % (ffid - 1)]
+    ref = g['traces'][number - 1]
+    assert np.array_equal(ref, samples), (ffid, number)
+    assert abs((axis[1] - axis[0]) * 1e-3 - g.attrs['dt_out']) < 1e-9, axis[:2]
+assert len(traces) == sum(f['shots/%04d' % k]['traces'].shape[0] for k in range(3)), len(traces)
+print('ok', len(traces))
+)";
+    EXPECT_EQ(shell("/usr/bin/python3 " + at("check.py") + " " + at("g.h5") + " " + at("g.sgy") +
+                    " " + layout + " > " + at("check.log") + " 2>&1"),
+              0)
+        << layout << ": " << std::ifstream(at("check.log")).rdbuf();
+  }
 }
 
 } // namespace
