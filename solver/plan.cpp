@@ -204,7 +204,8 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
                    s.sources.size() * static_cast<std::size_t>(p.steps) * sizeof(float) +
                    (receivers + s.sources.size()) * 8 * 12;
   const auto& sg = p.snapshot_geometry;
-  p.output_bytes = receivers * static_cast<std::size_t>(p.trace_samples) * sizeof(float) +
+  p.output_bytes = std::max<std::size_t>(1, s.shots.size()) * receivers *
+                       static_cast<std::size_t>(p.trace_samples) * sizeof(float) +
                    static_cast<std::size_t>(p.snapshot_count) * sg.shape[0] * sg.shape[1] *
                        sg.shape[2] * sizeof(float) +
                    s.text.size() + 64 * 1024;
@@ -240,7 +241,9 @@ std::string describe_plan(const Survey& s, const Plan& p) {
     << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points (low/high face)\n";
   o << "wavelength  fmax " << num(p.fmax) << " Hz, " << num(p.points_per_wavelength)
     << " points per shortest wavelength\n";
-  o << "sources     " << s.sources.size() << "\n";
+  const std::size_t shots = std::max<std::size_t>(1, s.shots.size());
+  o << "shots       " << shots << ", " << s.sources.size() << " source(s) each"
+    << (s.receivers_move ? ", receivers moving with the source" : "") << "\n";
   o << "receivers   " << s.receivers.size() << ", " << p.trace_samples << " samples at dt_out "
     << num(p.dt_out) << " s\n";
   if (p.snapshot_count > 0) {
