@@ -3,12 +3,14 @@
 /// library can be dropped by the linker).
 
 #include "kernels/cuda/gmem_3d.cuh"
+#include "kernels/cuda/semi_25d.cuh"
 #include "kernels/kernel.hpp"
 
 namespace minimod {
 
 void register_cuda_kernels(KernelRegistry& registry) {
   gpu::register_gmem_3d_kernels(registry);
+  gpu::register_semi_25d_kernels(registry);
 }
 
 } // namespace minimod
