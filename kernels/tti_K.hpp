@@ -1,0 +1,205 @@
+#pragma once
+/// Per-point math of the acoustic TTI update (physics.md section 5, docs/tti.md), shared by the CPU
+/// reference (solver/tti.cpp) and the TTI GPU kernels, so that all of them compute one function.
+///
+/// Fields p and q advance together. With s = p + q, L the 8th-order Laplacian and
+/// H = (n . grad)^2 for the unit symmetry axis n:
+///   p^{n+1} = 2p - p^{n-1} + vp2dt2 [ L s + 2 delta (L - H) s - H q ]
+///   q^{n+1} = 2q - q^{n-1} + vp2dt2 [ 2 (epsilon - delta) (L - H) s ]
+/// which is the paper's (1 + 2 delta)(L - H)(p + q) + H p written so that epsilon = delta = 0 and
+/// q = 0 give exactly the isotropic L p (no cancelling -H p + H p in float).
+
+#include "kernels/host_device.hpp"
+#include "kernels/stencil_K.hpp"
+#include "solver/grid.hpp"
+
+#include <cstdint>
+
+namespace minimod {
+
+/// Stencil coefficients of the 73-point TTI operator, scaled by the grid spacing. Passed to kernels
+/// by value (constant bank on GPUs).
+struct TtiCoefs {
+  float xx[kHalo + 1]; ///< c_m / dx^2, m = 0..4 (index 0: the centre weight c0 / dx^2)
+  float yy[kHalo + 1]; ///< c_m / dy^2
+  float zz[kHalo + 1]; ///< c_m / dz^2
+  float xy[kHalo + 1]; ///< c_m / (4 dx dy), m = 1..4 (index 0 unused)
+  float xz[kHalo + 1]; ///< c_m / (4 dx dz)
+  float yz[kHalo + 1]; ///< c_m / (4 dy dz)
+  float centre;        ///< c0 (1/dx^2 + 1/dy^2 + 1/dz^2), as StencilCoefs::c0
+  float px, py, pz;    ///< 1 / (4 h^2) per axis, for the layer's phi drives
+};
+
+/// Coefficients for a grid's spacing. The mixed derivatives use the same c1..c4 as the second
+/// derivatives: sum_m c_m m^2 = 1 makes the diagonal difference exact for u = x z.
+inline TtiCoefs make_tti_coefs(const Grid& g) {
+  TtiCoefs c{};
+  const double ix = 1.0 / (g.dx * g.dx), iy = 1.0 / (g.dy * g.dy), iz = 1.0 / (g.dz * g.dz);
+  for (int m = 0; m <= kHalo; ++m) {
+    const double w = kLaplacianWeights[m];
+    c.xx[m] = static_cast<float>(w * ix);
+    c.yy[m] = static_cast<float>(w * iy);
+    c.zz[m] = static_cast<float>(w * iz);
+    c.xy[m] = m == 0 ? 0.0f : static_cast<float>(w / (4.0 * g.dx * g.dy));
+    c.xz[m] = m == 0 ? 0.0f : static_cast<float>(w / (4.0 * g.dx * g.dz));
+    c.yz[m] = m == 0 ? 0.0f : static_cast<float>(w / (4.0 * g.dy * g.dz));
+  }
+  c.centre = static_cast<float>(kLaplacianWeights[0] * (ix + iy + iz));
+  c.px = static_cast<float>(0.25 * ix);
+  c.py = static_cast<float>(0.25 * iy);
+  c.pz = static_cast<float>(0.25 * iz);
+  return c;
+}
+
+/// The six second derivatives of a field at one point, and their Laplacian xx + yy + zz summed in
+/// the order of laplacian_25 (so that an isotropic medium gives the isotropic update bit for bit).
+struct SecondDerivatives {
+  float xx, yy, zz, xy, xz, yz;
+  float lap;
+};
+
+/// Second derivatives at linear index p of a field with strides sy, sz (floats): the 25-point star
+/// for xx, yy, zz and 16 points along the two diagonals of each plane for the mixed ones,
+///   d_ab u = sum_m c_m [u(+m,+m) + u(-m,-m) - u(+m,-m) - u(-m,+m)] / (4 h_a h_b).
+/// kAzimuth = false skips xy and yz (they are weighted by n_y = 0): 57 points instead of 73.
+template <bool kAzimuth>
+MINIMOD_HD SecondDerivatives second_derivatives_73(const float* __restrict__ u, std::int64_t p,
+                                                   std::int64_t sy, std::int64_t sz,
+                                                   const TtiCoefs& c) {
+  const float centre = u[p];
+  SecondDerivatives d{c.xx[0] * centre, c.yy[0] * centre, c.zz[0] * centre, 0.0f, 0.0f, 0.0f,
+                      c.centre * centre};
+  MINIMOD_UNROLL
+  for (int m = 1; m <= kHalo; ++m) {
+    const std::int64_t ox = m, oy = m * sy, oz = m * sz;
+    const float tx = c.xx[m] * (u[p + ox] + u[p - ox]);
+    const float ty = c.yy[m] * (u[p + oy] + u[p - oy]);
+    const float tz = c.zz[m] * (u[p + oz] + u[p - oz]);
+    d.lap += tx;
+    d.lap += ty;
+    d.lap += tz;
+    d.xx += tx;
+    d.yy += ty;
+    d.zz += tz;
+    d.xz += c.xz[m] * ((u[p + ox + oz] + u[p - ox - oz]) - (u[p + ox - oz] + u[p - ox + oz]));
+    if constexpr (kAzimuth) {
+      d.xy += c.xy[m] * ((u[p + ox + oy] + u[p - ox - oy]) - (u[p + ox - oy] + u[p - ox + oy]));
+      d.yz += c.yz[m] * ((u[p + oy + oz] + u[p - oy - oz]) - (u[p + oy - oz] + u[p - oy + oz]));
+    }
+  }
+  return d;
+}
+
+/// Weights of H = (n . grad)^2 = sum_ab w_ab d_ab for the unit symmetry axis n:
+/// n_x^2 = sin^2(theta) cos^2(phi), ..., 2 n_x n_z = sin(2 theta) cos(phi), ...
+struct TtiWeights {
+  float xx, yy, zz, xy, xz, yz;
+};
+
+/// H weights from the symmetry axis (n_x, n_y, n_z).
+MINIMOD_HD TtiWeights tti_weights(float nx, float ny, float nz) {
+  return TtiWeights{nx * nx, ny * ny, nz * nz, 2.0f * nx * ny, 2.0f * nx * nz, 2.0f * ny * nz};
+}
+
+/// H u from the second derivatives of u.
+MINIMOD_HD float apply_h(const TtiWeights& w, const SecondDerivatives& d) {
+  return w.xx * d.xx + w.yy * d.yy + w.zz * d.zz + w.xy * d.xy + w.xz * d.xz + w.yz * d.yz;
+}
+
+/// Spatial operators of the two fields at one point (what the isotropic update calls `lap`).
+struct TtiOperators {
+  float p; ///< L s + 2 delta (L - H) s - H q = (1 + 2 delta)(L - H) s + H p
+  float q; ///< 2 (epsilon - delta) (L - H) s
+};
+
+/// The operators from the derivatives of p and q and the point's medium.
+MINIMOD_HD TtiOperators tti_operators(const SecondDerivatives& dp, const SecondDerivatives& dq,
+                                      const TtiWeights& w, float two_delta,
+                                      float two_eps_minus_delta) {
+  const SecondDerivatives ds{dp.xx + dq.xx, dp.yy + dq.yy, dp.zz + dq.zz,  dp.xy + dq.xy,
+                             dp.xz + dq.xz, dp.yz + dq.yz, dp.lap + dq.lap};
+  const float lap_s = ds.lap;
+  const float perp_s = lap_s - apply_h(w, ds); // (L - H) s
+  return TtiOperators{lap_s + two_delta * perp_s - apply_h(w, dq), two_eps_minus_delta * perp_s};
+}
+
+/// Drive of the layer's phi for p (docs/tti.md, "Layer"). The isotropic phi is driven by
+/// sum_a deta_a du_a / (4 h_a^2), the first-order term that the stretched coordinate of axis a adds
+/// to d_aa. Each field's operator weighs d_aa differently, so the drive carries the field's
+/// weights:
+///   p: (1 + 2 delta)(1 - w_aa) d_a s + w_aa d_a p = d_a p + (1 - w_aa) d_a q + 2 delta (1 - w_aa)
+///   d_a s q: 2 (epsilon - delta)(1 - w_aa) d_a s
+/// This corrected layer grows exponentially in tilted anelliptic media (docs/tti.md measures it),
+/// so the drive is applied only where the medium is elliptic (epsilon = delta, isotropic included)
+/// and is zero elsewhere, which leaves Minimod's damping alone there. The q drive therefore
+/// vanishes everywhere and q needs no phi array. With delta = 0 and q = 0 the p drive is the
+/// isotropic eta_gradient_term (same operations in the same order).
+MINIMOD_HD float tti_layer_drive(const float* __restrict__ p, const float* __restrict__ q,
+                                 const float* __restrict__ eta, std::int64_t i, std::int64_t sy,
+                                 std::int64_t sz, const TtiCoefs& c, const TtiWeights& w,
+                                 float two_delta, float two_eps_minus_delta) {
+  const std::int64_t stride[3] = {1, sy, sz};
+  const float w_aa[3] = {w.xx, w.yy, w.zz};
+  const float scale[3] = {c.px, c.py, c.pz};
+  float drive = 0.0f;
+  MINIMOD_UNROLL
+  for (int a = 0; a < 3; ++a) {
+    const std::int64_t s = stride[a];
+    const float deta = eta[i + s] - eta[i - s];
+    const float dp = p[i + s] - p[i - s];
+    const float dq = q[i + s] - q[i - s];
+    const float perp = 1.0f - w_aa[a];
+    drive += deta * (dp + perp * dq + two_delta * perp * (dp + dq)) * scale[a];
+  }
+  return two_eps_minus_delta == 0.0f ? drive : 0.0f;
+}
+
+/// Pointers (host or device) to the TTI fields, all in one FieldLayout. p and q are the fields at
+/// step n; p_next and q_next hold step n - 1 on entry and step n + 1 on exit. The medium is stored
+/// per point as vp2dt2, 2 delta, 2 (epsilon - delta) and the symmetry axis (n_x, n_y, n_z) with
+/// n_z >= 0 (docs/tti.md: 6 floats; axis_y is null without azimuth). phi_p (the layer's phi of p;
+/// q has none, see tti_layer_drive) and eta may be null when no layer point is updated.
+struct TtiFields {
+  const float* p = nullptr;
+  float* p_next = nullptr;
+  const float* q = nullptr;
+  float* q_next = nullptr;
+  const float* vp2dt2 = nullptr;
+  const float* two_delta = nullptr;
+  const float* two_eps_minus_delta = nullptr;
+  const float* axis_x = nullptr;
+  const float* axis_y = nullptr; ///< null: no azimuth (n_y = 0)
+  const float* axis_z = nullptr;
+  float* phi_p = nullptr;
+  const float* eta = nullptr;
+};
+
+/// The whole update of both fields at linear index i: inner form (kLayer = false) or Minimod's
+/// layer form (phi for p, damping alone for q). kAzimuth must be false exactly when axis_y is null.
+template <bool kAzimuth, bool kLayer>
+MINIMOD_HD void tti_update_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                 std::int64_t sz, const TtiCoefs& c) {
+  const SecondDerivatives dp = second_derivatives_73<kAzimuth>(f.p, i, sy, sz, c);
+  const SecondDerivatives dq = second_derivatives_73<kAzimuth>(f.q, i, sy, sz, c);
+  float ny = 0.0f;
+  if constexpr (kAzimuth) ny = f.axis_y[i];
+  const TtiWeights w = tti_weights(f.axis_x[i], ny, f.axis_z[i]);
+  const float two_delta = f.two_delta[i];
+  const float two_emd = f.two_eps_minus_delta[i];
+  const TtiOperators op = tti_operators(dp, dq, w, two_delta, two_emd);
+  const float vp2dt2 = f.vp2dt2[i];
+  if constexpr (!kLayer) {
+    f.p_next[i] = inner_update(f.p[i], f.p_next[i], vp2dt2, op.p);
+    f.q_next[i] = inner_update(f.q[i], f.q_next[i], vp2dt2, op.q);
+  } else {
+    const float drive = tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, two_delta, two_emd);
+    const float eta = f.eta[i];
+    float phi_next;
+    f.p_next[i] =
+        layer_update(f.p[i], f.p_next[i], vp2dt2, op.p, f.phi_p[i], eta, drive, &phi_next);
+    f.phi_p[i] = phi_next;
+    f.q_next[i] = layer_update(f.q[i], f.q_next[i], vp2dt2, op.q, 0.0f, eta, 0.0f, &phi_next);
+  }
+}
+
+} // namespace minimod

@@ -1,0 +1,148 @@
+#pragma once
+/// Acoustic TTI (physics.md section 5, docs/tti.md): the model and its checks, the stable time step
+/// of the 73-point operator on (p, q), and a self-contained OpenMP CPU solver that is the reference
+/// of the TTI GPU kernels. The per-point math is kernels/tti_K.hpp.
+
+#include "io/survey.hpp"
+#include "kernels/field_layout.hpp"
+#include "kernels/tti_K.hpp"
+#include "solver/grid.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace minimod {
+
+/// A TTI medium: dense arrays of grid.points() values, x fastest.
+struct TtiModel {
+  std::vector<float> vp;      ///< P velocity along the symmetry axis (m/s), > 0
+  std::vector<float> epsilon; ///< Thomsen epsilon, >= delta
+  std::vector<float> delta;   ///< Thomsen delta, > -1/2
+  std::vector<float> theta; ///< tilt of the symmetry axis from vertical (radians), |theta| <= pi/2
+  /// Azimuth of the tilt from +x towards +y (radians), |phi| <= pi; empty: 0 everywhere (no array).
+  std::vector<float> phi;
+};
+
+/// Slack on the angle limits for angles rounded to float (float(pi/2) > pi/2).
+inline constexpr double kTtiAngleSlack = 1e-6;
+
+/// Check a model against its grid; throws InputError, prefixed by `where` (the survey's
+/// `file:line: key`), naming the first offending point (i, j, k) in memory order, its position and
+/// values: array sizes, vp > 0, finite values, delta > -1/2, epsilon >= delta (the system is
+/// unstable otherwise), |theta| <= pi/2 and |phi| <= pi (radians, with kTtiAngleSlack).
+void validate_tti_model(const Grid& grid, const TtiModel& model,
+                        const std::string& where = "tti model");
+
+/// Unit symmetry axis (sin t cos p, sin t sin p, cos t) of tilt t and azimuth p.
+std::array<double, 3> tti_symmetry_axis(double theta, double phi);
+
+/// Gershgorin bound (1/m^2) of the 73-point (p, q) operator at one point of a locally homogeneous
+/// medium, to be multiplied by vp^2: the larger column sum of |coefficients|, over the p rows and
+/// the q rows, of the p column and of the q column (docs/tti.md, "Stable time step"). Equals
+/// laplacian_bound(grid)^2 when epsilon = delta = 0, whatever the axis.
+double tti_gershgorin_bound(const Grid& grid, double epsilon, double delta, double theta,
+                            double phi);
+
+/// Largest stable dt (cfl = 1) of a model: 2 / sqrt(B) with B the larger of
+/// vmax^2 (1 + 2 max(epsilon_max, 0)) laplacian_bound^2 (the fastest P wave on the 25-point bound)
+/// and the largest vp^2 tti_gershgorin_bound over the grid. `vmax` > 0 replaces the model's
+/// largest vp (and scales the Gershgorin term by (vmax / model vmax)^2). Needs a valid model.
+double tti_dt_limit(const Grid& grid, const TtiModel& model, double vmax = 0);
+
+/// Choices of a TTI run that the survey supplies.
+struct TtiPlanOptions {
+  int steps = 0;                  ///< time steps; 0: from duration
+  std::optional<double> duration; ///< seconds, when steps is 0: steps = ceil(duration / dt)
+  double cfl = 0.8;               ///< fraction of the stable dt, used when dt is not given
+  std::optional<double> dt;       ///< seconds; InputError above the cfl = 1 limit
+  std::optional<double> vmax;     ///< >= the model's largest vp; default: that largest vp
+  std::optional<int> layer_width; ///< points on every face; default from ntaper and fmax
+  double ntaper = 3;              ///< layer width in wavelengths of the fastest P wave at fmax
+  double fmax = 0;                ///< Hz; needed when layer_width is not given
+};
+
+/// Everything derived before stepping a TTI run.
+struct TtiPlan {
+  Grid grid;
+  LayerWidths layer;
+  double vmax = 0;         ///< largest vp (or options.vmax)
+  double epsilon_max = 0;  ///< largest epsilon
+  double speed_max = 0;    ///< fastest P wave, vmax sqrt(1 + 2 max(epsilon_max, 0)): eta, width
+  double dt_limit_iso = 0; ///< stable_dt_limit(grid, vmax): the isotropic bound, for comparison
+  double dt_limit = 0;     ///< tti_dt_limit: the TTI bound at cfl = 1
+  double dt = 0;
+  double cfl = 0; ///< effective: dt / dt_limit
+  int steps = 0;
+};
+
+/// Check the model and make the plan. Layer widths as for the isotropic plan
+/// (layer_width_points) with speed_max as the velocity. Throws InputError for a bad model, a dt
+/// above the limit, a vmax below the model's, or layers wider than half the grid.
+TtiPlan make_tti_plan(const Grid& grid, const TtiModel& model, const TtiPlanOptions& options);
+
+/// A TTI point source: samples s(t_n) for n = 0..steps-1, injected into p only (docs/tti.md).
+struct TtiSource {
+  Vec3 position{};
+  std::vector<float> samples;
+  Injection injection = Injection::Physical; ///< physical: p += vp2dt2 s / (dx dy dz)
+};
+
+/// A TTI run on the CPU: fields p and q in the padded FieldLayout, the seven-region split with
+/// Minimod's layer (phi for p where the medium is elliptic, damping alone otherwise), sources
+/// into p, receivers sampling p.
+class TtiSimulation {
+public:
+  /// Validates the model (InputError), builds the medium arrays, eta, taps; p = q = 0.
+  /// Positions outside the grid and sources with fewer than plan.steps samples: InputError.
+  TtiSimulation(const TtiPlan& plan, const TtiModel& model, const std::vector<TtiSource>& sources,
+                const std::vector<Vec3>& receivers,
+                Interpolation interpolation = Interpolation::Sinc);
+
+  /// Advance from step n to n + 1: every region, injection of s(t_n) into p^{n+1}, the swap, then
+  /// receiver sample n + 1. std::out_of_range unless 0 <= n < plan.steps; steps are taken in
+  /// order (n = steps_done()) except by a benchmark that repeats them.
+  void step(int n);
+  /// Every remaining step of the plan.
+  void run();
+
+  /// Steps done so far.
+  int steps_done() const { return m_steps_done; }
+  /// The plan the run was built from.
+  const TtiPlan& plan() const { return m_plan; }
+  /// The padded layout of every field.
+  const FieldLayout& layout() const { return m_layout; }
+  /// Whether the azimuth terms (xy, yz) are computed: some point has n_y != 0.
+  bool has_azimuth() const { return !m_axis_y.empty(); }
+
+  /// Receiver traces of p: [receivers][steps + 1], sample n at t = n dt (sample 0 is zero).
+  const std::vector<float>& traces() const { return m_traces; }
+  /// p^n, dense, x fastest.
+  std::vector<float> wavefield_p() const;
+  /// q^n, dense, x fastest.
+  std::vector<float> wavefield_q() const;
+
+private:
+  void update_regions();
+
+  TtiPlan m_plan;
+  FieldLayout m_layout;
+  TtiCoefs m_coefs{};
+  std::array<Region, kRegionCount> m_regions;
+  std::vector<float> m_p, m_p_next, m_q, m_q_next;
+  std::vector<float> m_vp2dt2, m_two_delta, m_two_eps_minus_delta;
+  std::vector<float> m_axis_x, m_axis_y, m_axis_z;
+  std::vector<float> m_phi_p, m_eta; ///< the layer's phi of p (q has none) and damping
+  struct Taps {
+    std::vector<std::int64_t> begin, index;
+    std::vector<float> weight;
+  };
+  Taps m_source_taps, m_receiver_taps;
+  std::vector<std::vector<float>> m_source_samples;
+  std::vector<float> m_traces;
+  int m_steps_done = 0;
+};
+
+} // namespace minimod
