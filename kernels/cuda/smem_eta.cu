@@ -1,0 +1,83 @@
+/// Launchers, explicit instantiations and registration of the smem_eta family.
+
+#include "kernels/cuda/smem_eta.cuh"
+
+#include "kernels/cuda/gpu_check.hpp"
+
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+namespace minimod::gpu {
+
+namespace {
+
+/// Largest grid extents of a launch (x, y, z); the same on every CUDA GPU since sm_30 and on AMD.
+constexpr long long kMaxGridX = std::numeric_limits<int>::max();
+constexpr long long kMaxGridYZ = 65535;
+
+constexpr long long ceil_div(long long a, long long b) {
+  return (a + b - 1) / b;
+}
+
+} // namespace
+
+template <int Dx, int Dy, int Dz>
+SmemEtaKernel<Dx, Dy, Dz>::SmemEtaKernel() : m_launch_name(SmemEtaKernel::name() + "<layer>") {}
+
+template <int Dx, int Dy, int Dz> std::string SmemEtaKernel<Dx, Dy, Dz>::name() const {
+  return "smem_eta_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" + std::to_string(Dz);
+}
+
+template <int Dx, int Dy, int Dz> std::string SmemEtaKernel<Dx, Dy, Dz>::description() const {
+  return "3D blocking, " + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" +
+         std::to_string(Dz) + " threads, one point per thread, eta tile and 1-point halo in " +
+         std::to_string(kSharedBytes) +
+         " B of shared memory, u from global memory (absorbing layer only)";
+}
+
+template <int Dx, int Dy, int Dz>
+std::string SmemEtaKernel<Dx, Dy, Dz>::can_run(const Region& region,
+                                               const FieldLayout& layout) const {
+  // The common checks: the kind is handled (layer only) and the box lies inside the field.
+  std::string why = StencilKernel::can_run(region, layout);
+  if (!why.empty()) return why;
+  const Box& b = region.box;
+  if (b.empty()) return {};
+  const long long gx = ceil_div(b.nx(), Dx), gy = ceil_div(b.ny(), Dy), gz = ceil_div(b.nz(), Dz);
+  if (gx > kMaxGridX || gy > kMaxGridYZ || gz > kMaxGridYZ)
+    return "the region needs a launch grid of " + std::to_string(gx) + "x" + std::to_string(gy) +
+           "x" + std::to_string(gz) + " blocks; y and z are limited to 65535";
+  return {};
+}
+
+template <int Dx, int Dy, int Dz>
+void SmemEtaKernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& layout,
+                                       const StencilCoefs& coefs, const Region& region,
+                                       void* stream) const {
+  const Box& b = region.box;
+  if (b.empty()) return;
+  if (region.kind() != RegionKind::Layer)
+    throw std::invalid_argument(name() + " updates absorbing-layer regions only, not region " +
+                                region_name(region.id));
+  if (f.phi == nullptr || f.eta == nullptr)
+    throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
+  const dim3 block(Dx, Dy, Dz);
+  const dim3 grid(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
+                  static_cast<unsigned>(ceil_div(b.ny(), Dy)),
+                  static_cast<unsigned>(ceil_div(b.nz(), Dz)));
+  smem_eta_kernel<Dx, Dy, Dz><<<grid, block, 0, static_cast<gpuStream_t>(stream)>>>(
+      f.u, f.v, f.vp2dt2, f.phi, f.eta, layout, coefs, b);
+  MINIMOD_GPU_CHECK_LAUNCH(m_launch_name.c_str(), grid, block, 0);
+}
+
+// The registered tiles: the seeds' 8x8x8, and 32x4x4 whose warps read whole rows of u.
+template class SmemEtaKernel<32, 4, 4>;
+template class SmemEtaKernel<8, 8, 8>;
+
+void register_smem_eta_kernels(KernelRegistry& registry) {
+  registry.add(std::make_unique<SmemEtaKernel<32, 4, 4>>(), /*family_default=*/true);
+  registry.add(std::make_unique<SmemEtaKernel<8, 8, 8>>());
+}
+
+} // namespace minimod::gpu
