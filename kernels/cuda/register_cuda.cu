@@ -4,8 +4,8 @@
 
 #include "kernels/cuda/gmem_3d.cuh"
 #include "kernels/cuda/gmem_3d_f4.cuh"
-#include "kernels/cuda/smem_3d.cuh"
 #include "kernels/cuda/semi_25d.cuh"
+#include "kernels/cuda/smem_3d.cuh"
 #include "kernels/cuda/smem_eta.cuh"
 #include "kernels/cuda/streaming_25d.cuh"
 #include "kernels/kernel.hpp"
