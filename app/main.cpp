@@ -25,20 +25,6 @@
 namespace minimod {
 namespace {
 
-Grid grid_from(const GridSpec& s) {
-  Grid g;
-  g.nx = s.shape[0];
-  g.ny = s.shape[1];
-  g.nz = s.shape[2];
-  g.dx = s.spacing[0];
-  g.dy = s.spacing[1];
-  g.dz = s.spacing[2];
-  g.ox = s.origin[0];
-  g.oy = s.origin[1];
-  g.oz = s.origin[2];
-  return g;
-}
-
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -96,7 +82,7 @@ std::string summary_json(const RunReport& r, int steps) {
 
 int cmd_validate(const std::string& path) {
   const Survey s = load_survey(path);
-  const std::vector<float> velocity = build_velocity(s.model, grid_from(s.grid));
+  const std::vector<float> velocity = build_velocity(s.model, make_grid(s.grid));
   const Plan plan = make_plan(s, velocity);
   std::cout << describe_plan(s, plan);
   std::cout << "ok: " << path << " is valid\n";

@@ -5,6 +5,7 @@
 #include "io/segy.hpp"
 
 #include "io/errors.hpp"
+#include "io/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -33,15 +34,6 @@ namespace fs = std::filesystem;
 /// Largest value of the 2-byte sample count and interval fields that every reader takes as
 /// positive (segyio and many others read them as signed).
 constexpr int kMaxTwoByteField = 32767;
-
-std::string format_number(double value) {
-  char text[40];
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::snprintf(text, sizeof text, "%.*g", precision, value);
-    if (std::strtod(text, nullptr) == value) break;
-  }
-  return text;
-}
 
 #if !defined(MINIMOD_HAVE_SEGYIO)
 [[noreturn]] void reject_no_segyio(const std::string& key, const std::string& path) {

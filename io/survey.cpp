@@ -5,6 +5,7 @@
 #include "io/survey.hpp"
 
 #include "io/errors.hpp"
+#include "io/text.hpp"
 #include "solver/grid.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -42,14 +43,6 @@ constexpr long long kMaxReceivers = 10'000'000;
 constexpr int kMinShape = 2 * kHalo + 1;
 
 /// Shortest decimal text that reads back as the same double.
-std::string format_number(double value) {
-  char text[40];
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::snprintf(text, sizeof text, "%.*g", precision, value);
-    if (std::strtod(text, nullptr) == value) break;
-  }
-  return text;
-}
 
 std::string format_vec3(const Vec3& v) {
   return "[" + format_number(v[0]) + ", " + format_number(v[1]) + ", " + format_number(v[2]) + "]";

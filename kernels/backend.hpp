@@ -99,6 +99,9 @@ public:
   virtual double time_steps(int first_step, int count) = 0;
 };
 
+/// The host's CPU model from /proc/cpuinfo, or "CPU".
+std::string cpu_model_name();
+
 /// The OpenMP CPU backend (always available).
 std::unique_ptr<Backend> make_cpu_backend();
 /// The CUDA backend; throws std::runtime_error when the binary has no CUDA or no GPU is usable.

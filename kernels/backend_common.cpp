@@ -1,7 +1,21 @@
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
 
+#include <fstream>
+
 namespace minimod {
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "CPU";
+}
 
 std::size_t acoustic_device_bytes(const AcousticProblem& p) {
   const std::size_t field = static_cast<std::size_t>(p.layout.size) * sizeof(float);

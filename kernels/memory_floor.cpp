@@ -2,6 +2,7 @@
 /// without CUDA.
 
 #include "io/errors.hpp"
+#include "kernels/backend.hpp"
 #include "kernels/gpu_probe.hpp"
 
 #include <algorithm>
@@ -25,18 +26,6 @@ double median_of(std::vector<double> v) {
   return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
-std::string host_cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "CPU";
-}
-
 template <class F> std::vector<double> host_timed_runs(int repeats, F&& body) {
   for (int r = 0; r < kHostWarmups; ++r)
     body();
@@ -56,7 +45,7 @@ MemoryFloor measure_host_memory_floor(std::int64_t grid_points, int repeats) {
   if (grid_points <= 0) throw InputError("memory floor: the grid has no points");
   repeats = std::max(repeats, 5);
   MemoryFloor f;
-  f.device = host_cpu_name();
+  f.device = cpu_model_name();
   f.repeats = repeats;
   f.points = std::max(grid_points, kHostMinPoints);
   const std::int64_t n = f.points;

@@ -2,6 +2,7 @@
 
 #include "io/errors.hpp"
 #include "io/npy.hpp"
+#include "io/text.hpp"
 
 #include <hdf5.h>
 
@@ -24,15 +25,6 @@ namespace minimod {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string format_number(double value) {
-  char text[40];
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::snprintf(text, sizeof text, "%.*g", precision, value);
-    if (std::strtod(text, nullptr) == value) break;
-  }
-  return text;
-}
 
 std::string shape_text(const std::array<int, 3>& shape) {
   return std::to_string(shape[0]) + " x " + std::to_string(shape[1]) + " x " +

@@ -1,6 +1,7 @@
 #include "models/velocity.hpp"
 
 #include "io/errors.hpp"
+#include "io/text.hpp"
 #include "models/model_file.hpp"
 
 #include <algorithm>
@@ -20,15 +21,6 @@ namespace minimod {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string format_number(double value) {
-  char text[40];
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::snprintf(text, sizeof text, "%.*g", precision, value);
-    if (std::strtod(text, nullptr) == value) break;
-  }
-  return text;
-}
 
 /// The model's location with another key: the parser records lines per section, not per field.
 SourceLoc with_key(const SourceLoc& loc, const std::string& key) {

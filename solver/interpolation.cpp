@@ -1,5 +1,7 @@
 #include "solver/interpolation.hpp"
 
+#include "solver/kaiser.hpp"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -30,17 +32,6 @@ void axis_cell(double x, double origin, double h, int n, int* i0, double* frac) 
 
 constexpr double kPi = 3.14159265358979323846;
 
-double bessel_i0(double x) {
-  double sum = 1.0, term = 1.0;
-  const double q = x * x / 4.0;
-  for (int k = 1; k < 60; ++k) {
-    term *= q / (static_cast<double>(k) * k);
-    sum += term;
-    if (term < 1e-17 * sum) break;
-  }
-  return sum;
-}
-
 /// One axis of the windowed sinc: node indices and weights (normalised to sum to one).
 void sinc_axis(double x, double origin, double h, int n, int radius, double beta,
                std::vector<int>* nodes, std::vector<double>* weights) {
@@ -59,9 +50,7 @@ void sinc_axis(double x, double origin, double h, int n, int radius, double beta
   for (int i = i0 - radius + 1; i <= i0 + radius; ++i) {
     const double d = i - f;
     const double s = std::sin(kPi * d) / (kPi * d);
-    const double r = d / radius;
-    const double w =
-        std::abs(r) >= 1 ? 0.0 : bessel_i0(beta * std::sqrt(1 - r * r)) / bessel_i0(beta);
+    const double w = kaiser_window(d / radius, beta);
     nodes->push_back(i);
     weights->push_back(s * w);
     sum += s * w;

@@ -27,6 +27,20 @@ void index_range(double a, double b, double origin, double h, int n, int* lo, in
 
 } // namespace
 
+Grid make_grid(const GridSpec& s) {
+  Grid g;
+  g.nx = s.shape[0];
+  g.ny = s.shape[1];
+  g.nz = s.shape[2];
+  g.dx = s.spacing[0];
+  g.dy = s.spacing[1];
+  g.dz = s.spacing[2];
+  g.ox = s.origin[0];
+  g.oy = s.origin[1];
+  g.oz = s.origin[2];
+  return g;
+}
+
 double laplacian_bound(const Grid& g) {
   double row = std::abs(kLaplacianWeights[0]);
   for (int m = 1; m <= kHalo; ++m)
@@ -47,16 +61,8 @@ int layer_width_points(double ntaper, double vmax, double fmax, double h) {
 
 Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_override) {
   Plan p;
-  Grid& g = p.grid;
-  g.nx = s.grid.shape[0];
-  g.ny = s.grid.shape[1];
-  g.nz = s.grid.shape[2];
-  g.dx = s.grid.spacing[0];
-  g.dy = s.grid.spacing[1];
-  g.dz = s.grid.spacing[2];
-  g.ox = s.grid.origin[0];
-  g.oy = s.grid.origin[1];
-  g.oz = s.grid.origin[2];
+  p.grid = make_grid(s.grid);
+  const Grid& g = p.grid;
   if (velocity.size() != g.points()) {
     throw InputError("model: " + std::to_string(velocity.size()) + " values for a grid of " +
                      std::to_string(g.points()) + " points");

@@ -12,6 +12,9 @@
 
 namespace minimod {
 
+/// The grid a survey's `grid:` section describes.
+Grid make_grid(const GridSpec& spec);
+
 /// Gershgorin bound of the 8th-order Laplacian: sqrt(sum_axis (|c0| + 2 sum|c_m|) / h^2).
 double laplacian_bound(const Grid& grid);
 /// Largest stable dt at cfl = 1 for velocity vmax: 2 / (vmax * laplacian_bound).

@@ -2,10 +2,8 @@
 
 #include "io/errors.hpp"
 #include "kernels/autotune.hpp"
-#include "models/velocity.hpp"
 #include "solver/problem.hpp"
 #include "solver/wavelet.hpp"
-#include "version.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -18,20 +16,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-Grid grid_of(const GridSpec& s) {
-  Grid g;
-  g.nx = s.shape[0];
-  g.ny = s.shape[1];
-  g.nz = s.shape[2];
-  g.dx = s.spacing[0];
-  g.dy = s.spacing[1];
-  g.dz = s.spacing[2];
-  g.ox = s.origin[0];
-  g.oy = s.origin[1];
-  g.oz = s.origin[2];
-  return g;
 }
 
 /// Sub-volume and decimation of a dense field.
@@ -226,60 +210,6 @@ std::vector<float> Simulation::wavefield() {
   std::vector<float> dense;
   m_backend->fetch_wavefield(dense);
   return dense;
-}
-
-RunReport run_survey(const Survey& survey, const SimulationOptions& options,
-                     const std::string& output_path, const RunHooks& hooks) {
-  Simulation sim(survey, build_velocity(survey.model, grid_of(survey.grid)), options, hooks.notice);
-  const Plan& plan = sim.plan();
-  for (const auto& w : plan.warnings) {
-    if (hooks.notice) hooks.notice("warning: " + w);
-  }
-  if (hooks.on_plan) hooks.on_plan(plan);
-
-  OutputMeta meta;
-  meta.program_version = kProgramVersion;
-  meta.git_commit = kGitCommit;
-  meta.survey_text = survey.text;
-  meta.survey_path = survey.path;
-  meta.physics = survey.physics;
-  meta.backend = backend_name(sim.backend().kind());
-  meta.device_name = sim.backend().device_name();
-  meta.region_kernels = sim.kernel_names();
-  meta.grid_shape = {plan.grid.nx, plan.grid.ny, plan.grid.nz};
-  meta.grid_spacing = {plan.grid.dx, plan.grid.dy, plan.grid.dz};
-  meta.grid_origin = {plan.grid.ox, plan.grid.oy, plan.grid.oz};
-  meta.layer_widths = {plan.layer.x_lo, plan.layer.x_hi, plan.layer.y_lo,
-                       plan.layer.y_hi, plan.layer.z_lo, plan.layer.z_hi};
-  meta.dt = plan.dt;
-  meta.steps = plan.steps;
-  OutputFile output(output_path, meta);
-
-  RunReport report;
-  report.timing = sim.run(hooks.on_progress, &output);
-
-  ShotGather gather;
-  gather.shot = 0;
-  for (const auto& s : survey.sources)
-    gather.source_positions.push_back(s.position);
-  for (const auto& r : survey.receivers)
-    gather.receiver_positions.push_back(r.position);
-  gather.dt_out = plan.dt_out;
-  gather.samples = plan.trace_samples;
-  gather.traces = sim.output_traces();
-  output.write_shot(gather);
-
-  report.final_field = field_stats(sim.wavefield());
-  output.set_attribute("run_ms_total", report.timing.total_ms);
-  output.set_attribute("run_ms_per_step_median", report.timing.median_step_ms);
-  output.commit();
-
-  report.plan = plan;
-  report.backend = meta.backend;
-  report.device = meta.device_name;
-  report.kernels = meta.region_kernels;
-  report.output_file = output_path;
-  return report;
 }
 
 } // namespace minimod

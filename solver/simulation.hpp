@@ -87,7 +87,7 @@ private:
   RegionKernels m_kernels{};
 };
 
-/// `minimod-gpu run`: everything above, then the output file. Returns the timing.
+/// What a run reports (solver/survey_run.hpp fills it).
 struct RunReport {
   Plan plan;
   std::string backend, device;
@@ -96,13 +96,11 @@ struct RunReport {
   FieldStats final_field;
   std::string output_file;
 };
-/// Callbacks of run_survey: the plan once made, progress in steps, one-line notices.
+/// Callbacks of a run (run_survey_shots): the plan once made, progress in steps, one-line notices.
 struct RunHooks {
   std::function<void(const Plan&)> on_plan;
   std::function<void(int)> on_progress;
   std::function<void(const std::string&)> notice;
 };
-RunReport run_survey(const Survey& survey, const SimulationOptions& options,
-                     const std::string& output_path, const RunHooks& hooks);
 
 } // namespace minimod

@@ -28,20 +28,6 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-Grid grid_of(const GridSpec& s) {
-  Grid g;
-  g.nx = s.shape[0];
-  g.ny = s.shape[1];
-  g.nz = s.shape[2];
-  g.dx = s.spacing[0];
-  g.dy = s.spacing[1];
-  g.dz = s.spacing[2];
-  g.ox = s.origin[0];
-  g.oy = s.origin[1];
-  g.oz = s.origin[2];
-  return g;
-}
-
 bool g_mpi_initialised = false;
 
 /// The result of one shot, as a worker hands it to the writer.
@@ -301,7 +287,7 @@ std::vector<float> broadcast_model(const Survey& survey) {
   std::string error;
   if (mpi_rank() == 0) {
     try {
-      velocity = build_velocity(survey.model, grid_of(survey.grid));
+      velocity = build_velocity(survey.model, make_grid(survey.grid));
     } catch (const InputError& e) {
       error = e.what();
     }
@@ -529,7 +515,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
 #endif
 
   auto t0 = Clock::now();
-  std::vector<float> velocity = build_velocity(survey.model, grid_of(survey.grid));
+  std::vector<float> velocity = build_velocity(survey.model, make_grid(survey.grid));
   report.model_ms = ms_since(t0);
   // Receivers that move must stay inside the grid for every shot: check before any work.
   for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s)

@@ -1,6 +1,7 @@
 #include "solver/wavelet.hpp"
 
 #include "io/errors.hpp"
+#include "solver/kaiser.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,26 +15,8 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-/// Zeroth-order modified Bessel function of the first kind (series), for the Kaiser window.
-double bessel_i0(double x) {
-  double sum = 1.0, term = 1.0;
-  const double q = x * x / 4.0;
-  for (int k = 1; k < 50; ++k) {
-    term *= q / (static_cast<double>(k) * k);
-    sum += term;
-    if (term < 1e-17 * sum) break;
-  }
-  return sum;
-}
-
 double sinc(double x) {
   return std::abs(x) < 1e-12 ? 1.0 : std::sin(kPi * x) / (kPi * x);
-}
-
-/// Kaiser window on [-1, 1].
-double kaiser(double x, double beta) {
-  if (std::abs(x) >= 1.0) return 0.0;
-  return bessel_i0(beta * std::sqrt(1.0 - x * x)) / bessel_i0(beta);
 }
 
 bool has_text_extension(const std::string& path) {
@@ -156,7 +139,7 @@ std::vector<float> resample(const std::vector<float>& in, double dt_in, double d
     double acc = 0;
     for (std::int64_t m = lo; m <= hi; ++m) {
       const double d = x - static_cast<double>(m);
-      acc += in[m] * cutoff * sinc(cutoff * d) * kaiser(d / radius, kBeta);
+      acc += in[m] * cutoff * sinc(cutoff * d) * kaiser_window(d / radius, kBeta);
     }
     out[k] = static_cast<float>(acc);
   }

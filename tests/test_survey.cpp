@@ -4,6 +4,7 @@
 #include "io/errors.hpp"
 #include "io/survey.hpp"
 #include "models/velocity.hpp"
+#include "solver/plan.hpp"
 
 #include <gtest/gtest.h>
 
@@ -58,20 +59,6 @@ void expect_error(const std::string& text, std::initializer_list<const char*> pi
     EXPECT_NE(message.find(piece), std::string::npos)
         << "message: " << message << "\nlacks: " << piece;
   }
-}
-
-Grid grid_of(const GridSpec& spec) {
-  Grid grid;
-  grid.nx = spec.shape[0];
-  grid.ny = spec.shape[1];
-  grid.nz = spec.shape[2];
-  grid.dx = spec.spacing[0];
-  grid.dy = spec.spacing[1];
-  grid.dz = spec.spacing[2];
-  grid.ox = spec.origin[0];
-  grid.oy = spec.origin[1];
-  grid.oz = spec.origin[2];
-  return grid;
 }
 
 Grid small_grid(int nx, int ny, int nz, double h = 10) {
@@ -571,7 +558,7 @@ TEST(VelocityBuild, GradientThatTurnsNegativeNamesTheDepth) {
 
 TEST(VelocityBuild, FromAParsedSurveyWithAModelFile) {
   const Survey s = load_survey(std::string(MINIMOD_TEST_DATA) + "/good/file_model.yaml");
-  const std::vector<float> v = build_velocity(s.model, grid_of(s.grid));
+  const std::vector<float> v = build_velocity(s.model, make_grid(s.grid));
   ASSERT_EQ(v.size(), 9u * 9u * 9u);
   EXPECT_EQ(model_vmin(v), 2000);
   EXPECT_EQ(model_vmax(v), 2000);
@@ -785,7 +772,7 @@ TEST(SurveyModelFiles, CoarseRawModelIsResampledOntoTheGrid) {
                              kTime + kSources,
                          dir.path().string());
   std::string notice;
-  const std::vector<float> grid_v = build_velocity(s.model, grid_of(s.grid), &notice);
+  const std::vector<float> grid_v = build_velocity(s.model, make_grid(s.grid), &notice);
   ASSERT_EQ(grid_v.size(), 20u * 20u * 20u);
   EXPECT_FALSE(notice.empty());
   for (int k = 0; k < 20; ++k) {

@@ -12,19 +12,6 @@
 namespace minimod {
 namespace {
 
-/// The CPU model from /proc/cpuinfo, or "CPU".
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "CPU";
-}
-
 /// Pressure-free top face (physics.md section 3): u(k = 0) = 0 and the ghost planes mirror
 /// u(-m) = -u(m), so that the next step's stencil sees the image field.
 void apply_free_surface(float* u, const FieldLayout& l) {
