@@ -4,19 +4,23 @@
 FROM nvidia/cuda:13.0.0-devel-ubuntu24.04
 
 ARG CUDA_ARCHITECTURES=90
+# The commit to bake into the binary when the build context has no .git (docker build
+# --build-arg GIT_COMMIT=$(git rev-parse --short=12 HEAD) .)
+ARG GIT_COMMIT=
 ARG DEBIAN_FRONTEND=noninteractive
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       cmake g++ make libhdf5-dev hdf5-tools libyaml-cpp-dev libcli11-dev \
       libopenmpi-dev openmpi-bin googletest libgtest-dev python3-h5py python3-numpy \
+      libsegyio-dev git \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /opt/minimod-gpu
 COPY . .
 RUN rm -rf build \
  && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMINIMOD_CUDA=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES} \
+      -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES} -DMINIMOD_GIT_COMMIT=${GIT_COMMIT} \
  && cmake --build build -j"$(nproc)"
 
 ENTRYPOINT ["/opt/minimod-gpu/build/minimod-gpu"]
