@@ -1,26 +1,14 @@
 /// Launchers, explicit instantiations and registration of the gmem_3d family.
 
 #include "kernels/cuda/gmem_3d.cuh"
+#include "kernels/cuda/launch_limits.hpp"
 
 #include "kernels/cuda/gpu_check.hpp"
 
-#include <limits>
 #include <memory>
 #include <stdexcept>
 
 namespace minimod::gpu {
-
-namespace {
-
-/// Largest grid extents of a launch (x, y, z); the same on every CUDA GPU since sm_30 and on AMD.
-constexpr long long kMaxGridX = std::numeric_limits<int>::max();
-constexpr long long kMaxGridYZ = 65535;
-
-constexpr long long ceil_div(long long a, long long b) {
-  return (a + b - 1) / b;
-}
-
-} // namespace
 
 template <int Dx, int Dy, int Dz>
 Gmem3dKernel<Dx, Dy, Dz>::Gmem3dKernel()
@@ -49,9 +37,7 @@ std::string Gmem3dKernel<Dx, Dy, Dz>::can_run(const Region& region,
   const Box& b = region.box;
   if (b.empty()) return {};
   const long long gx = ceil_div(b.nx(), Dx), gy = ceil_div(b.ny(), Dy), gz = ceil_div(b.nz(), Dz);
-  if (gx > kMaxGridX || gy > kMaxGridYZ || gz > kMaxGridYZ)
-    return "the region needs a launch grid of " + std::to_string(gx) + "x" + std::to_string(gy) +
-           "x" + std::to_string(gz) + " blocks; y and z are limited to 65535";
+  if (auto limit = launch_grid_limit(gx, gy, gz); !limit.empty()) return limit;
   return {};
 }
 

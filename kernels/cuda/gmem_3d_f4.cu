@@ -1,6 +1,7 @@
 /// Launchers, explicit instantiations and registration of the gmem_3d_f4 family.
 
 #include "kernels/cuda/gmem_3d_f4.cuh"
+#include "kernels/cuda/launch_limits.hpp"
 
 #include "kernels/cuda/gpu_check.hpp"
 
@@ -12,14 +13,6 @@
 namespace minimod::gpu {
 
 namespace {
-
-/// Largest grid extents of a launch (x, y, z); the same on every CUDA GPU since sm_30 and on AMD.
-constexpr long long kMaxGridX = std::numeric_limits<int>::max();
-constexpr long long kMaxGridYZ = 65535;
-
-constexpr long long ceil_div(long long a, long long b) {
-  return (a + b - 1) / b;
-}
 
 /// Quads of the box's x range: first x of the quad grid and number of quads. The quad grid is
 /// aligned on the padded row (row starts are 128-byte aligned), not on the box.
@@ -91,9 +84,7 @@ std::string Gmem3dF4Kernel<Dx, Dy, Dz>::can_run(const Region& region,
   const int shift = x_shift_for(quads);
   const long long gx = ceil_div(quads, Dx >> shift);
   const long long gy = ceil_div(b.ny(), Dy << shift), gz = ceil_div(b.nz(), Dz);
-  if (gx > kMaxGridX || gy > kMaxGridYZ || gz > kMaxGridYZ)
-    return "the region needs a launch grid of " + std::to_string(gx) + "x" + std::to_string(gy) +
-           "x" + std::to_string(gz) + " blocks; y and z are limited to 65535";
+  if (auto limit = launch_grid_limit(gx, gy, gz); !limit.empty()) return limit;
   return {};
 }
 

@@ -2,6 +2,7 @@
 /// semi_25d variant's instantiations. The other variants instantiate in semi_b.cu, semi_b_a.cu
 /// and semi_2z.cu, so that the four compile in parallel.
 
+#include "kernels/cuda/launch_limits.hpp"
 #include "kernels/cuda/semi_25d.cuh"
 
 #include <algorithm>
@@ -13,20 +14,12 @@ namespace minimod::gpu {
 
 namespace {
 
-/// Largest grid extents of a launch (x, y, z).
-constexpr long long kMaxGridX = std::numeric_limits<int>::max();
-constexpr long long kMaxGridYZ = 65535;
-
 /// Threads a launch should offer so that every SM of a large GPU gets several waves of blocks
 /// (132 SMs x 2048 threads x 4).
 constexpr long long kTargetThreads = 132LL * 2048 * 4;
 
 /// Shortest z chunk: each chunk re-reads 8 planes of its own column (4 above, 4 below).
 constexpr int kMinChunk = 32;
-
-constexpr long long ceil_div(long long a, long long b) {
-  return (a + b - 1) / b;
-}
 
 } // namespace
 
@@ -50,9 +43,7 @@ std::string semi_can_run(const Region& region, const FieldLayout& layout, int dx
   if (b.empty()) return {};
   const long long gx = ceil_div(b.nx(), dx), gy = ceil_div(b.ny(), dy);
   const long long gz = ceil_div(b.nz(), semi_z_chunk(gx * gy, b.nz(), dx * dy, preferred));
-  if (gx > kMaxGridX || gy > kMaxGridYZ || gz > kMaxGridYZ)
-    return "the region needs a launch grid of " + std::to_string(gx) + "x" + std::to_string(gy) +
-           "x" + std::to_string(gz) + " blocks; y and z are limited to 65535";
+  if (auto limit = launch_grid_limit(gx, gy, gz); !limit.empty()) return limit;
   return {};
 }
 

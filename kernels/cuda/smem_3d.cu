@@ -1,5 +1,6 @@
 /// Launchers, explicit instantiations and registration of the smem_3d family.
 
+#include "kernels/cuda/launch_limits.hpp"
 #include "kernels/cuda/smem_3d.cuh"
 
 #include "kernels/cuda/gpu_check.hpp"
@@ -11,14 +12,6 @@
 namespace minimod::gpu {
 
 namespace {
-
-/// Largest grid extents of a launch (x, y, z); the same on every CUDA GPU since sm_30 and on AMD.
-constexpr long long kMaxGridX = std::numeric_limits<int>::max();
-constexpr long long kMaxGridYZ = 65535;
-
-constexpr long long ceil_div(long long a, long long b) {
-  return (a + b - 1) / b;
-}
 
 /// First x of the block grid: the last x <= box.x0 whose padded-row position is a multiple of 4
 /// (positions are >= 0, so plain division rounds down).
@@ -54,9 +47,7 @@ std::string Smem3dKernel<Dx, Dy, Dz>::can_run(const Region& region,
   if (b.empty()) return {};
   const long long gx = ceil_div(b.x1 - tile_x0(b, layout), Dx);
   const long long gy = ceil_div(b.ny(), Dy), gz = ceil_div(b.nz(), Dz);
-  if (gx > kMaxGridX || gy > kMaxGridYZ || gz > kMaxGridYZ)
-    return "the region needs a launch grid of " + std::to_string(gx) + "x" + std::to_string(gy) +
-           "x" + std::to_string(gz) + " blocks; y and z are limited to 65535";
+  if (auto limit = launch_grid_limit(gx, gy, gz); !limit.empty()) return limit;
   return {};
 }
 

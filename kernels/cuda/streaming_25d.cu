@@ -1,6 +1,7 @@
 /// The shared part of the 2.5D streaming families: launch-grid checks, the z-chunk choice and
 /// registration. The kernels and their instantiations are in streaming_25d_<variant>.cu.
 
+#include "kernels/cuda/launch_limits.hpp"
 #include "kernels/cuda/streaming_25d.cuh"
 
 #include "kernels/cuda/gpu_check.hpp"
@@ -14,14 +15,6 @@
 namespace minimod::gpu {
 
 namespace {
-
-/// Largest grid extents of a launch (x, y, z); the same on every CUDA GPU since sm_30 and on AMD.
-constexpr long long kMaxGridX = std::numeric_limits<int>::max();
-constexpr long long kMaxGridYZ = 65535;
-
-constexpr long long ceil_div(long long a, long long b) {
-  return (a + b - 1) / b;
-}
 
 /// Multiprocessors of the current device (queried once per device).
 int multiprocessor_count() {
@@ -69,9 +62,7 @@ std::string Streaming25dKernel::can_run(const Region& region, const FieldLayout&
   const Box& b = region.box;
   if (b.empty()) return {};
   const long long gx = ceil_div(b.nx(), tile_x()), gy = ceil_div(b.ny(), tile_y());
-  if (gx > kMaxGridX || gy > kMaxGridYZ)
-    return "the region needs a launch grid of " + std::to_string(gx) + "x" + std::to_string(gy) +
-           " tiles; y is limited to 65535";
+  if (auto limit = launch_grid_limit(gx, gy); !limit.empty()) return limit;
   // Offsets inside a tile's rows are ints (pitch * (Dy + 2R) floats).
   if (static_cast<long long>(layout.pitch) * (tile_y() + 2 * kHalo) >
       std::numeric_limits<int>::max())
