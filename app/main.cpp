@@ -10,6 +10,7 @@
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
 #include "solver/survey_run.hpp"
+#include "solver/tti_run.hpp"
 #include "version.hpp"
 
 #include <CLI/CLI.hpp>
@@ -82,6 +83,12 @@ std::string summary_json(const RunReport& r, int steps) {
 
 int cmd_validate(const std::string& path) {
   const Survey s = load_survey(path);
+  if (s.physics == "tti") {
+    const TtiModel model = build_tti_model(s, make_grid(s.grid));
+    std::cout << describe_tti_plan(s, model, plan_tti(s, model));
+    std::cout << "ok: " << path << " is valid\n";
+    return kExitOk;
+  }
   const std::vector<float> velocity = build_velocity(s.model, make_grid(s.grid));
   const Plan plan = make_plan(s, velocity);
   std::cout << describe_plan(s, plan);

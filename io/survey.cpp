@@ -181,6 +181,9 @@ private:
   void parse_positions(const MapFields& fields, const std::string& prefix,
                        std::vector<ReceiverSpec>& positions) const;
   void parse_shots(const YAML::Node& node, std::vector<ShotSpec>& shots) const;
+  AnisotropySpec parse_anisotropy(const YAML::Node& node) const;
+  PropertySpec parse_property(const YAML::Node& node, const std::string& key,
+                              const NumberRule& rule) const;
   void parse_output(const YAML::Node& node, OutputSpec& output) const;
 
   /// A position must lie in the grid's extent [origin, origin + (n-1)*h] on every axis. Points
@@ -332,9 +335,9 @@ Vec3 SurveyParser::inside_grid(const Vec3& position, int line, const std::string
   return inside;
 }
 
-const std::vector<std::string> kTopKeys = {"name",      "physics",  "grid",    "model",
-                                           "time",      "boundary", "sources", "shots",
-                                           "receivers", "output",   "kernel",  "interpolation"};
+const std::vector<std::string> kTopKeys = {
+    "name",  "physics",   "grid",   "model",  "time",          "boundary",  "sources",
+    "shots", "receivers", "output", "kernel", "interpolation", "anisotropy"};
 
 Survey SurveyParser::parse(const std::string& document) {
   YAML::Node root;
@@ -354,12 +357,10 @@ Survey SurveyParser::parse(const std::string& document) {
   const MapFields top(*this, root, "", kTopKeys);
 
   if (auto node = top.find("name")) survey.name = text(*node, "name", "a string");
+  int physics_line = 0;
   if (auto node = top.find("physics")) {
-    if (node->IsScalar() && node->Scalar() == "tti") {
-      reject(*node, "physics", "not yet supported; only acoustic is implemented now");
-    }
-    choice(*node, "physics", {"acoustic"});
-    survey.physics = "acoustic";
+    survey.physics = choice(*node, "physics", {"acoustic", "tti"}) == 0 ? "acoustic" : "tti";
+    physics_line = line_of(*node);
   }
 
   parse_grid(top.require("grid", "the grid: shape [nx, ny, nz], spacing (m), optional origin"),
@@ -386,6 +387,19 @@ Survey SurveyParser::parse(const std::string& document) {
   survey.sources = survey.shots.front().sources;
   if (auto node = top.find("receivers")) {
     parse_receivers(*node, survey.receivers, survey.receivers_move);
+  }
+  if (auto node = top.find("anisotropy")) {
+    if (survey.physics != "tti") {
+      reject(*node, "anisotropy", "only with physics: tti (the acoustic equation is isotropic)");
+    }
+    survey.anisotropy = parse_anisotropy(*node);
+  } else if (survey.physics == "tti") {
+    missing(physics_line, "anisotropy",
+            "physics: tti needs anisotropy: {angle_unit, epsilon, delta, theta, optional phi}");
+  }
+  if (survey.physics == "tti" && survey.boundary.free_surface) {
+    reject_at(survey.boundary.loc.line, "boundary.free_surface", "true",
+              "false with physics: tti (the TTI free surface is not implemented)");
   }
   if (auto node = top.find("interpolation")) {
     survey.interpolation = choice(*node, "interpolation", {"trilinear", "sinc"}) == 0
@@ -736,6 +750,89 @@ void SurveyParser::parse_shots(const YAML::Node& node, std::vector<ShotSpec>& sh
     s.loc = w.loc;
     shots.push_back(ShotSpec{{s}, w.loc});
   }
+}
+
+AnisotropySpec SurveyParser::parse_anisotropy(const YAML::Node& node) const {
+  const MapFields fields(*this, node, "anisotropy",
+                         {"angle_unit", "epsilon", "delta", "theta", "phi"});
+  AnisotropySpec a;
+  a.loc = loc(node, "anisotropy");
+  a.degrees = choice(fields.require("angle_unit", "degrees or radians (the unit of theta and phi)"),
+                     "anisotropy.angle_unit", {"degrees", "radians"}) == 0;
+  const NumberRule any{is_any, "a finite number"};
+  a.epsilon = parse_property(fields.require("epsilon", "Thomsen's epsilon: a number or a map"),
+                             "anisotropy.epsilon", any);
+  a.delta = parse_property(fields.require("delta", "Thomsen's delta: a number or a map"),
+                           "anisotropy.delta", any);
+  a.theta = parse_property(fields.require("theta", "the tilt from vertical: a number or a map"),
+                           "anisotropy.theta", any);
+  if (auto phi = fields.find("phi")) a.phi = parse_property(*phi, "anisotropy.phi", any);
+  return a;
+}
+
+PropertySpec SurveyParser::parse_property(const YAML::Node& node, const std::string& key,
+                                          const NumberRule& rule) const {
+  PropertySpec p;
+  p.loc = loc(node, key);
+  if (node.IsScalar()) { // the common case: one value everywhere
+    p.value = number(node, key, rule);
+    return p;
+  }
+  const MapFields fields(*this, node, key,
+                         {"type", "value", "layers", "value0", "gradient", "z0", "file", "format",
+                          "dataset", "order"});
+  const std::size_t type = choice(fields.require("type", "constant, layered, gradient or file"),
+                                  key + ".type", {"constant", "layered", "gradient", "file"});
+  p.kind = static_cast<PropertySpec::Kind>(type);
+  switch (p.kind) {
+  case PropertySpec::Kind::Constant:
+    fields.allow({"type", "value"}, " (type constant)");
+    p.value = number(fields.require("value", "the value"), key + ".value", rule);
+    break;
+  case PropertySpec::Kind::Layered: {
+    fields.allow({"type", "layers"}, " (type layered)");
+    const YAML::Node layers = fields.require("layers", "a list of {top, value}");
+    sequence(layers, key + ".layers", "a list of {top: depth (m), value}");
+    if (layers.size() == 0) reject(layers, key + ".layers", "at least one layer");
+    for (std::size_t n = 0; n < layers.size(); ++n) {
+      const std::string lk = key + ".layers[" + std::to_string(n) + "]";
+      const MapFields lf(*this, layers[n], lk, {"top", "value"});
+      const double top = number(lf.require("top", "depth (m)"), lk + ".top", {is_any, "a depth"});
+      if (!p.layers.empty() && top <= p.layers.back().first) {
+        reject(layers[n], lk + ".top", "tops strictly increasing");
+      }
+      p.layers.emplace_back(top, number(lf.require("value", "the value"), lk + ".value", rule));
+    }
+    break;
+  }
+  case PropertySpec::Kind::Gradient:
+    fields.allow({"type", "value0", "gradient", "z0"}, " (type gradient)");
+    p.value0 = number(fields.require("value0", "the value at z0"), key + ".value0", rule);
+    p.gradient =
+        number(fields.require("gradient", "per metre"), key + ".gradient", {is_any, "a number"});
+    p.z0 = m_grid.origin[2];
+    if (auto z0 = fields.find("z0")) p.z0 = number(*z0, key + ".z0", {is_any, "a depth (m)"});
+    break;
+  case PropertySpec::Kind::File: {
+    fields.allow({"type", "file", "format", "dataset", "order"}, " (type file)");
+    const YAML::Node file = fields.require("file", "the file, relative to the survey");
+    p.file = resolve(text(file, key + ".file", "a file name"));
+    std::error_code ec;
+    if (!fs::is_regular_file(p.file, ec)) {
+      reject(file, key + ".file", "an existing file (looked for " + p.file + ")");
+    }
+    if (auto format = fields.find("format")) {
+      static const std::vector<std::string> kFormats = {"raw", "hdf5", "segy", "npy"};
+      p.format = kFormats[choice(*format, key + ".format", kFormats)];
+    }
+    if (auto dataset = fields.find("dataset"))
+      p.dataset = text(*dataset, key + ".dataset", "a path");
+    if (auto order = fields.find("order"))
+      p.order_zyx = choice(*order, key + ".order", {"xyz", "zyx"});
+    break;
+  }
+  }
+  return p;
 }
 
 void SurveyParser::parse_wavelet(const YAML::Node& node, const std::string& key,

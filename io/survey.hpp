@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace minimod {
@@ -31,6 +32,26 @@ struct GridSpec {
 
 /// Axis order of a raw model file: which axis varies fastest.
 enum class AxisOrder { Xyz, Zyx }; ///< Xyz: x fastest (C order [z][y][x]); Zyx: z fastest
+
+/// An anisotropy parameter of a TTI survey (epsilon, delta, theta, phi): constant, layered by
+/// depth, a linear gradient, or a file with the grid's shape.
+struct PropertySpec {
+  enum class Kind { Constant, Layered, Gradient, File } kind = Kind::Constant;
+  double value = 0;                              ///< Constant
+  std::vector<std::pair<double, double>> layers; ///< Layered: (top depth m, value)
+  double value0 = 0, gradient = 0, z0 = 0;       ///< Gradient: value0 + gradient (z - z0)
+  std::string file, format = "raw", dataset; ///< File: as model.file (grid's shape, no resampling)
+  int order_zyx = 0;                         ///< File: 1 when z varies fastest
+  SourceLoc loc;
+};
+
+/// anisotropy: the TTI parameters (physics.md section 5); angles converted to radians.
+struct AnisotropySpec {
+  PropertySpec epsilon, delta, theta;
+  std::optional<PropertySpec> phi; ///< absent: azimuth 0 and no array
+  bool degrees = true;             ///< the unit the survey wrote the angles in
+  SourceLoc loc;
+};
 
 /// One layer of a layered model: velocity from depth `top` down to the next layer's top.
 struct Layer {
@@ -151,6 +172,7 @@ struct Survey {
   std::vector<ReceiverSpec> receivers; ///< expanded from points, lines, grids and csv
   bool receivers_move = false;         ///< receivers are offsets from each shot's first source
   Interpolation interpolation = Interpolation::Sinc;
+  std::optional<AnisotropySpec> anisotropy; ///< physics: tti
   OutputSpec output;
   std::optional<std::string> kernel; ///< kernel spec (same grammar as --kernel)
   SourceLoc kernel_loc;

@@ -134,6 +134,50 @@ std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid, std::
   return velocity;
 }
 
+std::vector<float> build_property(const PropertySpec& spec, const Grid& grid, double scale) {
+  const std::size_t plane = static_cast<std::size_t>(grid.nx) * static_cast<std::size_t>(grid.ny);
+  std::vector<float> out(grid.points());
+  if (spec.kind == PropertySpec::Kind::File) {
+    const auto format = parse_model_format(spec.format);
+    ModelFileOptions options;
+    options.shape = std::array<int, 3>{grid.nx, grid.ny, grid.nz};
+    ModelVolume v = read_model_volume(*format, spec.file, spec.dataset,
+                                      spec.order_zyx ? AxisOrder::Zyx : AxisOrder::Xyz,
+                                      spec.loc.where(), options);
+    if (v.shape != std::array<int, 3>{grid.nx, grid.ny, grid.nz}) {
+      throw InputError(spec.loc.where() + ": the file holds " + std::to_string(v.shape[0]) + " x " +
+                       std::to_string(v.shape[1]) + " x " + std::to_string(v.shape[2]) +
+                       " values; allowed: the grid's shape " + std::to_string(grid.nx) + " x " +
+                       std::to_string(grid.ny) + " x " + std::to_string(grid.nz));
+    }
+    for (std::size_t n = 0; n < out.size(); ++n) {
+      if (!std::isfinite(v.values[n])) {
+        const std::size_t i = n % grid.nx, j = (n / grid.nx) % grid.ny, k = n / plane;
+        throw InputError(spec.loc.where() + ": " + format_number(v.values[n]) + " at (i, j, k) = (" +
+                         std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k) +
+                         ") is not allowed: finite values");
+      }
+      out[n] = static_cast<float>(v.values[n] * scale);
+    }
+    return out;
+  }
+  for (int k = 0; k < grid.nz; ++k) {
+    const double z = grid.oz + k * grid.dz;
+    double value = spec.value;
+    if (spec.kind == PropertySpec::Kind::Layered) {
+      value = spec.layers.front().second;
+      for (const auto& [top, v] : spec.layers) {
+        if (top <= z) value = v;
+      }
+    } else if (spec.kind == PropertySpec::Kind::Gradient) {
+      value = spec.value0 + spec.gradient * (z - spec.z0);
+    }
+    std::fill_n(out.begin() + static_cast<std::ptrdiff_t>(plane * k), plane,
+                static_cast<float>(value * scale));
+  }
+  return out;
+}
+
 double model_vmax(const std::vector<float>& velocity) {
   if (velocity.empty()) return 0;
   float largest = velocity.front();

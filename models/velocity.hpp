@@ -17,6 +17,11 @@ namespace minimod {
 std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid,
                                   std::string* notice = nullptr);
 
+/// A TTI parameter at every grid point (x fastest), `scale` times the survey's values (degrees to
+/// radians for angles). Files must have the grid's shape; NaN or infinite values are InputErrors
+/// naming the first (i, j, k).
+std::vector<float> build_property(const PropertySpec& spec, const Grid& grid, double scale = 1);
+
 /// Largest value of a velocity model, 0 for an empty one.
 double model_vmax(const std::vector<float>& velocity);
 

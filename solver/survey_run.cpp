@@ -4,6 +4,7 @@
 #include "io/h5_output.hpp"
 #include "io/segy.hpp"
 #include "models/velocity.hpp"
+#include "solver/tti_run.hpp"
 #include "version.hpp"
 
 #include <algorithm>
@@ -488,6 +489,7 @@ int mpi_local_rank() {
 }
 
 SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& options) {
+  if (survey.physics == "tti") return run_tti_survey(survey, options);
   SurveyRunReport report;
   report.ranks = mpi_size();
   const auto start = Clock::now();

@@ -465,7 +465,12 @@ TEST(SurveyErrors, ModelValues) {
   expect_error(kGrid + "model: {type: stone}\n" + kTime + kSources,
                {"model.type: stone", "constant, layered, gradient, file"});
   expect_error("physics: tti\n" + kGrid + kModel + kTime + kSources,
-               {"t.yaml:1: physics: tti", "not yet supported"});
+               {"t.yaml:1: anisotropy: missing", "physics: tti needs"});
+  expect_error("physics: elastic\n" + kGrid + kModel + kTime + kSources,
+               {"t.yaml:1: physics: elastic", "acoustic, tti"});
+  expect_error(kGrid + kModel + kTime + kSources +
+                   "anisotropy: {angle_unit: degrees, epsilon: 0.1, delta: 0, theta: 0}\n",
+               {"anisotropy", "only with physics: tti"});
 }
 
 TEST(SurveyErrors, FileModelShapeMustMatchTheGrid) {
@@ -745,6 +750,33 @@ TEST(SurveyReceivers, CsvFileWithHeader) {
   const std::string o = error_of(kGrid + kModel + kTime + kSources + "receivers:\n  csv: out.csv\n",
                                  dir.path().string());
   EXPECT_NE(o.find("outside the grid"), std::string::npos) << o;
+}
+
+TEST(SurveyTti, AnisotropyOfEveryKind) {
+  const Survey s = parse("physics: tti\n" + kGrid + kModel + kTime + kSources +
+                         "anisotropy:\n"
+                         "  angle_unit: radians\n"
+                         "  epsilon: 0.2\n"
+                         "  delta: {type: layered, layers: [{top: 0, value: 0.05}, "
+                         "{top: 100, value: 0.1}]}\n"
+                         "  theta: {type: gradient, value0: 0.1, gradient: 0.001}\n"
+                         "  phi: {type: constant, value: 0.3}\n");
+  ASSERT_TRUE(s.anisotropy);
+  EXPECT_FALSE(s.anisotropy->degrees);
+  EXPECT_EQ(s.anisotropy->delta.kind, PropertySpec::Kind::Layered);
+  const Grid g = make_grid(s.grid);
+  const std::vector<float> delta = build_property(s.anisotropy->delta, g);
+  EXPECT_FLOAT_EQ(delta[0], 0.05f);                                 // z = 0
+  EXPECT_FLOAT_EQ(delta[static_cast<std::size_t>(15) * 400], 0.1f); // z = 150 m
+  const std::vector<float> theta = build_property(s.anisotropy->theta, g, 2.0);
+  EXPECT_NEAR(theta[static_cast<std::size_t>(10) * 400], 2.0 * (0.1 + 0.001 * 100), 1e-6);
+  expect_error("physics: tti\n" + kGrid + kModel + kTime + kSources +
+                   "anisotropy: {epsilon: 0.2, delta: 0.1, theta: 30}\n",
+               {"anisotropy.angle_unit", "missing"});
+  expect_error("physics: tti\n" + kGrid + kModel + kTime + kSources +
+                   "boundary: {free_surface: true}\n"
+                   "anisotropy: {angle_unit: degrees, epsilon: 0.2, delta: 0.1, theta: 30}\n",
+               {"boundary.free_surface", "physics: tti"});
 }
 
 TEST(SurveyOptions, InterpolationAndFreeSurface) {

@@ -1,0 +1,245 @@
+#include "solver/tti_run.hpp"
+
+#include "io/errors.hpp"
+#include "io/h5_output.hpp"
+#include "kernels/backend.hpp"
+#include "models/velocity.hpp"
+#include "solver/plan.hpp"
+#include "solver/wavelet.hpp"
+#include "version.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+namespace minimod {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+constexpr double kPi = 3.14159265358979323846;
+
+/// Highest frequency of the survey: boundary.fmax, else the highest of every shot's sources.
+double survey_fmax(const Survey& s) {
+  if (s.boundary.fmax) return *s.boundary.fmax;
+  double fmax = 0;
+  for (const auto& shot : s.shots) {
+    for (const auto& src : shot.sources) {
+      fmax = std::max(fmax, wavelet_fmax(src.wavelet, src.wavelet.loc.where() + ".file"));
+    }
+  }
+  return fmax;
+}
+
+/// Dense x-fastest field -> the sub-volume and decimation of the snapshot plan.
+std::vector<float> extract(const std::vector<float>& dense, const Grid& g, const Box& box, int d,
+                           const SnapshotGeometry& sg) {
+  std::vector<float> out(static_cast<std::size_t>(sg.shape[0]) * sg.shape[1] * sg.shape[2]);
+  std::size_t n = 0;
+  for (int k = box.z0; k < box.z1; k += d) {
+    for (int j = box.y0; j < box.y1; j += d) {
+      const std::size_t row = (static_cast<std::size_t>(k) * g.ny + j) * g.nx;
+      for (int i = box.x0; i < box.x1; i += d)
+        out[n++] = dense[row + i];
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TtiModel build_tti_model(const Survey& s, const Grid& g) {
+  if (!s.anisotropy) throw InputError(s.path + ": anisotropy: missing for physics: tti");
+  const AnisotropySpec& a = *s.anisotropy;
+  const double angle = a.degrees ? kPi / 180.0 : 1.0;
+  TtiModel m;
+  m.vp = build_velocity(s.model, g);
+  m.epsilon = build_property(a.epsilon, g);
+  m.delta = build_property(a.delta, g);
+  m.theta = build_property(a.theta, g, angle);
+  if (a.phi) m.phi = build_property(*a.phi, g, angle);
+  validate_tti_model(g, m, a.loc.where());
+  return m;
+}
+
+TtiPlan plan_tti(const Survey& s, const TtiModel& m, int steps_override) {
+  TtiPlanOptions o;
+  o.steps = steps_override > 0 ? steps_override : (s.time.steps ? *s.time.steps : 0);
+  o.duration = s.time.duration;
+  o.cfl = s.time.cfl;
+  o.dt = s.time.dt;
+  o.vmax = s.model.vmax;
+  o.layer_width = s.boundary.width;
+  o.ntaper = s.boundary.ntaper;
+  o.fmax = survey_fmax(s);
+  return make_tti_plan(make_grid(s.grid), m, o);
+}
+
+std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan& p) {
+  std::ostringstream o;
+  const Grid& g = p.grid;
+  const auto [emin, emax] = std::minmax_element(m.epsilon.begin(), m.epsilon.end());
+  const auto [dmin, dmax] = std::minmax_element(m.delta.begin(), m.delta.end());
+  o << "survey      " << s.path << (s.name.empty() ? "" : " (" + s.name + ")") << "\n";
+  o << "physics     tti (acoustic, tilted transversely isotropic), "
+    << (m.phi.empty() ? "tilt only (no azimuth array)" : "tilt and azimuth") << "\n";
+  o << "grid        " << g.nx << " x " << g.ny << " x " << g.nz << " points (" << g.points()
+    << "), spacing " << g.dx << " x " << g.dy << " x " << g.dz << " m\n";
+  o << "model       vmax " << p.vmax << " m/s, epsilon " << *emin << " .. " << *emax << ", delta "
+    << *dmin << " .. " << *dmax << ", fastest P wave " << p.speed_max << " m/s\n";
+  o << "time        dt " << p.dt << " s (TTI stability limit " << p.dt_limit
+    << " s; the isotropic one would be " << p.dt_limit_iso << " s), " << p.steps << " steps\n";
+  o << "layer       x " << p.layer.x_lo << "/" << p.layer.x_hi << ", y " << p.layer.y_lo << "/"
+    << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points\n";
+  o << "shots       " << s.shots.size() << ", receivers " << s.receivers.size() << "\n";
+  const std::size_t arrays = m.phi.empty() ? 11 : 12;
+  const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, p.layer.x_lo);
+  o << "memory      " << format_bytes(static_cast<double>(l.size) * 4.0 * arrays) << " (" << arrays
+    << " padded arrays, CPU reference)\n";
+  o << "backend     cpu (no TTI GPU kernels yet)\n";
+  return o.str();
+}
+
+SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& options) {
+  if (options.simulation.backend == BackendChoice::Cuda) {
+    throw InputError("--backend: cuda is not allowed for physics: tti yet (no TTI GPU kernels); "
+                     "allowed: cpu or auto");
+  }
+  if (mpi_size() > 1) {
+    throw InputError("physics: tti runs in one process for now; allowed: without mpirun");
+  }
+  if (!options.simulation.kernel_spec.empty() && options.simulation.kernel_spec != "auto" &&
+      options.simulation.kernel_spec != "cpu") {
+    throw InputError("--kernel: '" + options.simulation.kernel_spec +
+                     "' has no TTI version; allowed: cpu (the TTI CPU reference)");
+  }
+  if (options.simulation.backend == BackendChoice::Auto && options.hooks.notice) {
+    options.hooks.notice("physics: tti runs on the CPU reference (no TTI GPU kernels yet)");
+  }
+  SurveyRunReport report;
+  const auto start = Clock::now();
+  auto t0 = Clock::now();
+  const Grid grid = make_grid(survey.grid);
+  const TtiModel model = build_tti_model(survey, grid);
+  const TtiPlan plan = plan_tti(survey, model, options.simulation.steps_override);
+  report.model_ms = ms_since(t0);
+  for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s)
+    survey_for_shot(survey, s);
+
+  // Trace and snapshot sampling as for the acoustic plan, on the TTI time axis.
+  Plan sampling = make_plan(survey, model.vp, 1);
+  const double duration = plan.steps * plan.dt;
+  const double dt_out = survey.output.dt_out ? *survey.output.dt_out : plan.dt;
+  const int samples = static_cast<int>(std::floor(duration / dt_out + 1e-9)) + 1;
+  const int every = survey.output.snapshot_every;
+  SnapshotGeometry geometry = sampling.snapshot_geometry;
+  geometry.expected_count = every > 0 ? plan.steps / every : 0;
+
+  Plan shown = sampling; // what on_plan shows: the TTI grid, dt and steps
+  shown.dt = plan.dt;
+  shown.steps = plan.steps;
+  shown.layer = plan.layer;
+  if (options.hooks.on_plan) options.hooks.on_plan(shown);
+
+  OutputMeta meta;
+  meta.program_version = kProgramVersion;
+  meta.git_commit = kGitCommit;
+  meta.survey_text = survey.text;
+  meta.survey_path = survey.path;
+  meta.physics = "tti";
+  meta.backend = "cpu";
+  meta.device_name = cpu_model_name();
+  meta.region_kernels.fill("cpu");
+  meta.grid_shape = {grid.nx, grid.ny, grid.nz};
+  meta.grid_spacing = {grid.dx, grid.dy, grid.dz};
+  meta.grid_origin = {grid.ox, grid.oy, grid.oz};
+  meta.layer_widths = {plan.layer.x_lo, plan.layer.x_hi, plan.layer.y_lo,
+                       plan.layer.y_hi, plan.layer.z_lo, plan.layer.z_hi};
+  meta.dt = plan.dt;
+  meta.steps = plan.steps;
+  const bool many = survey.shots.size() > 1;
+  OutputFile out(options.output, meta, OutputOptions{many, options.resume});
+  report.skipped = out.complete_shots();
+
+  for (int shot = 0; shot < static_cast<int>(survey.shots.size()); ++shot) {
+    if (std::binary_search(report.skipped.begin(), report.skipped.end(), shot)) continue;
+    if (many && options.hooks.notice) {
+      options.hooks.notice("shot " + std::to_string(shot + 1) + " of " +
+                           std::to_string(survey.shots.size()));
+    }
+    ShotTiming timing;
+    timing.shot = shot;
+    t0 = Clock::now();
+    const Survey s = survey_for_shot(survey, shot);
+    std::vector<TtiSource> sources;
+    for (const auto& src : s.sources) {
+      sources.push_back(TtiSource{
+          src.position,
+          sample_wavelet(src.wavelet, plan.dt, plan.steps, src.wavelet.loc.where() + ".file"),
+          src.injection});
+    }
+    std::vector<Vec3> receivers;
+    for (const auto& r : s.receivers)
+      receivers.push_back(r.position);
+    TtiSimulation sim(plan, model, sources, receivers, s.interpolation);
+    timing.setup_ms = ms_since(t0);
+
+    t0 = Clock::now();
+    const bool snapshots =
+        shot == 0 && every > 0 && geometry.expected_count > 0 && !out.snapshots_complete();
+    if (snapshots) out.begin_snapshots(geometry);
+    const int chunk = std::max(1, plan.steps / 40);
+    for (int n = 0; n < plan.steps; ++n) {
+      sim.step(n);
+      if (snapshots && (n + 1) % every == 0) {
+        out.append_snapshot(n + 1, (n + 1) * plan.dt,
+                            extract(sim.wavefield_p(), grid, sampling.snapshot_box,
+                                    sampling.snapshot_decimate, geometry));
+      }
+      if (options.hooks.on_progress && ((n + 1) % chunk == 0 || n + 1 == plan.steps)) {
+        options.hooks.on_progress(n + 1);
+      }
+    }
+    timing.step_ms = ms_since(t0);
+
+    t0 = Clock::now();
+    ShotGather g;
+    g.shot = shot;
+    for (const auto& src : s.sources)
+      g.source_positions.push_back(src.position);
+    g.receiver_positions = receivers;
+    g.dt_out = dt_out;
+    g.samples = samples;
+    const std::vector<float>& raw = sim.traces();
+    const std::size_t len = static_cast<std::size_t>(plan.steps) + 1;
+    for (std::size_t r = 0; r < receivers.size(); ++r) {
+      const std::vector<float> one(raw.begin() + r * len, raw.begin() + (r + 1) * len);
+      const auto res = resample(one, plan.dt, dt_out, samples);
+      g.traces.insert(g.traces.end(), res.begin(), res.end());
+    }
+    out.write_shot(g);
+    timing.output_ms = ms_since(t0);
+    report.shots.push_back(timing);
+    report.last.timing.total_ms = timing.step_ms;
+    report.last.timing.median_step_ms = timing.step_ms / plan.steps;
+    report.last.timing.mpoints_per_s =
+        static_cast<double>(grid.points()) * plan.steps / (timing.step_ms * 1e-3) / 1e6;
+    report.last.final_field = field_stats(sim.wavefield_p());
+  }
+  report.last.plan = shown;
+  report.last.backend = "cpu";
+  report.last.device = meta.device_name;
+  report.last.kernels = meta.region_kernels;
+  report.last.output_file = options.output;
+  out.set_attribute("run_ms_total", ms_since(start));
+  out.commit();
+  report.total_ms = ms_since(start);
+  return report;
+}
+
+} // namespace minimod
