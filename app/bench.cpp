@@ -251,7 +251,7 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
                 "names separated by ',' or ';', full specs (inner=..,pml=..) separated by ';'")
       ->capture_default_str();
   auto* grid = b->add_option("--grid", a.grid, "N: an N x N x N grid (default 1000)")
-                   ->check(CLI::PositiveNumber);
+                   ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   auto* shape = b->add_option("--shape", a.shape, "NXxNYxNZ grid, e.g. 1000x1000x500");
   grid->excludes(shape);
   b->add_option("--steps", a.steps, "Timed steps per repeat")->capture_default_str();

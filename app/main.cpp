@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 namespace minimod {
@@ -244,7 +245,7 @@ int run_main(int argc, char** argv) {
                   "Kernel spec: NAME or inner=NAME,pml=NAME,... (see `minimod-gpu kernels`), "
                   "or auto (timed on this grid and GPU, cached)");
   run->add_option("--steps", steps, "Run this many steps instead of the survey's time span")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   run->add_option("--summary", summary, "Write a JSON summary of the run to this file");
   run->add_flag("-q,--quiet", quiet, "No progress or summary on the terminal");
 
