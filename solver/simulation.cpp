@@ -18,9 +18,17 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// Sub-volume and decimation of a dense field.
-std::vector<float> extract(const std::vector<float>& dense, const Grid& g, const Box& box, int d,
-                           const SnapshotGeometry& sg) {
+} // namespace
+
+BackendChoice parse_backend_choice(const std::string& text, const std::string& what) {
+  if (text == "auto") return BackendChoice::Auto;
+  if (text == "cpu") return BackendChoice::Cpu;
+  if (text == "cuda") return BackendChoice::Cuda;
+  throw InputError(what + ": '" + text + "' is not a backend; allowed: auto, cpu, cuda");
+}
+
+std::vector<float> extract_snapshot(const std::vector<float>& dense, const Grid& g, const Box& box,
+                                    int d, const SnapshotGeometry& sg) {
   std::vector<float> out(static_cast<std::size_t>(sg.shape[0]) * sg.shape[1] * sg.shape[2]);
   std::size_t n = 0;
   for (int k = box.z0; k < box.z1; k += d) {
@@ -31,15 +39,6 @@ std::vector<float> extract(const std::vector<float>& dense, const Grid& g, const
     }
   }
   return out;
-}
-
-} // namespace
-
-BackendChoice parse_backend_choice(const std::string& text, const std::string& what) {
-  if (text == "auto") return BackendChoice::Auto;
-  if (text == "cpu") return BackendChoice::Cpu;
-  if (text == "cuda") return BackendChoice::Cuda;
-  throw InputError(what + ": '" + text + "' is not a backend; allowed: auto, cpu, cuda");
 }
 
 FieldStats field_stats(const std::vector<float>& f) {
@@ -144,8 +143,8 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
     const auto t0 = Clock::now();
     m_backend->snapshot_end(dense);
     output->append_snapshot(pending, pending * m_plan.dt,
-                            extract(dense, m_plan.grid, m_plan.snapshot_box,
-                                    m_plan.snapshot_decimate, m_plan.snapshot_geometry));
+                            extract_snapshot(dense, m_plan.grid, m_plan.snapshot_box,
+                                             m_plan.snapshot_decimate, m_plan.snapshot_geometry));
     pending = -1;
     snapshot_ms += ms_since(t0);
   };

@@ -45,6 +45,11 @@ struct FieldStats {
 };
 FieldStats field_stats(const std::vector<float>& field);
 
+/// The snapshot of a dense x-fastest field: the grid points of `box`, every `decimate`-th along
+/// each axis, laid out as `geometry.shape`.
+std::vector<float> extract_snapshot(const std::vector<float>& dense, const Grid& grid,
+                                    const Box& box, int decimate, const SnapshotGeometry& geometry);
+
 /// A prepared run.
 class Simulation {
 public:

@@ -36,21 +36,6 @@ double survey_fmax(const Survey& s) {
   return fmax;
 }
 
-/// Dense x-fastest field -> the sub-volume and decimation of the snapshot plan.
-std::vector<float> extract(const std::vector<float>& dense, const Grid& g, const Box& box, int d,
-                           const SnapshotGeometry& sg) {
-  std::vector<float> out(static_cast<std::size_t>(sg.shape[0]) * sg.shape[1] * sg.shape[2]);
-  std::size_t n = 0;
-  for (int k = box.z0; k < box.z1; k += d) {
-    for (int j = box.y0; j < box.y1; j += d) {
-      const std::size_t row = (static_cast<std::size_t>(k) * g.ny + j) * g.nx;
-      for (int i = box.x0; i < box.x1; i += d)
-        out[n++] = dense[row + i];
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 TtiModel build_tti_model(const Survey& s, const Grid& g) {
@@ -198,8 +183,8 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
       sim.step(n);
       if (snapshots && (n + 1) % every == 0) {
         out.append_snapshot(n + 1, (n + 1) * plan.dt,
-                            extract(sim.wavefield_p(), grid, sampling.snapshot_box,
-                                    sampling.snapshot_decimate, geometry));
+                            extract_snapshot(sim.wavefield_p(), grid, sampling.snapshot_box,
+                                             sampling.snapshot_decimate, geometry));
       }
       if (options.hooks.on_progress && ((n + 1) % chunk == 0 || n + 1 == plan.steps)) {
         options.hooks.on_progress(n + 1);
