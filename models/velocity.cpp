@@ -153,9 +153,9 @@ std::vector<float> build_property(const PropertySpec& spec, const Grid& grid, do
     for (std::size_t n = 0; n < out.size(); ++n) {
       if (!std::isfinite(v.values[n])) {
         const std::size_t i = n % grid.nx, j = (n / grid.nx) % grid.ny, k = n / plane;
-        throw InputError(spec.loc.where() + ": " + format_number(v.values[n]) + " at (i, j, k) = (" +
-                         std::to_string(i) + ", " + std::to_string(j) + ", " + std::to_string(k) +
-                         ") is not allowed: finite values");
+        throw InputError(spec.loc.where() + ": " + format_number(v.values[n]) +
+                         " at (i, j, k) = (" + std::to_string(i) + ", " + std::to_string(j) + ", " +
+                         std::to_string(k) + ") is not allowed: finite values");
       }
       out[n] = static_cast<float>(v.values[n] * scale);
     }
