@@ -28,17 +28,13 @@ template <int Dx, int Dy, int Dz> std::string Gmem3dKernel<Dx, Dy, Dz>::descript
 template <int Dx, int Dy, int Dz>
 std::string Gmem3dKernel<Dx, Dy, Dz>::can_run(const Region& region,
                                               const FieldLayout& layout) const {
-  if (kThreads > 1024)
-    return "a " + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" + std::to_string(Dz) +
-           " block has " + std::to_string(kThreads) + " threads, more than 1024";
+  // Block size: checked at compile time (static_assert in the class).
   // The common checks: the kind is handled and the box lies inside the field.
   std::string why = StencilKernel::can_run(region, layout);
   if (!why.empty()) return why;
   const Box& b = region.box;
   if (b.empty()) return {};
-  const long long gx = ceil_div(b.nx(), Dx), gy = ceil_div(b.ny(), Dy), gz = ceil_div(b.nz(), Dz);
-  if (auto limit = launch_grid_limit(gx, gy, gz); !limit.empty()) return limit;
-  return {};
+  return tile_grid_limit(b.nx(), b.ny(), b.nz(), Dx, Dy, Dz);
 }
 
 template <int Dx, int Dy, int Dz>

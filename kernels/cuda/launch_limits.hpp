@@ -22,4 +22,10 @@ inline std::string launch_grid_limit(long long gx, long long gy, long long gz = 
          "x" + std::to_string(gz) + " blocks; y and z are limited to 65535";
 }
 
+/// launch_grid_limit for a box cut into Dx x Dy x Dz tiles, one block a tile.
+inline std::string tile_grid_limit(long long nx, long long ny, long long nz, int dx, int dy,
+                                   int dz) {
+  return launch_grid_limit(ceil_div(nx, dx), ceil_div(ny, dy), ceil_div(nz, dz));
+}
+
 } // namespace minimod::gpu

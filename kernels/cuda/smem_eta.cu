@@ -32,9 +32,7 @@ std::string SmemEtaKernel<Dx, Dy, Dz>::can_run(const Region& region,
   if (!why.empty()) return why;
   const Box& b = region.box;
   if (b.empty()) return {};
-  const long long gx = ceil_div(b.nx(), Dx), gy = ceil_div(b.ny(), Dy), gz = ceil_div(b.nz(), Dz);
-  if (auto limit = launch_grid_limit(gx, gy, gz); !limit.empty()) return limit;
-  return {};
+  return tile_grid_limit(b.nx(), b.ny(), b.nz(), Dx, Dy, Dz);
 }
 
 template <int Dx, int Dy, int Dz>
