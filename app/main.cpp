@@ -167,19 +167,24 @@ int cmd_run(const RunArgs& args) {
       std::printf("wavefield   min %.6g, max %.6g, rms %.6g\n", r.final_field.min,
                   r.final_field.max, r.final_field.rms);
     } else {
-      double setup = 0, stepping = 0, out = 0;
+      double setup = 0, stepping = 0, out = 0, worst = 0, first_setup = 0;
       for (const auto& t : report.shots) {
         setup += t.setup_ms;
         stepping += t.step_ms;
         out += t.output_ms;
+        if (t.step_ms > 0) worst = std::max(worst, 100.0 * (t.setup_ms + t.output_ms) / t.step_ms);
+        first_setup = std::max(first_setup, t.setup_ms);
       }
       const double n = std::max<std::size_t>(1, report.shots.size());
       std::printf("shots       %zu modelled, %zu skipped (resume), %zu failed, on %d rank(s)\n",
                   report.shots.size(), report.skipped.size(), report.failed.size(), report.ranks);
-      std::printf("per shot    stepping %.3f s, setup %.3f s, output %.3f s: overhead %.2f%% of "
-                  "the stepping\n",
+      std::printf("per shot    stepping %.3f s, setup %.3f s, output %.3f s (means): overhead "
+                  "%.2f%% of the stepping\n",
                   stepping / n * 1e-3, setup / n * 1e-3, out / n * 1e-3,
                   stepping > 0 ? 100.0 * (setup + out) / stepping : 0.0);
+      std::printf("            worst shot %.2f%%; longest setup %.3f s (a rank's first shot "
+                  "uploads the model)\n",
+                  worst, first_setup * 1e-3);
       std::printf("model       built%s in %.3f s; whole run %.3f s\n",
                   report.ranks > 1 ? " and broadcast" : "", report.model_ms * 1e-3,
                   report.total_ms * 1e-3);

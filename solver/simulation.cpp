@@ -193,16 +193,8 @@ std::vector<float> Simulation::raw_traces() {
 
 std::vector<float> Simulation::output_traces() {
   const std::vector<float> raw = raw_traces();
-  const std::size_t receivers = m_problem.receivers.owners();
-  const std::size_t in_len = static_cast<std::size_t>(m_plan.steps) + 1;
-  const std::size_t out_len = static_cast<std::size_t>(m_plan.trace_samples);
-  std::vector<float> out(receivers * out_len);
-  for (std::size_t r = 0; r < receivers; ++r) {
-    const std::vector<float> one(raw.begin() + r * in_len, raw.begin() + (r + 1) * in_len);
-    const auto res = resample(one, m_plan.dt, m_plan.dt_out, m_plan.trace_samples);
-    std::copy(res.begin(), res.end(), out.begin() + r * out_len);
-  }
-  return out;
+  return resample_traces(raw, m_problem.receivers.owners(), m_plan.dt, m_plan.dt_out,
+                         m_plan.trace_samples);
 }
 
 std::vector<float> Simulation::wavefield() {

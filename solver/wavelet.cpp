@@ -117,33 +117,64 @@ double wavelet_fmax(const WaveletSpec& w, const std::string& key) {
   return 0;
 }
 
-std::vector<float> resample(const std::vector<float>& in, double dt_in, double dt_out, int n_out) {
-  std::vector<float> out(static_cast<std::size_t>(std::max(n_out, 0)), 0.0f);
+std::vector<float> resample_traces(const std::vector<float>& in, std::size_t traces, double dt_in,
+                                   double dt_out, int n_out) {
+  const std::size_t len_out = static_cast<std::size_t>(std::max(n_out, 0));
+  std::vector<float> out(traces * len_out, 0.0f);
+  if (traces == 0 || len_out == 0) return out;
+  const std::size_t len_in = in.size() / traces;
   const double ratio = dt_out / dt_in;
   const double nearest = std::round(ratio);
   if (nearest >= 1 && std::abs(ratio - nearest) < 1e-9 * nearest) {
     const auto stride = static_cast<std::size_t>(nearest);
-    for (std::size_t k = 0; k < out.size() && k * stride < in.size(); ++k)
-      out[k] = in[k * stride];
+    for (std::size_t t = 0; t < traces; ++t) {
+      const float* src = in.data() + t * len_in;
+      float* dst = out.data() + t * len_out;
+      for (std::size_t k = 0; k < len_out && k * stride < len_in; ++k)
+        dst[k] = src[k * stride];
+    }
     return out;
   }
+  // The weights depend only on the output sample, not on the trace: compute them once (the
+  // window's Bessel function is the expensive part) and apply them to every trace.
   constexpr double kRadius = 8.0, kBeta = 6.0;
   const double cutoff = std::min(1.0, dt_in / dt_out); // fraction of the input Nyquist kept
   const double radius = kRadius / cutoff;
-  const auto n_in = static_cast<std::int64_t>(in.size());
-  for (std::size_t k = 0; k < out.size(); ++k) {
+  const auto n_in = static_cast<std::int64_t>(len_in);
+  std::vector<std::int64_t> first(len_out), count(len_out);
+  std::vector<std::size_t> offset(len_out + 1, 0);
+  std::vector<double> weights;
+  for (std::size_t k = 0; k < len_out; ++k) {
     const double x = k * dt_out / dt_in; // position in input samples
     const auto lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil(x - radius)));
     const auto hi =
         std::min<std::int64_t>(n_in - 1, static_cast<std::int64_t>(std::floor(x + radius)));
-    double acc = 0;
+    first[k] = lo;
+    count[k] = std::max<std::int64_t>(0, hi - lo + 1);
     for (std::int64_t m = lo; m <= hi; ++m) {
       const double d = x - static_cast<double>(m);
-      acc += in[m] * cutoff * sinc(cutoff * d) * kaiser_window(d / radius, kBeta);
+      weights.push_back(cutoff * sinc(cutoff * d) * kaiser_window(d / radius, kBeta));
     }
-    out[k] = static_cast<float>(acc);
+    offset[k + 1] = weights.size();
+  }
+  for (std::size_t t = 0; t < traces; ++t) {
+    const float* src = in.data() + t * len_in;
+    float* dst = out.data() + t * len_out;
+    for (std::size_t k = 0; k < len_out; ++k) {
+      const double* w = weights.data() + offset[k];
+      const float* x = src + first[k];
+      double acc = 0;
+      for (std::int64_t m = 0; m < count[k]; ++m)
+        acc += x[m] * w[m];
+      dst[k] = static_cast<float>(acc);
+    }
   }
   return out;
+}
+
+std::vector<float> resample(const std::vector<float>& in, double dt_in, double dt_out, int n_out) {
+  if (in.empty()) return std::vector<float>(static_cast<std::size_t>(std::max(n_out, 0)), 0.0f);
+  return resample_traces(in, 1, dt_in, dt_out, n_out);
 }
 
 std::vector<float> sample_wavelet(const WaveletSpec& w, double dt, int steps,

@@ -31,4 +31,10 @@ std::vector<float> read_wavelet_file(const std::string& path, const std::string&
 /// interpolation, low-passed at the output Nyquist when downsampling. Zero outside the input.
 std::vector<float> resample(const std::vector<float>& in, double dt_in, double dt_out, int n_out);
 
+/// resample() for `traces` traces of equal length stored one after another in `in`; the result
+/// holds n_out samples a trace, in the same order. The interpolation weights are computed once for
+/// all traces (a survey's gather resamples hundreds of traces with the same weights).
+std::vector<float> resample_traces(const std::vector<float>& in, std::size_t traces, double dt_in,
+                                   double dt_out, int n_out);
+
 } // namespace minimod
