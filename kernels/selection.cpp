@@ -44,15 +44,21 @@ const char* default_kernel_name(BackendKind backend) {
   return backend == BackendKind::Cpu ? "cpu" : "gmem_3d";
 }
 
-RegionKernels resolve_kernels(const std::string& spec_in, BackendKind backend, Physics physics,
-                              const std::array<Region, kRegionCount>& regions,
-                              const FieldLayout& layout, const std::string& what) {
-  const std::string spec = trim(spec_in).empty() ? default_kernel_name(backend) : trim(spec_in);
-  RegionKernels chosen{};
-  const StencilKernel* fallback =
-      lookup(default_kernel_name(backend), backend, physics, what, spec);
-  chosen.fill(fallback);
+std::string default_kernel_spec(BackendKind backend, Physics physics) {
+  if (backend == BackendKind::Cpu) return "cpu";
+  // The pair `--kernel auto` chose on the H100 at 1000^3 (docs/perf/2026-11-21-h100-1000.md):
+  // 7.55 ms a step against gmem_3d's 11.1. Other GPUs may prefer another pair: `--kernel auto`.
+  if (physics == Physics::Acoustic) return "inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4";
+  // TTI: the paper's A100 best, until measured here (docs/kernels.md, "TTI").
+  return "semi+b+a_32x16";
+}
 
+namespace {
+
+/// Overlay `spec` onto `chosen`: a bare NAME sets the inner region and, when it handles layers,
+/// the six slabs; KEY=NAME items set their regions, later items overriding earlier ones.
+void apply_spec(const std::string& spec, BackendKind backend, Physics physics,
+                const std::string& what, RegionKernels& chosen) {
   if (spec.find('=') == std::string::npos) {
     const StencilKernel* k = lookup(spec, backend, physics, what, spec);
     for (int r = 0; r < kRegionCount; ++r) {
@@ -62,42 +68,63 @@ RegionKernels resolve_kernels(const std::string& spec_in, BackendKind backend, P
       throw InputError(what + ": '" + spec + "': " + k->name() +
                        " has no inner-region update; use pml=" + k->name() + " for the layers");
     }
-  } else {
-    if (spec.back() == ',') {
-      throw InputError(what + ": '" + spec +
-                       "': trailing ','; the grammar is KEY=NAME[,KEY=NAME...]");
+    return;
+  }
+  if (spec.back() == ',') {
+    throw InputError(what + ": '" + spec +
+                     "': trailing ','; the grammar is KEY=NAME[,KEY=NAME...]");
+  }
+  std::istringstream items(spec);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) {
+      throw InputError(what + ": '" + spec + "': item '" + trim(item) +
+                       "' is not KEY=NAME; allowed keys: inner, pml, top, bottom, front, back, "
+                       "left, right");
     }
-    std::istringstream items(spec);
-    std::string item;
-    while (std::getline(items, item, ',')) {
-      const auto eq = item.find('=');
-      if (eq == std::string::npos) {
-        throw InputError(what + ": '" + spec + "': item '" + trim(item) +
-                         "' is not KEY=NAME; allowed keys: inner, pml, top, bottom, front, back, "
-                         "left, right");
+    const std::string key = trim(item.substr(0, eq)), name = trim(item.substr(eq + 1));
+    const StencilKernel* k = lookup(name, backend, physics, what, spec);
+    bool known = false;
+    for (int r = 0; r < kRegionCount; ++r) {
+      const auto id = static_cast<RegionId>(r);
+      const bool match = key == region_name(id) || (key == "pml" && id != RegionId::Inner);
+      if (match) {
+        chosen[r] = k;
+        known = true;
       }
-      const std::string key = trim(item.substr(0, eq)), name = trim(item.substr(eq + 1));
-      const StencilKernel* k = lookup(name, backend, physics, what, spec);
-      bool known = false;
-      for (int r = 0; r < kRegionCount; ++r) {
-        const auto id = static_cast<RegionId>(r);
-        const bool match = key == region_name(id) || (key == "pml" && id != RegionId::Inner);
-        if (match) {
-          chosen[r] = k;
-          known = true;
-        }
-      }
-      if (!known) {
-        throw InputError(what + ": '" + spec + "': unknown region '" + key +
-                         "'; allowed keys: inner, pml, top, bottom, front, back, left, right");
-      }
+    }
+    if (!known) {
+      throw InputError(what + ": '" + spec + "': unknown region '" + key +
+                       "'; allowed keys: inner, pml, top, bottom, front, back, left, right");
     }
   }
+}
+
+} // namespace
+
+RegionKernels resolve_kernels(const std::string& spec_in, BackendKind backend, Physics physics,
+                              const std::array<Region, kRegionCount>& regions,
+                              const FieldLayout& layout, const std::string& what) {
+  // Start from the default pair; a region whose default kernel cannot run it (a launch-grid or
+  // layout limit on an unusual grid) gets the baseline kernel instead, since nobody asked for it.
+  const std::string def = default_kernel_spec(backend, physics);
+  const StencilKernel* baseline = lookup(default_kernel_name(backend), backend, physics, what, def);
+  RegionKernels chosen{};
+  chosen.fill(baseline);
+  apply_spec(def, backend, physics, what + " (default '" + def + "')", chosen);
+  for (int r = 0; r < kRegionCount; ++r) {
+    if (!regions[r].box.empty() && !chosen[r]->can_run(regions[r], layout).empty())
+      chosen[r] = baseline;
+  }
+  const std::string spec = trim(spec_in);
+  if (!spec.empty()) apply_spec(spec, backend, physics, what, chosen);
+  const std::string& shown = spec.empty() ? def : spec;
   for (int r = 0; r < kRegionCount; ++r) {
     if (regions[r].box.empty()) continue;
     const std::string why = chosen[r]->can_run(regions[r], layout);
     if (!why.empty()) {
-      throw InputError(what + ": '" + spec + "': kernel " + chosen[r]->name() +
+      throw InputError(what + ": '" + shown + "': kernel " + chosen[r]->name() +
                        " cannot run region " + region_name(regions[r].id) + ": " + why);
     }
   }

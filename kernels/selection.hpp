@@ -5,8 +5,9 @@
 ///   ITEM  := KEY '=' NAME            KEY := inner | pml | top | bottom | front | back | left |
 ///   right
 /// A bare NAME sets the inner kernel and, when that kernel also handles absorbing layers, the layer
-/// kernels; otherwise the layers keep the backend's default. `pml` sets all six slabs; later items
-/// override earlier ones.
+/// kernels; otherwise the layers keep the default pair's layer kernel. `pml` sets all six slabs;
+/// later items override earlier ones. Regions a spec does not name keep the default pair
+/// (default_kernel_spec).
 
 #include "kernels/kernel.hpp"
 #include "solver/grid.hpp"
@@ -19,8 +20,13 @@ namespace minimod {
 /// Kernel for each region, in RegionId order.
 using RegionKernels = std::array<const StencilKernel*, kRegionCount>;
 
-/// The default kernel name of a backend ("cpu", "gmem_3d").
+/// The baseline kernel of a backend ("cpu", "gmem_3d"): it runs every region of every grid, and is
+/// what the benchmark's inner-only entries put on the layers.
 const char* default_kernel_name(BackendKind backend);
+
+/// What an empty spec means: the fastest pair measured for the backend and physics ("cpu" on the
+/// CPU; on CUDA the pair `--kernel auto` chose on the H100, docs/kernels.md).
+std::string default_kernel_spec(BackendKind backend, Physics physics);
 
 /// Resolve `spec` (empty: the default) for a backend and physics and check every kernel can run
 /// its region (`can_run`). Throws InputError starting with `what` (e.g. "--kernel") that names the

@@ -784,6 +784,28 @@ TEST(ResampleSignal, ZeroBeyondTheInput) {
     EXPECT_EQ(x, 0.0f);
 }
 
+TEST(ResampleSignal, ManyTracesAtOnceEqualOneAtATime) {
+  // A gather's traces share the interpolation weights; each trace must come out as if alone.
+  const std::size_t traces = 4, len = 333;
+  std::vector<float> all(traces * len);
+  for (std::size_t t = 0; t < traces; ++t) {
+    for (std::size_t n = 0; n < len; ++n)
+      all[t * len + n] = static_cast<float>(std::sin(0.05 * (t + 1) * n) + 0.1 * t);
+  }
+  for (double dt_out : {3e-3, 2.5e-3, 0.7e-3}) {
+    const int n_out = static_cast<int>(0.4 / dt_out);
+    const auto batch = resample_traces(all, traces, 1e-3, dt_out, n_out);
+    ASSERT_EQ(batch.size(), traces * static_cast<std::size_t>(n_out));
+    for (std::size_t t = 0; t < traces; ++t) {
+      const std::vector<float> one(all.begin() + t * len, all.begin() + (t + 1) * len);
+      const auto single = resample(one, 1e-3, dt_out, n_out);
+      for (int k = 0; k < n_out; ++k)
+        ASSERT_EQ(batch[t * n_out + k], single[k]) << "trace " << t << " sample " << k;
+    }
+  }
+  EXPECT_TRUE(resample_traces({}, 0, 1e-3, 2.5e-3, 10).empty());
+}
+
 // ---------------------------------------------------------------------------------------------
 // 7. Trilinear taps
 // ---------------------------------------------------------------------------------------------
@@ -1068,6 +1090,34 @@ TEST(SelectionKernels, NoTtiKernelNamedCpu) {
       resolve_kernels("cpu", BackendKind::Cpu, Physics::Tti, fx.regions, fx.layout, "--kernel"),
       InputError);
 }
+
+#if defined(MINIMOD_HAVE_CUDA)
+// The CUDA default is the measured pair; a spec naming some regions keeps the pair for the rest.
+TEST(SelectionKernels, CudaDefaultIsTheMeasuredPair) {
+  const Grid grid = make_grid(70, 50, 40, 10, 10, 10);
+  const auto regions = make_regions(grid, widths(8, 8, 8, 8, 8, 8));
+  const FieldLayout layout = make_field_layout(70, 50, 40, 8);
+  auto resolve = [&](const std::string& spec) {
+    return resolve_kernels(spec, BackendKind::Cuda, Physics::Acoustic, regions, layout, "--kernel");
+  };
+  EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Acoustic),
+            "inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4");
+  RegionKernels k = resolve("");
+  EXPECT_EQ(k[0]->name(), "st_reg_shft_25d_32x16");
+  for (int r = 1; r < kRegionCount; ++r)
+    EXPECT_EQ(k[r]->name(), "gmem_3d_f4_32x4x4") << r;
+  k = resolve("inner=semi+b+a");
+  EXPECT_EQ(k[0]->family(), "semi+b+a");
+  EXPECT_EQ(k[1]->name(), "gmem_3d_f4_32x4x4");
+  k = resolve("gmem_3d");
+  for (int r = 0; r < kRegionCount; ++r)
+    EXPECT_EQ(k[r]->name(), "gmem_3d_32x4x4") << r;
+  k = resolve("top=smem_eta");
+  EXPECT_EQ(k[0]->name(), "st_reg_shft_25d_32x16");
+  EXPECT_EQ(k[static_cast<int>(RegionId::Top)]->family(), "smem_eta");
+  EXPECT_EQ(k[static_cast<int>(RegionId::Bottom)]->name(), "gmem_3d_f4_32x4x4");
+}
+#endif
 
 // std::getline drops a trailing empty item, so a spec ending in ',' needs its own check: the
 // grammar (SPEC := ITEM (',' ITEM)*) makes it malformed, like an empty item in front or between.
