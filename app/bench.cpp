@@ -8,16 +8,20 @@
 #include "models/velocity.hpp"
 #include "solver/plan.hpp"
 #include "solver/problem.hpp"
+#include "solver/tti.hpp"
+#include "solver/wavelet.hpp"
 #include "version.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -33,6 +37,9 @@ constexpr double kNtaper = 3.0;      ///< layer = ntaper vmax / fmax / h = 27 po
 constexpr double kCfl = 0.8;
 constexpr int kReceiverOffset = 10; ///< receiver this many points from the source along x
 constexpr int kMinRepeats = 3;      ///< the median of fewer says little
+// The TTI medium of the benchmark (uniform; physics.md gives only the grid for TTI).
+constexpr float kTtiEpsilon = 0.2f, kTtiDelta = 0.1f;
+constexpr double kTtiTiltDegrees = 30.0, kTtiAzimuthDegrees = 20.0;
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -111,13 +118,13 @@ std::string joined_names(BackendKind backend, Physics physics) {
 
 /// A kernel used for every region kind it implements; the backend's default takes the other
 /// regions and those it refuses (each noted). Refusing the inner region refuses the record.
-Entry entry_for_kernel(const StencilKernel* k, const AcousticProblem& p,
-                       const StencilKernel* fallback) {
+Entry entry_for_kernel(const StencilKernel* k, const std::array<Region, kRegionCount>& regions,
+                       const FieldLayout& layout, const StencilKernel* fallback) {
   Entry e;
   e.record.spec = k->name();
   bool no_layer_noted = false, no_inner_noted = false;
   for (int r = 0; r < kRegionCount; ++r) {
-    const Region& region = p.regions[r];
+    const Region& region = regions[r];
     e.kernels[r] = fallback;
     if (region.box.empty()) continue;
     if (!k->handles(region.kind())) {
@@ -132,7 +139,7 @@ Entry entry_for_kernel(const StencilKernel* k, const AcousticProblem& p,
       }
       continue;
     }
-    const std::string why = k->can_run(region, p.layout);
+    const std::string why = k->can_run(region, layout);
     if (why.empty()) {
       e.kernels[r] = k;
     } else if (region.kind() == RegionKind::Inner) {
@@ -149,18 +156,18 @@ Entry entry_for_kernel(const StencilKernel* k, const AcousticProblem& p,
 /// A full spec (KEY=NAME,...): the names must exist (InputError otherwise); a kernel that
 /// refuses its region refuses the record.
 Entry entry_for_spec(const std::string& spec, BackendKind backend, Physics physics,
-                     const AcousticProblem& p) {
+                     const std::array<Region, kRegionCount>& regions, const FieldLayout& layout) {
   Entry e;
   e.record.spec = spec;
   // Empty boxes: resolve_kernels checks the grammar and the names, not can_run.
-  std::array<Region, kRegionCount> no_boxes = p.regions;
+  std::array<Region, kRegionCount> no_boxes = regions;
   for (Region& r : no_boxes)
     r.box = Box{};
-  e.kernels = resolve_kernels(spec, backend, physics, no_boxes, p.layout, "--kernel");
+  e.kernels = resolve_kernels(spec, backend, physics, no_boxes, layout, "--kernel");
   for (int r = 0; r < kRegionCount; ++r) {
-    const Region& region = p.regions[r];
+    const Region& region = regions[r];
     if (region.box.empty()) continue;
-    const std::string why = e.kernels[r]->can_run(region, p.layout);
+    const std::string why = e.kernels[r]->can_run(region, layout);
     if (!why.empty() && e.record.status == "ok") {
       e.record.status = "refused";
       e.record.reason =
@@ -170,27 +177,32 @@ Entry entry_for_spec(const std::string& spec, BackendKind backend, Physics physi
   return e;
 }
 
-std::vector<Entry> plan_entries(const BenchOptions& o, const AcousticProblem& p,
-                                const StencilKernel* fallback) {
+std::vector<Entry> plan_entries(const BenchOptions& o,
+                                const std::array<Region, kRegionCount>& regions,
+                                const FieldLayout& layout, const StencilKernel* fallback) {
   std::vector<Entry> out;
   for (const std::string& item : o.kernels) {
     if (item == "all") {
       int n = 0;
       for (const StencilKernel* k : kernel_registry().all()) {
         if (k->backend() != o.backend || k->physics() != o.physics) continue;
-        out.push_back(entry_for_kernel(k, p, fallback));
+        out.push_back(entry_for_kernel(k, regions, layout, fallback));
         ++n;
       }
       if (n == 0)
         throw InputError(std::string("--kernel all: no ") + physics_name(o.physics) +
                          " kernel is registered for backend " + backend_name(o.backend));
     } else if (item == "auto") {
+      if (o.physics == Physics::Tti)
+        throw InputError("--kernel auto: there is no TTI autotuning; allowed with --physics tti: "
+                         "all, " +
+                         joined_names(o.backend, o.physics));
       Entry e;
       e.record.spec = "auto";
       e.tune = true;
       out.push_back(std::move(e));
     } else if (item.find('=') != std::string::npos) {
-      out.push_back(entry_for_spec(item, o.backend, o.physics, p));
+      out.push_back(entry_for_spec(item, o.backend, o.physics, regions, layout));
     } else {
       const StencilKernel* k = kernel_registry().find(item, o.backend, o.physics);
       if (!k)
@@ -199,7 +211,7 @@ std::vector<Entry> plan_entries(const BenchOptions& o, const AcousticProblem& p,
                          "; allowed: all, auto, " + joined_names(o.backend, o.physics) +
                          " (or a family name for its default tile, or a full spec "
                          "KEY=NAME,... with items separated by ';')");
-      out.push_back(entry_for_kernel(k, p, fallback));
+      out.push_back(entry_for_kernel(k, regions, layout, fallback));
     }
   }
   return out;
@@ -236,6 +248,29 @@ std::string layers_text(const BenchRecord& r) {
   return name.empty() ? "-" : name;
 }
 
+/// Time one configuration on a backend that has set_kernels, reset and time_steps (the acoustic
+/// Backend or the TtiBackend): warm-up, then the repeats, each from zero fields.
+template <class B>
+void time_entry(B& backend, Entry& e, const BenchOptions& o, const BenchReport& rep,
+                const std::function<void(const std::string&)>& log) {
+  BenchRecord& r = e.record;
+  backend.set_kernels(e.kernels);
+  backend.reset();
+  if (o.warmup > 0) backend.time_steps(0, o.warmup);
+  for (int rep_i = 0; rep_i < o.repeats; ++rep_i) {
+    backend.reset();
+    r.ms_all.push_back(backend.time_steps(0, o.steps) / o.steps);
+  }
+  const auto points = static_cast<double>(rep.grid.points());
+  r.ms = median_of(r.ms_all);
+  const double s = r.ms * 1e-3;
+  r.gpts_per_s = s > 0 ? points / s / 1e9 : 0.0;
+  r.effective_gbps = s > 0 ? rep.bytes_per_point * points / s / 1e9 : 0.0;
+  r.percent_of_floor = r.ms > 0 ? rep.floor_ms / r.ms * 100.0 : 0.0;
+  log("bench: " + r.spec + ": " + fmt("%.3f", r.ms) + " ms per step (" +
+      fmt("%.1f", r.percent_of_floor) + "% of the floor)");
+}
+
 } // namespace
 
 bool BenchReport::any_failed() const {
@@ -259,7 +294,12 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
       ->capture_default_str();
   b->add_option("--repeats", a.repeats, "Timed repeats per kernel (>= 3; the median counts)")
       ->capture_default_str();
-  b->add_option("--physics", a.physics, "acoustic")->capture_default_str();
+  b->add_option("--physics", a.physics,
+                "acoustic, or tti (the seeds' TTI problem: epsilon 0.2, delta 0.1, tilt 30, "
+                "azimuth 20 degrees; default grid 900)")
+      ->capture_default_str();
+  b->add_flag("--no-azimuth", a.no_azimuth,
+              "tti: azimuth 0, so that no axis_y array is stored or read (the 44 B/point floor)");
   b->add_option("--json", a.json, "Write one JSON record per kernel to this file");
   b->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
   return b;
@@ -326,26 +366,144 @@ BenchOptions bench_options(const BenchArgs& a) {
   o.steps = a.steps;
   o.warmup = a.warmup;
   o.repeats = a.repeats;
-  if (a.physics != "acoustic")
-    throw InputError("--physics: '" + a.physics +
-                     "' is not benchmarked by this build; allowed: "
-                     "acoustic");
-  o.physics = Physics::Acoustic;
+  if (a.physics == "acoustic")
+    o.physics = Physics::Acoustic;
+  else if (a.physics == "tti")
+    o.physics = Physics::Tti;
+  else
+    throw InputError("--physics: '" + a.physics + "'; allowed: acoustic, tti");
+  if (a.no_azimuth && o.physics != Physics::Tti)
+    throw InputError("--no-azimuth: only with --physics tti");
+  o.tti_azimuth = !a.no_azimuth;
   if (a.backend == "cuda")
     o.backend = BackendKind::Cuda;
   else if (a.backend == "cpu")
     o.backend = BackendKind::Cpu;
   else
     throw InputError("--backend: '" + a.backend + "'; allowed: cuda, cpu");
+  if (o.physics == Physics::Tti && o.backend != BackendKind::Cuda)
+    throw InputError("--backend: '" + a.backend +
+                     "' with --physics tti; allowed: cuda (the TTI CPU reference is not "
+                     "benchmarked)");
+  if (o.physics == Physics::Tti && a.grid == 0 && a.shape.empty()) o.shape = {900, 900, 900};
+  if (o.physics == Physics::Tti &&
+      std::find(o.kernels.begin(), o.kernels.end(), "auto") != o.kernels.end())
+    throw InputError("--kernel: 'auto' with --physics tti: there is no TTI autotuning; allowed: "
+                     "all, or TTI kernel names (minimod-gpu kernels)");
   o.json_path = a.json;
   return o;
 }
+
+namespace {
+
+/// The TTI benchmark: the seeds' problem (physics.md section 7) with a uniform TTI medium, every
+/// chosen TTI kernel timed against the TTI floor of docs/tti.md at the stream bandwidth measured
+/// in the same run.
+BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log,
+                          const std::function<void(const BenchReport&)>& on_record) {
+  BenchReport rep;
+  rep.date = utc_now();
+  rep.backend = backend_name(o.backend);
+  rep.physics = physics_name(o.physics);
+  rep.steps = o.steps;
+  rep.warmup = o.warmup;
+  rep.repeats = o.repeats;
+  std::unique_ptr<TtiBackend> backend = make_cuda_tti_backend();
+  rep.device = backend->device_name();
+
+  Grid g;
+  g.nx = o.shape[0];
+  g.ny = o.shape[1];
+  g.nz = o.shape[2];
+  g.dx = g.dy = g.dz = kSpacing;
+  const int steps = std::max(o.steps, std::max(o.warmup, 1));
+  TtiProblem problem;
+  TtiPlan plan;
+  {
+    constexpr double kDeg = 3.14159265358979323846 / 180.0;
+    TtiModel m;
+    const std::size_t n = g.points();
+    m.vp.assign(n, static_cast<float>(kVelocity));
+    m.epsilon.assign(n, kTtiEpsilon);
+    m.delta.assign(n, kTtiDelta);
+    m.theta.assign(n, static_cast<float>(kTtiTiltDegrees * kDeg));
+    if (o.tti_azimuth) m.phi.assign(n, static_cast<float>(kTtiAzimuthDegrees * kDeg));
+    TtiPlanOptions po;
+    po.steps = steps;
+    po.cfl = kCfl;
+    po.vmax = kVmax;
+    // The seeds' 27-point layer (ntaper vmax / fmax / h), not widened for the faster P wave.
+    po.layer_width = static_cast<int>(std::ceil(kNtaper * kVmax / kFmax / kSpacing - 1e-9));
+    plan = make_tti_plan(g, m, po);
+    const int ci = g.nx / 2, cj = g.ny / 2, ck = g.nz / 2;
+    WaveletSpec w;
+    w.kind = WaveletSpec::Kind::Minimod;
+    w.fmax = kFmax;
+    const TtiSource src{Vec3{ci * kSpacing, cj * kSpacing, ck * kSpacing},
+                        sample_wavelet(w, plan.dt, plan.steps, "bench source"), Injection::Minimod};
+    const Vec3 rcv{std::min(ci + kReceiverOffset, g.nx - 1) * kSpacing, cj * kSpacing,
+                   ck * kSpacing};
+    problem = build_tti_problem(plan, m, {src}, {rcv}, Interpolation::Trilinear);
+  }
+  rep.grid = g;
+  rep.layer = plan.layer;
+  rep.dt = plan.dt;
+
+  // The TTI floor (docs/tti.md): 48 B a point with azimuth, 44 without, 12 more in the layer.
+  const auto points = static_cast<std::int64_t>(g.points());
+  std::int64_t layer_points = 0;
+  for (const Region& r : problem.regions)
+    if (r.kind() == RegionKind::Layer) layer_points += r.box.points();
+  const double inner_bytes = problem.has_azimuth() ? 48.0 : 44.0;
+  rep.bytes_per_point =
+      inner_bytes + 12.0 * static_cast<double>(layer_points) / static_cast<double>(points);
+
+  const StencilKernel* fallback = kernel_registry().find("gmem_3d", o.backend, o.physics);
+  if (!fallback) throw RuntimeFailure("this build has no CUDA TTI kernels");
+  std::vector<Entry> entries = plan_entries(o, problem.regions, problem.layout, fallback);
+  log("bench: " + rep.device + ", tti " + (problem.has_azimuth() ? "with" : "without") +
+      " azimuth, " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
+      std::to_string(g.nz) + " (layer " + std::to_string(plan.layer.x_lo) + "), " +
+      std::to_string(entries.size()) + " configurations; measuring the memory floor");
+  rep.floor = measure_gpu_memory_floor(points);
+  rep.floor_ms = rep.bytes_per_point * static_cast<double>(points) / (rep.floor.stream_gbps * 1e6);
+  log("bench: floor " + fmt("%.3f", rep.floor_ms) + " ms per step at " +
+      fmt("%.1f", rep.bytes_per_point) + " B/point (stream " + fmt("%.1f", rep.floor.stream_gbps) +
+      " GB/s)");
+  backend->setup(
+      problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
+  const std::array<Region, kRegionCount> regions = problem.regions;
+  problem = TtiProblem{}; // the host copy (tens of GB at 900^3) is not needed any more
+  for (Entry& e : entries) {
+    BenchRecord& r = e.record;
+    for (int k = 0; k < kRegionCount; ++k)
+      r.kernels[k] = regions[k].box.empty() || !e.kernels[k] ? "-" : e.kernels[k]->name();
+    if (r.status != "ok") {
+      log("bench: " + r.spec + ": refused: " + r.reason);
+    } else {
+      try {
+        time_entry(*backend, e, o, rep, log);
+      } catch (const RuntimeFailure& err) {
+        r.status = "failed";
+        r.reason = err.what();
+        r.ms_all.clear();
+        log("bench: " + r.spec + ": failed: " + r.reason);
+      }
+    }
+    rep.records.push_back(r);
+    if (on_record) on_record(rep);
+  }
+  return rep;
+}
+
+} // namespace
 
 BenchReport run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log_fn,
                       const std::function<void(const BenchReport&)>& on_record) {
   auto log = [&](const std::string& line) {
     if (log_fn) log_fn(line);
   };
+  if (o.physics == Physics::Tti) return run_tti_bench(o, log, on_record);
   BenchReport rep;
   rep.date = utc_now();
   rep.backend = backend_name(o.backend);
@@ -381,7 +539,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   if (!fallback)
     throw RuntimeFailure(std::string("no default kernel for backend ") + backend_name(o.backend));
   // Names are checked before the slow parts, so that a typo costs nothing.
-  std::vector<Entry> entries = plan_entries(o, problem, fallback);
+  std::vector<Entry> entries = plan_entries(o, problem.regions, problem.layout, fallback);
 
   const auto points = static_cast<std::int64_t>(problem.grid.points());
   log("bench: " + rep.device + ", " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
@@ -420,21 +578,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
         for (int k = 0; k < kRegionCount; ++k)
           r.kernels[k] = problem.regions[k].box.empty() ? "-" : e.kernels[k]->name();
       }
-      backend->set_kernels(e.kernels);
-      backend->reset();
-      if (o.warmup > 0) backend->time_steps(0, o.warmup);
-      for (int rep_i = 0; rep_i < o.repeats; ++rep_i) {
-        backend->reset();
-        r.ms_all.push_back(backend->time_steps(0, o.steps) / o.steps);
-      }
-      r.ms = median_of(r.ms_all);
-      const double s = r.ms * 1e-3;
-      r.gpts_per_s = s > 0 ? static_cast<double>(points) / s / 1e9 : 0.0;
-      r.effective_gbps =
-          s > 0 ? kAcousticBytesPerPoint * static_cast<double>(points) / s / 1e9 : 0.0;
-      r.percent_of_floor = r.ms > 0 ? rep.floor_ms / r.ms * 100.0 : 0.0;
-      log("bench: " + r.spec + ": " + fmt("%.3f", r.ms) + " ms per step (" +
-          fmt("%.1f", r.percent_of_floor) + "% of the floor)");
+      time_entry(*backend, e, o, rep, log);
     } catch (const RuntimeFailure& err) {
       r.status = "failed";
       r.reason = err.what();
@@ -456,7 +600,7 @@ std::string bench_table(const BenchReport& rep) {
   o << "memory floor: stream " << fmt("%.1f", rep.floor.stream_gbps) << " GB/s, copy "
     << fmt("%.1f", rep.floor.copy_gbps) << " GB/s (" << rep.floor.points << " points, median of "
     << rep.floor.repeats << ") -> " << fmt("%.3f", rep.floor_ms) << " ms per step at "
-    << kAcousticBytesPerPoint << " B/point\n\n";
+    << fmt("%.1f", rep.bytes_per_point) << " B/point\n\n";
   std::size_t wk = 6, wi = 5, wl = 6;
   for (const auto& r : rep.records) {
     wk = std::max(wk, r.spec.size());
@@ -548,7 +692,7 @@ std::string bench_json(const BenchReport& rep) {
     } else {
       j.null_field("gpts_per_s").null_field("effective_gbps").null_field("percent_of_floor");
     }
-    j.field("bytes_per_point", kAcousticBytesPerPoint);
+    j.field("bytes_per_point", rep.bytes_per_point);
     j.field("date", rep.date).field("commit", kGitCommit);
     j.end_object();
   }

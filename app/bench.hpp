@@ -6,6 +6,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/gpu_probe.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/tti_backend.hpp"
 #include "solver/grid.hpp"
 
 #include <array>
@@ -28,6 +29,7 @@ struct BenchArgs {
   int warmup = 10;            ///< untimed steps before each kernel's repeats
   int repeats = 3;            ///< timed repeats per kernel (the median counts)
   std::string physics = "acoustic";
+  bool no_azimuth = false;      ///< tti: azimuth 0 (no axis_y array)
   std::string json;             ///< JSON output file (empty: none)
   std::string backend = "cuda"; ///< cuda | cpu
 };
@@ -40,6 +42,7 @@ struct BenchOptions {
   int warmup = 10;
   int repeats = 3;
   Physics physics = Physics::Acoustic;
+  bool tti_azimuth = true; ///< tti: a medium with azimuth (axis_y stored and read)
   std::string json_path;
   BackendKind backend = BackendKind::Cuda;
   /// Options of `auto` items (the cache path among them; empty: autotune_cache_path()).
@@ -83,8 +86,11 @@ struct BenchReport {
   LayerWidths layer;
   double dt = 0;
   int steps = 0, warmup = 0, repeats = 0;
-  MemoryFloor floor;   ///< as measured
-  double floor_ms = 0; ///< floor.floor_ms(grid points)
+  MemoryFloor floor; ///< as measured
+  /// Bytes a step must move per point at least: 16 for the acoustic step, the TTI floor of
+  /// docs/tti.md averaged over the inner and layer points for TTI.
+  double bytes_per_point = kAcousticBytesPerPoint;
+  double floor_ms = 0; ///< bytes_per_point x grid points at the measured stream bandwidth
   std::string date;    ///< ISO UTC, when the benchmark started
   std::vector<BenchRecord> records;
   /// Whether any record failed (a runtime error while it ran).

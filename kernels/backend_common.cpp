@@ -1,5 +1,6 @@
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/tti_backend.hpp"
 
 #include <fstream>
 
@@ -64,6 +65,26 @@ bool cuda_device_available(std::string* why) {
   if (why) *why = "this minimod-gpu was built without CUDA";
   return false;
 }
+
+std::unique_ptr<TtiBackend> make_cuda_tti_backend() {
+  throw RuntimeFailure("this minimod-gpu was built without CUDA (configure with -DMINIMOD_CUDA=ON "
+                       "on a machine with nvcc); use --backend cpu");
+}
 #endif
+
+std::size_t tti_device_bytes(const TtiProblem& p) {
+  const std::size_t field = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+  // p, q and their previous steps, vp2dt2, 2 delta, 2 (epsilon - delta), the axis (2 or 3
+  // floats), and phi_p and eta with a layer.
+  const std::size_t arrays = 4 + 3 + (p.has_azimuth() ? 3 : 2) + (p.eta.empty() ? 0 : 2);
+  const std::size_t taps =
+      (p.sources.index.size() + p.receivers.index.size()) * (sizeof(std::int64_t) + sizeof(float)) +
+      (p.sources.begin.size() + p.receivers.begin.size()) * sizeof(std::int64_t) +
+      p.sources.index.size() * sizeof(int);
+  const std::size_t samples = p.source_samples.size() * sizeof(float);
+  const std::size_t traces =
+      p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1) * sizeof(float);
+  return field * arrays + taps + samples + traces;
+}
 
 } // namespace minimod

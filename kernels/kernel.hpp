@@ -5,6 +5,7 @@
 
 #include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
+#include "kernels/tti_K.hpp"
 #include "solver/grid.hpp"
 
 #include <memory>
@@ -54,8 +55,13 @@ public:
   /// Called before time stepping so that a kernel never silently computes wrong numbers.
   virtual std::string can_run(const Region& region, const FieldLayout& layout) const;
   /// Enqueue one update of `region` (asynchronous on GPU backends; `stream` is a gpuStream_t).
+  /// Kernels of Physics::Tti throw std::logic_error: they are launched with launch_tti.
   virtual void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
                       const Region& region, void* stream) const = 0;
+  /// Enqueue one TTI update of `region` (p and q together; azimuth terms when f.axis_y is set).
+  /// The default, for the isotropic kernels, throws std::logic_error.
+  virtual void launch_tti(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
+                          const Region& region, void* stream) const;
 };
 
 /// All registered kernels. Registration is explicit (`register_*_kernels`), never static objects,

@@ -1,5 +1,7 @@
 #include "kernels/kernel.hpp"
 
+#include <stdexcept>
+
 #include <mutex>
 
 namespace minimod {
@@ -23,6 +25,12 @@ std::string StencilKernel::can_run(const Region& region, const FieldLayout& layo
     return std::string("region ") + region_name(region.id) + " lies outside the field";
   }
   return {};
+}
+
+void StencilKernel::launch_tti(const TtiFields&, const FieldLayout&, const TtiCoefs&, const Region&,
+                               void*) const {
+  throw std::logic_error(name() + " is a " + physics_name(physics()) +
+                         " kernel: it has no TTI update");
 }
 
 void KernelRegistry::add(std::unique_ptr<StencilKernel> kernel, bool family_default) {

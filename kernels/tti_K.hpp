@@ -174,13 +174,14 @@ struct TtiFields {
   const float* eta = nullptr;
 };
 
-/// The whole update of both fields at linear index i: inner form (kLayer = false) or Minimod's
-/// layer form (phi for p, damping alone for q). kAzimuth must be false exactly when axis_y is null.
+/// The update of both fields at linear index i from the second derivatives of p and q there:
+/// inner form (kLayer = false) or Minimod's layer form (phi for p, damping alone for q). Every GPU
+/// kernel computes dp and dq its own way (global memory, shared tiles, semi-stencil partial sums)
+/// and finishes here. kAzimuth must be false exactly when axis_y is null.
 template <bool kAzimuth, bool kLayer>
-MINIMOD_HD void tti_update_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
-                                 std::int64_t sz, const TtiCoefs& c) {
-  const SecondDerivatives dp = second_derivatives_73<kAzimuth>(f.p, i, sy, sz, c);
-  const SecondDerivatives dq = second_derivatives_73<kAzimuth>(f.q, i, sy, sz, c);
+MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                 std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
+                                 const SecondDerivatives& dq) {
   float ny = 0.0f;
   if constexpr (kAzimuth) ny = f.axis_y[i];
   const TtiWeights w = tti_weights(f.axis_x[i], ny, f.axis_z[i]);
@@ -189,6 +190,8 @@ MINIMOD_HD void tti_update_point(const TtiFields& f, std::int64_t i, std::int64_
   const TtiOperators op = tti_operators(dp, dq, w, two_delta, two_emd);
   const float vp2dt2 = f.vp2dt2[i];
   if constexpr (!kLayer) {
+    (void)sy;
+    (void)sz;
     f.p_next[i] = inner_update(f.p[i], f.p_next[i], vp2dt2, op.p);
     f.q_next[i] = inner_update(f.q[i], f.q_next[i], vp2dt2, op.q);
   } else {
@@ -200,6 +203,16 @@ MINIMOD_HD void tti_update_point(const TtiFields& f, std::int64_t i, std::int64_
     f.phi_p[i] = phi_next;
     f.q_next[i] = layer_update(f.q[i], f.q_next[i], vp2dt2, op.q, 0.0f, eta, 0.0f, &phi_next);
   }
+}
+
+/// The whole update of both fields at linear index i, every stencil point read from f.p and f.q
+/// (the CPU reference and the gmem_3d kernel).
+template <bool kAzimuth, bool kLayer>
+MINIMOD_HD void tti_update_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                 std::int64_t sz, const TtiCoefs& c) {
+  const SecondDerivatives dp = second_derivatives_73<kAzimuth>(f.p, i, sy, sz, c);
+  const SecondDerivatives dq = second_derivatives_73<kAzimuth>(f.q, i, sy, sz, c);
+  tti_finish_point<kAzimuth, kLayer>(f, i, sy, sz, c, dp, dq);
 }
 
 } // namespace minimod

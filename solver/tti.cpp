@@ -261,21 +261,24 @@ void update_box(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, con
 
 } // namespace
 
-TtiSimulation::TtiSimulation(const TtiPlan& plan, const TtiModel& model,
+TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
                              const std::vector<TtiSource>& sources,
-                             const std::vector<Vec3>& receivers, Interpolation interpolation)
-    : m_plan(plan) {
+                             const std::vector<Vec3>& receivers, Interpolation interpolation) {
   const Grid& g = plan.grid;
   validate_tti_model(g, model);
   if (plan.steps <= 0 || !(plan.dt > 0)) {
     throw InputError("tti simulation: the plan has no steps or no time step");
   }
-  m_layout = make_field_layout(g.nx, g.ny, g.nz, plan.layer.x_lo);
-  m_coefs = make_tti_coefs(g);
-  m_regions = make_regions(g, plan.layer);
-  const auto size = static_cast<std::size_t>(m_layout.size);
-  for (auto* a : {&m_p, &m_p_next, &m_q, &m_q_next, &m_vp2dt2, &m_two_delta, &m_two_eps_minus_delta,
-                  &m_axis_x, &m_axis_z})
+  TtiProblem p;
+  p.grid = g;
+  p.layer = plan.layer;
+  p.dt = plan.dt;
+  p.steps = plan.steps;
+  p.layout = make_field_layout(g.nx, g.ny, g.nz, plan.layer.x_lo);
+  p.coefs = make_tti_coefs(g);
+  p.regions = make_regions(g, plan.layer);
+  const auto size = static_cast<std::size_t>(p.layout.size);
+  for (auto* a : {&p.vp2dt2, &p.two_delta, &p.two_eps_minus_delta, &p.axis_x, &p.axis_z})
     a->assign(size, 0.0f);
 
   // The medium, per point: vp2dt2, 2 delta, 2 (epsilon - delta), the axis (docs/tti.md).
@@ -284,7 +287,8 @@ TtiSimulation::TtiSimulation(const TtiPlan& plan, const TtiModel& model,
     for (std::size_t n = 0; n < model.phi.size() && !azimuth; ++n)
       azimuth = model.phi[n] != 0.0f && model.theta[n] != 0.0f;
   }
-  if (azimuth) m_axis_y.assign(size, 0.0f);
+  if (azimuth) p.axis_y.assign(size, 0.0f);
+  const FieldLayout& layout = p.layout;
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < g.nz; ++k) {
     PointMedium last;
@@ -293,7 +297,7 @@ TtiSimulation::TtiSimulation(const TtiPlan& plan, const TtiModel& model,
     for (int j = 0; j < g.ny; ++j) {
       for (int i = 0; i < g.nx; ++i) {
         const std::size_t n = (static_cast<std::size_t>(k) * g.ny + j) * g.nx + i;
-        const std::int64_t idx = m_layout.index(i, j, k);
+        const std::int64_t idx = layout.index(i, j, k);
         const PointMedium pm = medium_at(model, n);
         if (!have_last || !(pm == last)) {
           axis = tti_symmetry_axis(pm.theta, pm.phi);
@@ -301,25 +305,32 @@ TtiSimulation::TtiSimulation(const TtiPlan& plan, const TtiModel& model,
           have_last = true;
         }
         const double c = model.vp[n] * plan.dt;
-        m_vp2dt2[idx] = static_cast<float>(c * c);
-        m_two_delta[idx] = static_cast<float>(2.0 * pm.delta);
-        m_two_eps_minus_delta[idx] =
+        p.vp2dt2[idx] = static_cast<float>(c * c);
+        p.two_delta[idx] = static_cast<float>(2.0 * pm.delta);
+        p.two_eps_minus_delta[idx] =
             static_cast<float>(2.0 * (static_cast<double>(pm.epsilon) - pm.delta));
-        m_axis_x[idx] = static_cast<float>(axis[0]);
-        if (azimuth) m_axis_y[idx] = static_cast<float>(axis[1]);
-        m_axis_z[idx] = static_cast<float>(axis[2]);
+        p.axis_x[idx] = static_cast<float>(axis[0]);
+        if (azimuth) p.axis_y[idx] = static_cast<float>(axis[1]);
+        p.axis_z[idx] = static_cast<float>(axis[2]);
       }
     }
   }
-  if (plan.layer.any()) {
-    m_eta = build_eta(g, plan.layer, m_layout, plan.dt, plan.speed_max);
-    m_phi_p.assign(size, 0.0f);
-  }
+  if (plan.layer.any()) p.eta = build_eta(g, plan.layer, layout, plan.dt, plan.speed_max);
 
+  set_tti_shot(p, sources, receivers, interpolation);
+  return p;
+}
+
+void set_tti_shot(TtiProblem& p, const std::vector<TtiSource>& sources,
+                  const std::vector<Vec3>& receivers, Interpolation interpolation) {
+  const Grid& g = p.grid;
+  const FieldLayout& layout = p.layout;
+  p.sources = TapTable{};
+  p.receivers = TapTable{};
+  p.source_samples.clear();
   // Taps: sources into p (physical: vp2dt2 / cell folded into the weight), receivers of p.
   const double cell = g.dx * g.dy * g.dz;
-  auto add_taps = [&](Taps& t, const Vec3& position, const std::string& what, bool physical) {
-    if (t.begin.empty()) t.begin.push_back(0);
+  auto add_taps = [&](TapTable& t, const Vec3& position, const std::string& what, bool physical) {
     std::vector<GridTap> taps;
     try {
       taps = point_taps(g, position, interpolation, false);
@@ -327,28 +338,43 @@ TtiSimulation::TtiSimulation(const TtiPlan& plan, const TtiModel& model,
       throw InputError("tti simulation: " + what + ": " + e.what());
     }
     for (const GridTap& tap : taps) {
-      const std::int64_t idx = m_layout.index(tap.i, tap.j, tap.k);
-      const double scale = physical ? m_vp2dt2[idx] / cell : 1.0;
+      const std::int64_t idx = layout.index(tap.i, tap.j, tap.k);
+      const double scale = physical ? p.vp2dt2[static_cast<std::size_t>(idx)] / cell : 1.0;
       t.index.push_back(idx);
       t.weight.push_back(static_cast<float>(tap.weight * scale));
     }
     t.begin.push_back(static_cast<std::int64_t>(t.index.size()));
   };
-  m_source_taps.begin.assign(1, 0);
-  m_receiver_taps.begin.assign(1, 0);
+  p.sources.begin.assign(1, 0);
+  p.receivers.begin.assign(1, 0);
   for (std::size_t s = 0; s < sources.size(); ++s) {
     const std::string what = "sources[" + std::to_string(s) + "]";
-    if (sources[s].samples.size() < static_cast<std::size_t>(plan.steps)) {
+    if (sources[s].samples.size() < static_cast<std::size_t>(p.steps)) {
       throw InputError("tti simulation: " + what + " has " +
                        std::to_string(sources[s].samples.size()) + " samples for " +
-                       std::to_string(plan.steps) + " steps");
+                       std::to_string(p.steps) + " steps");
     }
-    add_taps(m_source_taps, sources[s].position, what, sources[s].injection == Injection::Physical);
-    m_source_samples.push_back(sources[s].samples);
+    add_taps(p.sources, sources[s].position, what, sources[s].injection == Injection::Physical);
+    p.source_samples.insert(p.source_samples.end(), sources[s].samples.begin(),
+                            sources[s].samples.begin() + p.steps);
   }
   for (std::size_t r = 0; r < receivers.size(); ++r)
-    add_taps(m_receiver_taps, receivers[r], "receivers[" + std::to_string(r) + "]", false);
-  m_traces.assign(receivers.size() * (static_cast<std::size_t>(plan.steps) + 1), 0.0f);
+    add_taps(p.receivers, receivers[r], "receivers[" + std::to_string(r) + "]", false);
+}
+
+TtiSimulation::TtiSimulation(const TtiPlan& plan, const TtiModel& model,
+                             const std::vector<TtiSource>& sources,
+                             const std::vector<Vec3>& receivers, Interpolation interpolation)
+    : TtiSimulation(plan, build_tti_problem(plan, model, sources, receivers, interpolation)) {}
+
+TtiSimulation::TtiSimulation(const TtiPlan& plan, TtiProblem problem)
+    : m_plan(plan), m_problem(std::move(problem)) {
+  const auto size = static_cast<std::size_t>(m_problem.layout.size);
+  for (auto* a : {&m_p, &m_p_next, &m_q, &m_q_next})
+    a->assign(size, 0.0f);
+  if (!m_problem.eta.empty()) m_phi_p.assign(size, 0.0f);
+  m_traces.assign(m_problem.receivers.owners() * (static_cast<std::size_t>(m_plan.steps) + 1),
+                  0.0f);
 }
 
 void TtiSimulation::update_regions() {
@@ -357,27 +383,27 @@ void TtiSimulation::update_regions() {
   f.p_next = m_p_next.data();
   f.q = m_q.data();
   f.q_next = m_q_next.data();
-  f.vp2dt2 = m_vp2dt2.data();
-  f.two_delta = m_two_delta.data();
-  f.two_eps_minus_delta = m_two_eps_minus_delta.data();
-  f.axis_x = m_axis_x.data();
-  f.axis_y = m_axis_y.empty() ? nullptr : m_axis_y.data();
-  f.axis_z = m_axis_z.data();
+  f.vp2dt2 = m_problem.vp2dt2.data();
+  f.two_delta = m_problem.two_delta.data();
+  f.two_eps_minus_delta = m_problem.two_eps_minus_delta.data();
+  f.axis_x = m_problem.axis_x.data();
+  f.axis_y = m_problem.axis_y.empty() ? nullptr : m_problem.axis_y.data();
+  f.axis_z = m_problem.axis_z.data();
   f.phi_p = m_phi_p.empty() ? nullptr : m_phi_p.data();
-  f.eta = m_eta.empty() ? nullptr : m_eta.data();
+  f.eta = m_problem.eta.empty() ? nullptr : m_problem.eta.data();
   const bool azimuth = f.axis_y != nullptr;
   // One parallel region a step (not one a region): seven fork-joins a step cost more than the
   // small layer regions themselves when the cores are shared.
 #pragma omp parallel
-  for (const Region& r : m_regions) {
+  for (const Region& r : m_problem.regions) {
     if (r.box.empty()) continue;
     const bool layer = r.kind() == RegionKind::Layer;
     if (azimuth) {
-      layer ? update_box<true, true>(f, m_layout, m_coefs, r.box)
-            : update_box<true, false>(f, m_layout, m_coefs, r.box);
+      layer ? update_box<true, true>(f, m_problem.layout, m_problem.coefs, r.box)
+            : update_box<true, false>(f, m_problem.layout, m_problem.coefs, r.box);
     } else {
-      layer ? update_box<false, true>(f, m_layout, m_coefs, r.box)
-            : update_box<false, false>(f, m_layout, m_coefs, r.box);
+      layer ? update_box<false, true>(f, m_problem.layout, m_problem.coefs, r.box)
+            : update_box<false, false>(f, m_problem.layout, m_problem.coefs, r.box);
     }
   }
 }
@@ -389,19 +415,21 @@ void TtiSimulation::step(int n) {
   }
   update_regions();
   // Sources enter p^{n+1} only: q is the auxiliary field, zero in an isotropic medium.
-  for (std::size_t s = 0; s + 1 < m_source_taps.begin.size(); ++s) {
-    const float amplitude = m_source_samples[s][static_cast<std::size_t>(n)];
-    for (std::int64_t t = m_source_taps.begin[s]; t < m_source_taps.begin[s + 1]; ++t)
-      m_p_next[static_cast<std::size_t>(m_source_taps.index[t])] +=
-          m_source_taps.weight[t] * amplitude;
+  const TapTable& src = m_problem.sources;
+  for (std::size_t s = 0; s < src.owners(); ++s) {
+    const float amplitude = m_problem.source_samples[s * static_cast<std::size_t>(m_plan.steps) +
+                                                     static_cast<std::size_t>(n)];
+    for (std::int64_t t = src.begin[s]; t < src.begin[s + 1]; ++t)
+      m_p_next[static_cast<std::size_t>(src.index[t])] += src.weight[t] * amplitude;
   }
   std::swap(m_p, m_p_next);
   std::swap(m_q, m_q_next);
   const std::size_t samples = static_cast<std::size_t>(m_plan.steps) + 1;
-  for (std::size_t r = 0; r + 1 < m_receiver_taps.begin.size(); ++r) {
+  const TapTable& rcv = m_problem.receivers;
+  for (std::size_t r = 0; r < rcv.owners(); ++r) {
     float sum = 0.0f;
-    for (std::int64_t t = m_receiver_taps.begin[r]; t < m_receiver_taps.begin[r + 1]; ++t)
-      sum += m_receiver_taps.weight[t] * m_p[static_cast<std::size_t>(m_receiver_taps.index[t])];
+    for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t)
+      sum += rcv.weight[t] * m_p[static_cast<std::size_t>(rcv.index[t])];
     m_traces[r * samples + static_cast<std::size_t>(n) + 1] = sum;
   }
   m_steps_done = n + 1;
@@ -414,13 +442,13 @@ void TtiSimulation::run() {
 
 std::vector<float> TtiSimulation::wavefield_p() const {
   std::vector<float> dense(m_plan.grid.points());
-  unpad_field(m_layout, m_p.data(), dense.data());
+  unpad_field(m_problem.layout, m_p.data(), dense.data());
   return dense;
 }
 
 std::vector<float> TtiSimulation::wavefield_q() const {
   std::vector<float> dense(m_plan.grid.points());
-  unpad_field(m_layout, m_q.data(), dense.data());
+  unpad_field(m_problem.layout, m_q.data(), dense.data());
   return dense;
 }
 

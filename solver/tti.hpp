@@ -6,6 +6,7 @@
 #include "io/survey.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/tti_K.hpp"
+#include "kernels/tti_backend.hpp"
 #include "solver/grid.hpp"
 
 #include <array>
@@ -90,6 +91,19 @@ struct TtiSource {
   Injection injection = Injection::Physical; ///< physical: p += vp2dt2 s / (dx dy dz)
 };
 
+/// The device-ready arrays of a TTI run (medium, eta, taps, samples) in the padded layout.
+/// Validates the model (InputError); positions outside the grid and sources with fewer than
+/// plan.steps samples: InputError.
+TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
+                             const std::vector<TtiSource>& sources,
+                             const std::vector<Vec3>& receivers,
+                             Interpolation interpolation = Interpolation::Sinc);
+
+/// Replace the taps and source samples of `p` with those of another shot (same grid and medium).
+/// Positions outside the grid and sources with fewer than p.steps samples: InputError.
+void set_tti_shot(TtiProblem& p, const std::vector<TtiSource>& sources,
+                  const std::vector<Vec3>& receivers, Interpolation interpolation);
+
 /// A TTI run on the CPU: fields p and q in the padded FieldLayout, the seven-region split with
 /// Minimod's layer (phi for p where the medium is elliptic, damping alone otherwise), sources
 /// into p, receivers sampling p.
@@ -100,6 +114,8 @@ public:
   TtiSimulation(const TtiPlan& plan, const TtiModel& model, const std::vector<TtiSource>& sources,
                 const std::vector<Vec3>& receivers,
                 Interpolation interpolation = Interpolation::Sinc);
+  /// The same from a problem built by build_tti_problem.
+  TtiSimulation(const TtiPlan& plan, TtiProblem problem);
 
   /// Advance from step n to n + 1: every region, injection of s(t_n) into p^{n+1}, the swap, then
   /// receiver sample n + 1. std::out_of_range unless 0 <= n < plan.steps; steps are taken in
@@ -113,9 +129,11 @@ public:
   /// The plan the run was built from.
   const TtiPlan& plan() const { return m_plan; }
   /// The padded layout of every field.
-  const FieldLayout& layout() const { return m_layout; }
+  const FieldLayout& layout() const { return m_problem.layout; }
   /// Whether the azimuth terms (xy, yz) are computed: some point has n_y != 0.
-  bool has_azimuth() const { return !m_axis_y.empty(); }
+  bool has_azimuth() const { return m_problem.has_azimuth(); }
+  /// The medium, taps and samples being stepped.
+  const TtiProblem& problem() const { return m_problem; }
 
   /// Receiver traces of p: [receivers][steps + 1], sample n at t = n dt (sample 0 is zero).
   const std::vector<float>& traces() const { return m_traces; }
@@ -128,19 +146,9 @@ private:
   void update_regions();
 
   TtiPlan m_plan;
-  FieldLayout m_layout;
-  TtiCoefs m_coefs{};
-  std::array<Region, kRegionCount> m_regions;
+  TtiProblem m_problem;
   std::vector<float> m_p, m_p_next, m_q, m_q_next;
-  std::vector<float> m_vp2dt2, m_two_delta, m_two_eps_minus_delta;
-  std::vector<float> m_axis_x, m_axis_y, m_axis_z;
-  std::vector<float> m_phi_p, m_eta; ///< the layer's phi of p (q has none) and damping
-  struct Taps {
-    std::vector<std::int64_t> begin, index;
-    std::vector<float> weight;
-  };
-  Taps m_source_taps, m_receiver_taps;
-  std::vector<std::vector<float>> m_source_samples;
+  std::vector<float> m_phi_p; ///< the layer's phi of p (q has none)
   std::vector<float> m_traces;
   int m_steps_done = 0;
 };

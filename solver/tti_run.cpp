@@ -3,14 +3,18 @@
 #include "io/errors.hpp"
 #include "io/h5_output.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/selection.hpp"
+#include "kernels/tti_backend.hpp"
 #include "models/velocity.hpp"
 #include "solver/plan.hpp"
+#include "solver/simulation.hpp"
 #include "solver/wavelet.hpp"
 #include "version.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <sstream>
 
 namespace minimod {
@@ -82,30 +86,63 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
   o << "layer       x " << p.layer.x_lo << "/" << p.layer.x_hi << ", y " << p.layer.y_lo << "/"
     << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points\n";
   o << "shots       " << s.shots.size() << ", receivers " << s.receivers.size() << "\n";
-  const std::size_t arrays = m.phi.empty() ? 11 : 12;
+  const int arrays = (m.phi.empty() ? 9 : 10) + (p.layer.any() ? 2 : 0);
   const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, p.layer.x_lo);
   o << "memory      " << format_bytes(static_cast<double>(l.size) * 4.0 * arrays) << " (" << arrays
-    << " padded arrays, CPU reference)\n";
-  o << "backend     cpu (no TTI GPU kernels yet)\n";
+    << " padded arrays: p, q and their previous steps, " << (m.phi.empty() ? 5 : 6)
+    << " medium arrays" << (p.layer.any() ? ", phi and eta" : "") << ")\n";
+  std::string why;
+  o << "backend     "
+    << (cuda_device_available(&why)
+            ? "cuda (TTI kernels " + default_kernel_spec(BackendKind::Cuda, Physics::Tti) +
+                  " unless --kernel says otherwise)"
+            : "cpu reference (no GPU: " + why + ")")
+    << "\n";
   return o.str();
 }
 
 SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& options) {
-  if (options.simulation.backend == BackendChoice::Cuda) {
-    throw InputError("--backend: cuda is not allowed for physics: tti yet (no TTI GPU kernels); "
-                     "allowed: cpu or auto");
-  }
   if (mpi_size() > 1) {
     throw InputError("physics: tti runs in one process for now; allowed: without mpirun");
   }
-  if (!options.simulation.kernel_spec.empty() && options.simulation.kernel_spec != "auto" &&
-      options.simulation.kernel_spec != "cpu") {
-    throw InputError("--kernel: '" + options.simulation.kernel_spec +
-                     "' has no TTI version; allowed: cpu (the TTI CPU reference)");
+  // The backend: the TTI CPU reference or the CUDA TTI kernels.
+  BackendKind kind = BackendKind::Cpu;
+  switch (options.simulation.backend) {
+  case BackendChoice::Cpu:
+    break;
+  case BackendChoice::Cuda:
+    kind = BackendKind::Cuda;
+    break;
+  case BackendChoice::Auto: {
+    std::string why;
+    if (cuda_device_available(&why)) {
+      kind = BackendKind::Cuda;
+    } else if (options.hooks.notice) {
+      options.hooks.notice("no GPU available (" + why +
+                           "): physics: tti runs on the CPU reference");
+    }
+    break;
   }
-  if (options.simulation.backend == BackendChoice::Auto && options.hooks.notice) {
-    options.hooks.notice("physics: tti runs on the CPU reference (no TTI GPU kernels yet)");
   }
+  std::string spec = options.simulation.kernel_spec, what = "--kernel";
+  if (spec.empty() && survey.kernel) {
+    spec = *survey.kernel;
+    what = survey.kernel_loc.where();
+    if (kind == BackendKind::Cpu && options.simulation.backend == BackendChoice::Auto) spec.clear();
+  }
+  if (is_auto_kernel_spec(spec)) {
+    // No TTI autotuning yet: the default is the pair measured fastest (docs/kernels.md).
+    if (kind == BackendKind::Cuda && options.hooks.notice)
+      options.hooks.notice("--kernel auto: no TTI autotuning yet; using the measured default " +
+                           default_kernel_spec(BackendKind::Cuda, Physics::Tti));
+    spec.clear();
+  }
+  if (kind == BackendKind::Cpu && !spec.empty() && spec != "cpu") {
+    throw InputError(what + ": '" + spec +
+                     "' is not a TTI CPU kernel; allowed on the CPU: cpu (the TTI reference), or "
+                     "--backend cuda for the TTI GPU kernels");
+  }
+
   SurveyRunReport report;
   const auto start = Clock::now();
   auto t0 = Clock::now();
@@ -137,9 +174,26 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
   meta.survey_text = survey.text;
   meta.survey_path = survey.path;
   meta.physics = "tti";
-  meta.backend = "cpu";
-  meta.device_name = cpu_model_name();
-  meta.region_kernels.fill("cpu");
+  // The medium once; each shot replaces the taps.
+  TtiProblem problem = build_tti_problem(plan, model, {}, {}, survey.interpolation);
+  std::unique_ptr<TtiBackend> gpu;
+  std::array<std::string, kRegionCount> kernel_names;
+  kernel_names.fill("cpu");
+  if (kind == BackendKind::Cuda) {
+    const RegionKernels kernels =
+        resolve_kernels(spec, kind, Physics::Tti, problem.regions, problem.layout, what);
+    gpu = make_cuda_tti_backend();
+    gpu->setup(problem, kernels);
+    for (int r = 0; r < kRegionCount; ++r)
+      kernel_names[r] = problem.regions[r].box.empty() ? "-" : kernels[r]->name();
+    // The host copy of the medium is no longer needed (a 900^3 model is ~20 GB of it).
+    for (auto* a : {&problem.vp2dt2, &problem.two_delta, &problem.two_eps_minus_delta,
+                    &problem.axis_x, &problem.axis_y, &problem.axis_z, &problem.eta})
+      std::vector<float>().swap(*a);
+  }
+  meta.backend = backend_name(kind);
+  meta.device_name = gpu ? gpu->device_name() : cpu_model_name();
+  meta.region_kernels = kernel_names;
   meta.grid_shape = {grid.nx, grid.ny, grid.nz};
   meta.grid_spacing = {grid.dx, grid.dy, grid.dz};
   meta.grid_origin = {grid.ox, grid.oy, grid.oz};
@@ -151,6 +205,7 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
   OutputFile out(options.output, meta, OutputOptions{many, options.resume});
   report.skipped = out.complete_shots();
 
+  std::vector<float> raw;
   for (int shot = 0; shot < static_cast<int>(survey.shots.size()); ++shot) {
     if (std::binary_search(report.skipped.begin(), report.skipped.end(), shot)) continue;
     if (many && options.hooks.notice) {
@@ -171,8 +226,20 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     std::vector<Vec3> receivers;
     for (const auto& r : s.receivers)
       receivers.push_back(r.position);
-    TtiSimulation sim(plan, model, sources, receivers, s.interpolation);
+    set_tti_shot(problem, sources, receivers, s.interpolation);
+    std::unique_ptr<TtiSimulation> cpu;
+    if (gpu) {
+      gpu->set_taps(problem);
+    } else {
+      cpu = std::make_unique<TtiSimulation>(plan, problem);
+    }
     timing.setup_ms = ms_since(t0);
+    auto field_p = [&] {
+      if (cpu) return cpu->wavefield_p();
+      std::vector<float> dense;
+      gpu->fetch_field(dense);
+      return dense;
+    };
 
     t0 = Clock::now();
     const bool snapshots =
@@ -180,15 +247,21 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     if (snapshots) out.begin_snapshots(geometry);
     const int chunk = std::max(1, plan.steps / 40);
     for (int n = 0; n < plan.steps; ++n) {
-      sim.step(n);
+      cpu ? cpu->step(n) : gpu->step(n);
       if (snapshots && (n + 1) % every == 0) {
         out.append_snapshot(n + 1, (n + 1) * plan.dt,
-                            extract_snapshot(sim.wavefield_p(), grid, sampling.snapshot_box,
+                            extract_snapshot(field_p(), grid, sampling.snapshot_box,
                                              sampling.snapshot_decimate, geometry));
       }
       if (options.hooks.on_progress && ((n + 1) % chunk == 0 || n + 1 == plan.steps)) {
+        if (gpu) gpu->synchronize(); // so that the progress shows real time
         options.hooks.on_progress(n + 1);
       }
+    }
+    if (cpu) {
+      raw = cpu->traces();
+    } else {
+      gpu->fetch_traces(raw);
     }
     timing.step_ms = ms_since(t0);
 
@@ -200,13 +273,7 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     g.receiver_positions = receivers;
     g.dt_out = dt_out;
     g.samples = samples;
-    const std::vector<float>& raw = sim.traces();
-    const std::size_t len = static_cast<std::size_t>(plan.steps) + 1;
-    for (std::size_t r = 0; r < receivers.size(); ++r) {
-      const std::vector<float> one(raw.begin() + r * len, raw.begin() + (r + 1) * len);
-      const auto res = resample(one, plan.dt, dt_out, samples);
-      g.traces.insert(g.traces.end(), res.begin(), res.end());
-    }
+    g.traces = resample_traces(raw, receivers.size(), plan.dt, dt_out, samples);
     out.write_shot(g);
     timing.output_ms = ms_since(t0);
     report.shots.push_back(timing);
@@ -214,10 +281,10 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     report.last.timing.median_step_ms = timing.step_ms / plan.steps;
     report.last.timing.mpoints_per_s =
         static_cast<double>(grid.points()) * plan.steps / (timing.step_ms * 1e-3) / 1e6;
-    report.last.final_field = field_stats(sim.wavefield_p());
+    report.last.final_field = field_stats(field_p());
   }
   report.last.plan = shown;
-  report.last.backend = "cpu";
+  report.last.backend = meta.backend;
   report.last.device = meta.device_name;
   report.last.kernels = meta.region_kernels;
   report.last.output_file = options.output;

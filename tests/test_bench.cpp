@@ -125,8 +125,9 @@ TEST(BenchArgs, Rejections) {
   for (const char* line :
        {"bench --shape 100x80", "bench --shape 100xx80x60", "bench --shape 0x100x100",
         "bench --shape 100x80x60x", "bench --shape axbxc", "bench --repeats 2", "bench --steps 0",
-        "bench --warmup -1", "bench --physics tti", "bench --backend hip", "bench --grid 54",
-        "bench --shape 1000x1000x40", "bench --kernel ,"}) {
+        "bench --warmup -1", "bench --physics elastic", "bench --physics tti --backend cpu",
+        "bench --no-azimuth", "bench --physics tti --kernel auto", "bench --backend hip",
+        "bench --grid 54", "bench --shape 1000x1000x40", "bench --kernel ,"}) {
     EXPECT_THROW(bench_options(parse_bench(line)), InputError) << line;
   }
   try {
@@ -134,6 +135,16 @@ TEST(BenchArgs, Rejections) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--repeats"), std::string::npos) << e.what();
   }
+}
+
+TEST(BenchArgs, TtiDefaultsToTheSeedsTtiGrid) {
+  BenchOptions o = bench_options(parse_bench("bench --physics tti"));
+  EXPECT_EQ(o.physics, Physics::Tti);
+  EXPECT_EQ(o.shape, (std::array<int, 3>{900, 900, 900}));
+  EXPECT_TRUE(o.tti_azimuth);
+  o = bench_options(parse_bench("bench --physics tti --no-azimuth --grid 64"));
+  EXPECT_FALSE(o.tti_azimuth);
+  EXPECT_EQ(o.shape, (std::array<int, 3>{64, 64, 64}));
 }
 
 TEST(BenchArgs, KernelLists) {

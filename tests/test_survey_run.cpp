@@ -257,11 +257,22 @@ TEST_F(RunDir, TtiSurveyRunsOnTheCpuReference) {
   EXPECT_GT(peak, 0) << "the receivers recorded nothing";
   EXPECT_EQ(shell("h5dump -a physics " + at("t.h5") + " | grep -q '\"tti\"'"), 0);
   EXPECT_TRUE(fs::exists(at("t.xmf"))) << "snapshots of a TTI run get their XDMF sidecar too";
-  // No TTI GPU kernels yet: the CUDA backend is refused as bad input, and nothing is written.
-  EXPECT_EQ(shell(kBinary + " run " + at("t.yaml") + " -o " + at("c.h5") +
-                  " --backend cuda --quiet 2> " + at("c.log")),
+  // A GPU kernel name on the CPU reference is bad input; nothing is written.
+  EXPECT_EQ(shell(kBinary + " run " + at("t.yaml") + " -o " + at("k.h5") +
+                  " --backend cpu --kernel semi+b --quiet 2> " + at("k.log")),
             2);
-  EXPECT_FALSE(fs::exists(at("c.h5")));
+  EXPECT_FALSE(fs::exists(at("k.h5")));
+  // The CUDA TTI backend: a runtime failure without a GPU (nothing written), a run with one.
+  std::string why;
+  const int cuda = shell(kBinary + " run " + at("t.yaml") + " -o " + at("c.h5") +
+                         " --backend cuda --quiet 2> " + at("c.log"));
+  if (minimod::cuda_device_available(&why)) {
+    EXPECT_EQ(cuda, 0) << std::ifstream(at("c.log")).rdbuf();
+    EXPECT_EQ(gathers(at("c.h5")).size(), 1u);
+  } else {
+    EXPECT_EQ(cuda, 3) << std::ifstream(at("c.log")).rdbuf();
+    EXPECT_FALSE(fs::exists(at("c.h5")));
+  }
 }
 
 TEST_F(RunDir, TtiEpsilonBelowDeltaIsRefusedWithThePosition) {

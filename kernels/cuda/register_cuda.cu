@@ -8,6 +8,7 @@
 #include "kernels/cuda/smem_3d.cuh"
 #include "kernels/cuda/smem_eta.cuh"
 #include "kernels/cuda/streaming_25d.cuh"
+#include "kernels/cuda/tti_kernels.cuh"
 #include "kernels/kernel.hpp"
 
 namespace minimod {
@@ -19,6 +20,7 @@ void register_cuda_kernels(KernelRegistry& registry) {
   gpu::register_smem_eta_kernels(registry);
   gpu::register_streaming_25d_kernels(registry);
   gpu::register_semi_25d_kernels(registry);
+  gpu::register_tti_kernels(registry);
 }
 
 } // namespace minimod

@@ -1,0 +1,341 @@
+/// The CUDA TTI backend: the device copy of a TtiProblem (p, q and their previous steps, the six
+/// medium arrays, phi_p and eta), advanced one step at a time by the region kernels, then source
+/// injection into p and receiver sampling of p, as the CPU reference (solver/tti.cpp) does.
+
+#include "io/errors.hpp"
+#include "kernels/cuda/cuda_support.cuh"
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/tti_backend.hpp"
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace minimod {
+namespace gpu {
+namespace {
+
+class CudaTtiBackend final : public TtiBackend {
+public:
+  CudaTtiBackend() : m_device(select_device()) {
+    MINIMOD_GPU_CHECK(gpuSetDevice(m_device));
+    gpuDeviceProp_t prop{};
+    MINIMOD_GPU_CHECK(gpuGetDeviceProperties(&prop, m_device));
+    m_device_name = prop.name;
+    m_stream = make_stream("TTI compute stream");
+    m_start = make_timing_event("TTI time_steps start event");
+    m_stop = make_timing_event("TTI time_steps stop event");
+  }
+
+  ~CudaTtiBackend() override {
+    if (m_stream) (void)gpuStreamSynchronize(m_stream.get());
+  }
+
+  std::string device_name() const override { return m_device_name; }
+
+  void setup(const TtiProblem& p,
+             const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+    validate(p);
+    validate_kernels(p.regions, p.layout, !p.eta.empty(), kernels);
+    MINIMOD_GPU_CHECK(gpuSetDevice(m_device));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    release();
+
+    const std::size_t need = tti_device_bytes(p);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    MINIMOD_GPU_CHECK(gpuMemGetInfo(&free_bytes, &total_bytes));
+    if (need + kMemoryMarginBytes > free_bytes)
+      throw RuntimeFailure("the TTI problem needs " + gib_text(need + kMemoryMarginBytes) +
+                           " GiB on " + m_device_name + ", " + gib_text(free_bytes) +
+                           " GiB free (fields, medium, taps and traces " + gib_text(need) +
+                           " GiB, plus a " + gib_text(kMemoryMarginBytes) + " GiB margin; " +
+                           std::to_string(p.grid.nx) + "x" + std::to_string(p.grid.ny) + "x" +
+                           std::to_string(p.grid.nz) + " grid)");
+
+    m_layout = p.layout;
+    m_coefs = p.coefs;
+    m_regions = p.regions;
+    m_kernels = kernels;
+    m_steps = p.steps;
+    const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+    for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next})
+      *b = DeviceBuffer(bytes, "TTI field");
+    m_vp2dt2 = upload_new(p.vp2dt2, "vp2dt2");
+    m_two_delta = upload_new(p.two_delta, "2 delta");
+    m_two_emd = upload_new(p.two_eps_minus_delta, "2 (epsilon - delta)");
+    m_axis_x = upload_new(p.axis_x, "axis x");
+    if (p.has_azimuth()) m_axis_y = upload_new(p.axis_y, "axis y");
+    m_axis_z = upload_new(p.axis_z, "axis z");
+    if (!p.eta.empty()) {
+      m_eta = upload_new(p.eta, "eta");
+      m_phi = DeviceBuffer(bytes, "phi_p");
+    }
+
+    upload_taps(p);
+    // The uploads read pageable memory that the caller may free once setup returns.
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    m_ready = true;
+    reset();
+  }
+
+  void set_taps(const TtiProblem& p) override {
+    require_ready("set_taps");
+    check_tap_table(p.sources, m_layout.size, "source");
+    check_tap_table(p.receivers, m_layout.size, "receiver");
+    if (p.steps != m_steps ||
+        p.source_samples.size() != p.sources.owners() * static_cast<std::size_t>(p.steps))
+      throw std::invalid_argument("TTI set_taps: " + std::to_string(p.source_samples.size()) +
+                                  " source samples for " + std::to_string(p.sources.owners()) +
+                                  " sources of " + std::to_string(m_steps) + " steps");
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    upload_taps(p);
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    reset();
+  }
+
+  void step(int n) override {
+    require_ready("step");
+    if (n < 0 || n >= m_steps)
+      throw std::out_of_range("TTI step " + std::to_string(n) + " outside [0, " +
+                              std::to_string(m_steps) + ")");
+    gpuStream_t s = m_stream.get();
+    TtiFields f;
+    f.p = m_p.as<const float>();
+    f.p_next = m_p_next.as<float>();
+    f.q = m_q.as<const float>();
+    f.q_next = m_q_next.as<float>();
+    f.vp2dt2 = m_vp2dt2.as<const float>();
+    f.two_delta = m_two_delta.as<const float>();
+    f.two_eps_minus_delta = m_two_emd.as<const float>();
+    f.axis_x = m_axis_x.as<const float>();
+    f.axis_y = m_axis_y.empty() ? nullptr : m_axis_y.as<const float>();
+    f.axis_z = m_axis_z.as<const float>();
+    f.phi_p = m_phi.empty() ? nullptr : m_phi.as<float>();
+    f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
+    // The region kernels read p and q and write only their own points of p_next, q_next and
+    // phi_p; the injection must follow all of them (same stream).
+    for (int r = 0; r < kRegionCount; ++r) {
+      if (!m_regions[r].box.empty())
+        m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
+    }
+    if (m_source_taps > 0) {
+      const dim3 grid(static_cast<unsigned>((m_source_taps + kTapThreads - 1) / kTapThreads));
+      const dim3 block(kTapThreads);
+      inject_sources_kernel<<<grid, block, 0, s>>>(
+          m_p_next.as<float>(), m_src_index.as<const std::int64_t>(),
+          m_src_weight.as<const float>(), m_src_owner.as<const int>(),
+          m_src_samples.as<const float>(), m_source_taps, m_steps, n);
+      MINIMOD_GPU_CHECK_LAUNCH("inject_sources_kernel (TTI p)", grid, block, 0);
+    }
+    std::swap(m_p, m_p_next);
+    std::swap(m_q, m_q_next);
+    if (m_receivers > 0) {
+      const dim3 grid(static_cast<unsigned>((m_receivers + kTapThreads - 1) / kTapThreads));
+      const dim3 block(kTapThreads);
+      sample_receivers_kernel<<<grid, block, 0, s>>>(
+          m_p.as<const float>(), m_rcv_begin.as<const std::int64_t>(),
+          m_rcv_index.as<const std::int64_t>(), m_rcv_weight.as<const float>(),
+          m_traces.as<float>(), m_receivers, m_steps + 1, n + 1);
+      MINIMOD_GPU_CHECK_LAUNCH("sample_receivers_kernel (TTI p)", grid, block, 0);
+    }
+  }
+
+  void synchronize() override { MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get())); }
+
+  void reset() override {
+    require_ready("reset");
+    gpuStream_t s = m_stream.get();
+    for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next, &m_phi, &m_traces}) {
+      if (!b->empty())
+        MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b->as<void>(), 0, b->bytes(), s),
+                               "zeroing " + std::to_string(b->bytes()) + " B of TTI state");
+    }
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
+  }
+
+  void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+    require_ready("set_kernels");
+    validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    m_kernels = kernels;
+  }
+
+  double time_steps(int first_step, int count) override {
+    require_ready("time_steps");
+    if (count < 0 || first_step < 0)
+      throw std::invalid_argument("time_steps: negative first step or count");
+    if (count > 0 && m_steps <= 0)
+      throw std::invalid_argument("time_steps: the problem has no steps");
+    gpuStream_t s = m_stream.get();
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_start.get(), s));
+    for (int n = 0; n < count; ++n)
+      step(static_cast<int>((static_cast<long long>(first_step) + n) % m_steps));
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_stop.get(), s));
+    MINIMOD_GPU_CHECK(gpuEventSynchronize(m_stop.get()));
+    float ms = 0.0f;
+    MINIMOD_GPU_CHECK(gpuEventElapsedTime(&ms, m_start.get(), m_stop.get()));
+    return static_cast<double>(ms);
+  }
+
+  void fetch_traces(std::vector<float>& traces) override {
+    require_ready("fetch_traces");
+    traces.assign(static_cast<std::size_t>(m_receivers) * (static_cast<std::size_t>(m_steps) + 1),
+                  0.0f);
+    if (m_receivers == 0) return;
+    MINIMOD_GPU_CHECK(gpuMemcpyAsync(traces.data(), m_traces.as<const void>(), m_traces.bytes(),
+                                     gpuMemcpyDeviceToHost, m_stream.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+  }
+
+  void fetch_field(std::vector<float>& dense, bool q) override {
+    require_ready("fetch_field");
+    const DeviceBuffer& src = q ? m_q : m_p;
+    std::vector<float> padded(static_cast<std::size_t>(m_layout.size));
+    MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(padded.data(), src.as<const void>(), src.bytes(),
+                                          gpuMemcpyDeviceToHost, m_stream.get()),
+                           std::string("copy of the TTI field ") + (q ? "q" : "p"));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    dense.resize(static_cast<std::size_t>(m_layout.nx) * static_cast<std::size_t>(m_layout.ny) *
+                 static_cast<std::size_t>(m_layout.nz));
+    unpad_field(m_layout, padded.data(), dense.data());
+  }
+
+private:
+  /// Upload the source and receiver taps and the source samples (replacing earlier ones).
+  void upload_taps(const TtiProblem& p) {
+    for (DeviceBuffer* b : {&m_src_index, &m_src_weight, &m_src_owner, &m_src_samples, &m_rcv_begin,
+                            &m_rcv_index, &m_rcv_weight, &m_traces})
+      *b = DeviceBuffer();
+    // Each source tap carries its owner so that one thread per tap finds its sample.
+    m_source_taps = static_cast<std::int64_t>(p.sources.index.size());
+    if (m_source_taps > 0) {
+      std::vector<int> owner(p.sources.index.size());
+      for (std::size_t src = 0; src < p.sources.owners(); ++src)
+        for (std::int64_t t = p.sources.begin[src]; t < p.sources.begin[src + 1]; ++t)
+          owner[static_cast<std::size_t>(t)] = static_cast<int>(src);
+      m_src_index = upload_new(p.sources.index, "source tap indices");
+      m_src_weight = upload_new(p.sources.weight, "source tap weights");
+      m_src_owner = upload_new(owner, "source tap owners");
+      m_src_samples = upload_new(p.source_samples, "source samples");
+    }
+    m_receivers = static_cast<int>(p.receivers.owners());
+    if (m_receivers > 0) {
+      m_rcv_begin = upload_new(p.receivers.begin, "receiver tap offsets");
+      m_rcv_index = upload_new(p.receivers.index, "receiver tap indices");
+      m_rcv_weight = upload_new(p.receivers.weight, "receiver tap weights");
+      m_traces = DeviceBuffer(static_cast<std::size_t>(m_receivers) *
+                                  (static_cast<std::size_t>(m_steps) + 1) * sizeof(float),
+                              "receiver traces");
+    }
+  }
+
+  /// Free every device buffer of a previous setup.
+  void release() {
+    m_ready = false;
+    for (DeviceBuffer* b : {&m_p,           &m_p_next,    &m_q,         &m_q_next,     &m_vp2dt2,
+                            &m_two_delta,   &m_two_emd,   &m_axis_x,    &m_axis_y,     &m_axis_z,
+                            &m_phi,         &m_eta,       &m_src_index, &m_src_weight, &m_src_owner,
+                            &m_src_samples, &m_rcv_begin, &m_rcv_index, &m_rcv_weight, &m_traces})
+      *b = DeviceBuffer();
+    m_source_taps = 0;
+    m_receivers = 0;
+  }
+
+  static void validate(const TtiProblem& p) {
+    const auto size = static_cast<std::size_t>(p.layout.size);
+    if (p.steps < 0) throw std::invalid_argument("TTI problem: negative step count");
+    const std::pair<const std::vector<float>*, const char*> arrays[] = {
+        {&p.vp2dt2, "vp2dt2"},
+        {&p.two_delta, "two_delta"},
+        {&p.two_eps_minus_delta, "two_eps_minus_delta"},
+        {&p.axis_x, "axis_x"},
+        {&p.axis_z, "axis_z"}};
+    for (const auto& [a, name] : arrays)
+      if (a->size() != size)
+        throw std::invalid_argument(std::string("TTI problem: ") + name + " has " +
+                                    std::to_string(a->size()) + " floats, the padded layout " +
+                                    std::to_string(size));
+    for (const auto* a : {&p.axis_y, &p.eta})
+      if (!a->empty() && a->size() != size)
+        throw std::invalid_argument("TTI problem: axis_y or eta has " + std::to_string(a->size()) +
+                                    " floats, the padded layout " + std::to_string(size));
+    check_tap_table(p.sources, p.layout.size, "source");
+    check_tap_table(p.receivers, p.layout.size, "receiver");
+    if (p.source_samples.size() != p.sources.owners() * static_cast<std::size_t>(p.steps))
+      throw std::invalid_argument("TTI source samples: " + std::to_string(p.source_samples.size()) +
+                                  " floats for " + std::to_string(p.sources.owners()) +
+                                  " sources of " + std::to_string(p.steps) + " steps");
+  }
+
+  /// Throws unless every non-empty region gets a CUDA TTI kernel that can update it.
+  static void validate_kernels(const std::array<Region, kRegionCount>& regions,
+                               const FieldLayout& layout, bool have_eta,
+                               const std::array<const StencilKernel*, kRegionCount>& kernels) {
+    for (int r = 0; r < kRegionCount; ++r) {
+      const Region& region = regions[r];
+      if (region.box.empty()) continue;
+      const StencilKernel* k = kernels[r];
+      if (k == nullptr || k->backend() != BackendKind::Cuda || k->physics() != Physics::Tti)
+        throw RuntimeFailure(std::string("no CUDA TTI kernel chosen for region ") +
+                             region_name(region.id) +
+                             (k ? " (got " + k->name() + " for " + backend_name(k->backend()) +
+                                      "/" + physics_name(k->physics()) + ")"
+                                : std::string()));
+      const std::string why = k->can_run(region, layout);
+      if (!why.empty())
+        throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
+                             region_name(region.id) + ": " + why);
+      if (region.kind() == RegionKind::Layer && !have_eta)
+        throw RuntimeFailure(std::string("region ") + region_name(region.id) +
+                             " is an absorbing layer but the TTI problem has no eta field");
+    }
+  }
+
+  void require_ready(const char* what) const {
+    if (!m_ready)
+      throw std::logic_error(std::string("CUDA TTI backend: ") + what + " before setup");
+  }
+
+  template <class T> DeviceBuffer upload_new(const std::vector<T>& host, const char* what) {
+    DeviceBuffer b(host.size() * sizeof(T), what);
+    if (!host.empty())
+      MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(b.as<void>(), host.data(), b.bytes(),
+                                            gpuMemcpyHostToDevice, m_stream.get()),
+                             std::string("upload of ") + what + ", " + std::to_string(b.bytes()) +
+                                 " B");
+    return b;
+  }
+
+  int m_device = 0;
+  std::string m_device_name;
+  StreamHandle m_stream;
+  EventHandle m_start, m_stop;
+
+  bool m_ready = false;
+  FieldLayout m_layout{};
+  TtiCoefs m_coefs{};
+  std::array<Region, kRegionCount> m_regions{};
+  std::array<const StencilKernel*, kRegionCount> m_kernels{};
+  int m_steps = 0;
+
+  DeviceBuffer m_p, m_p_next, m_q, m_q_next;
+  DeviceBuffer m_vp2dt2, m_two_delta, m_two_emd, m_axis_x, m_axis_y, m_axis_z, m_phi, m_eta;
+  std::int64_t m_source_taps = 0;
+  DeviceBuffer m_src_index, m_src_weight, m_src_owner, m_src_samples;
+  int m_receivers = 0;
+  DeviceBuffer m_rcv_begin, m_rcv_index, m_rcv_weight, m_traces;
+};
+
+} // namespace
+} // namespace gpu
+
+std::unique_ptr<TtiBackend> make_cuda_tti_backend() {
+  std::string why;
+  if (!cuda_device_available(&why)) throw RuntimeFailure("no CUDA device: " + why);
+  return std::make_unique<gpu::CudaTtiBackend>();
+}
+
+} // namespace minimod

@@ -1,0 +1,439 @@
+#pragma once
+/// The TTI kernel family on CUDA (the semi-stencil paper, Sai et al. 2022: Table I and section
+/// III; docs/kernels.md, "TTI"). Every kernel computes the six second derivatives of p and q at
+/// its points its own way and finishes with tti_finish_point (kernels/tti_K.hpp), the update that
+/// the CPU reference uses, so that all of them compute one function:
+///
+///   gmem_3d   3D blocks, one point a thread, all 2 x 73 stencil points read from global memory
+///   smem_3d   3D blocks; the (Dx+8)(Dy+8)(Dz+8) boxes of p and q staged in shared memory
+///   smem_25d  2D blocks streaming along z; the 2R+1 = 9 planes of the stencil, with their x/y
+///             halos, in a circular buffer of shared planes (the mixed xz and yz derivatives need
+///             off-centre points of the other planes, so a register column is not enough)
+///   semi_25d  the same streaming with the semi-stencil along z: R+1 = 5 shared planes; when a
+///             plane t arrives each thread adds the planes below it (t-4..t-1) to the z-parts
+///             (zz, xz, yz) of its point t (forward), and completes point t-4 with the planes
+///             t-4..t (backward), its pending partial sums held in registers
+///   semi+b    semi_25d with the next plane prefetched into registers while the current one is
+///             computed: R+2 shared planes and one barrier per plane
+///   semi+b+a  semi+b with the prefetch done by cp.async straight into the shared buffer (no
+///             staging registers)
+///   semi+2z   semi_25d folding two planes per iteration (2z thread folding): both planes' loads in
+///             flight together, one barrier pair per two planes, R+2 shared planes
+///
+/// The layer form reads its phi drive's 1-point neighbours (p, q, eta) from global memory.
+
+#include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/field_layout.hpp"
+#include "kernels/stencil_K.hpp"
+#include "kernels/tti_K.hpp"
+#include "solver/grid.hpp"
+
+#include <cstdint>
+
+namespace minimod {
+class KernelRegistry;
+}
+
+namespace minimod::gpu {
+
+/// Register the TTI kernels (kernels/cuda/tti_kernels.cu).
+void register_tti_kernels(KernelRegistry& registry);
+
+/// How a TTI kernel reaches its stencil points.
+enum class TtiMethod : int { Gmem3d, Smem3d, Smem25d, Semi, SemiB, SemiBA, Semi2z };
+
+/// Family name of a method, as users type it.
+constexpr const char* tti_family_name(TtiMethod m) {
+  return m == TtiMethod::Gmem3d    ? "gmem_3d"
+         : m == TtiMethod::Smem3d  ? "smem_3d"
+         : m == TtiMethod::Smem25d ? "smem_25d"
+         : m == TtiMethod::Semi    ? "semi_25d"
+         : m == TtiMethod::SemiB   ? "semi+b"
+         : m == TtiMethod::SemiBA  ? "semi+b+a"
+                                   : "semi+2z";
+}
+
+/// Whether a method streams along z (2D blocks, one column of points a thread).
+constexpr bool tti_streams(TtiMethod m) {
+  return m != TtiMethod::Gmem3d && m != TtiMethod::Smem3d;
+}
+
+/// Shared planes of a streaming method's circular buffer.
+constexpr int tti_planes(TtiMethod m) {
+  return m == TtiMethod::Smem25d ? 2 * kHalo + 1 : m == TtiMethod::Semi ? kHalo + 1 : kHalo + 2;
+}
+
+/// Bytes of shared memory a kernel of method m and tile Dx x Dy x Dz stages (p and q).
+constexpr int tti_smem_bytes(TtiMethod m, int dx, int dy, int dz) {
+  return m == TtiMethod::Gmem3d   ? 0
+         : m == TtiMethod::Smem3d ? 2 * (dx + 2 * kHalo) * (dy + 2 * kHalo) * (dz + 2 * kHalo) * 4
+                                  : 2 * tti_planes(m) * (dx + 2 * kHalo) * (dy + 2 * kHalo) * 4;
+}
+
+/// Everything a TTI kernel reads, passed by value (the constant bank).
+struct TtiArgs {
+  TtiFields f;
+  FieldLayout layout;
+  TtiCoefs c;
+  Box box;
+  int z_chunk = 1; ///< streaming methods: planes per block along z (blockIdx.z picks the chunk)
+};
+
+#if defined(__CUDACC__)
+
+// ---- gmem_3d ---------------------------------------------------------------------------------
+
+template <int Dx, int Dy, int Dz, bool kAz, bool kLayer>
+__global__ void __launch_bounds__(Dx* Dy* Dz) tti_gmem_3d_kernel(const TtiArgs a) {
+  const int i = a.box.x0 + static_cast<int>(blockIdx.x) * Dx + static_cast<int>(threadIdx.x);
+  const int j = a.box.y0 + static_cast<int>(blockIdx.y) * Dy + static_cast<int>(threadIdx.y);
+  const int k = a.box.z0 + static_cast<int>(blockIdx.z) * Dz + static_cast<int>(threadIdx.z);
+  if (i >= a.box.x1 || j >= a.box.y1 || k >= a.box.z1) return;
+  tti_update_point<kAz, kLayer>(a.f, a.layout.index(i, j, k), a.layout.pitch, a.layout.plane, a.c);
+}
+
+// ---- smem_3d ---------------------------------------------------------------------------------
+
+template <int Dx, int Dy, int Dz, bool kAz, bool kLayer>
+__global__ void __launch_bounds__(Dx* Dy* Dz) tti_smem_3d_kernel(const TtiArgs a) {
+  constexpr int W = Dx + 2 * kHalo, H = Dy + 2 * kHalo, D = Dz + 2 * kHalo;
+  constexpr int kCells = W * H * D, kThreads = Dx * Dy * Dz;
+  __shared__ float sp[kCells];
+  __shared__ float sq[kCells];
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y),
+            tz = static_cast<int>(threadIdx.z);
+  const int tid = (tz * Dy + ty) * Dx + tx;
+  const int x0 = a.box.x0 + static_cast<int>(blockIdx.x) * Dx;
+  const int y0 = a.box.y0 + static_cast<int>(blockIdx.y) * Dy;
+  const int z0 = a.box.z0 + static_cast<int>(blockIdx.z) * Dz;
+  // The staged box starts kHalo before the tile; local coordinates past what the tile's points
+  // read are clamped so that no load leaves the padded field (ghosts are kHalo wide).
+  const int lx_max = min(W, a.box.x1 - x0 + 2 * kHalo) - 1;
+  const int ly_max = min(H, a.box.y1 - y0 + 2 * kHalo) - 1;
+  const int lz_max = min(D, a.box.z1 - z0 + 2 * kHalo) - 1;
+  const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
+  const std::int64_t origin = a.layout.index(x0 - kHalo, y0 - kHalo, z0 - kHalo);
+  for (int e = tid; e < kCells; e += kThreads) {
+    const int lx = e % W, rest = e / W;
+    const int ly = rest % H, lz = rest / H;
+    const std::int64_t g = origin + min(lz, lz_max) * sz + min(ly, ly_max) * sy +
+                           static_cast<std::int64_t>(min(lx, lx_max));
+    sp[e] = __ldg(a.f.p + g);
+    sq[e] = __ldg(a.f.q + g);
+  }
+  __syncthreads();
+  const int i = x0 + tx, j = y0 + ty, k = z0 + tz;
+  if (i >= a.box.x1 || j >= a.box.y1 || k >= a.box.z1) return;
+  const std::int64_t local = ((tz + kHalo) * H + ty + kHalo) * W + tx + kHalo;
+  const SecondDerivatives dp = second_derivatives_73<kAz>(sp, local, W, W * H, a.c);
+  const SecondDerivatives dq = second_derivatives_73<kAz>(sq, local, W, W * H, a.c);
+  tti_finish_point<kAz, kLayer>(a.f, a.layout.index(i, j, k), sy, sz, a.c, dp, dq);
+}
+
+// ---- The streaming methods -------------------------------------------------------------------
+
+/// z-parts of one field's second derivatives from planes on one side of a point, without the
+/// centre weights: zz = sum c_m u(k +- m), xz and yz the diagonal differences of those planes.
+struct TtiZPart {
+  float zz = 0.0f, xz = 0.0f, yz = 0.0f;
+};
+
+/// Forward half: the planes below the point (k - m). `plane(m)` is the shared plane k - m.
+/// xz gets c_m [u(-m, k-m) - u(+m, k-m)], yz likewise along y: the terms of the diagonal
+/// differences that lie below the point.
+template <bool kAz, int W, class PlaneFn>
+__device__ __forceinline__ TtiZPart tti_zpart_below(PlaneFn plane, int c0, const TtiCoefs& c) {
+  TtiZPart r;
+#pragma unroll
+  for (int m = 1; m <= kHalo; ++m) {
+    const float* u = plane(m);
+    r.zz += c.zz[m] * u[c0];
+    r.xz += c.xz[m] * (u[c0 - m] - u[c0 + m]);
+    if constexpr (kAz) r.yz += c.yz[m] * (u[c0 - m * W] - u[c0 + m * W]);
+  }
+  return r;
+}
+
+/// Backward half: the planes above the point (k + m), added onto the forward half.
+template <bool kAz, int W, class PlaneFn>
+__device__ __forceinline__ void tti_zpart_above(TtiZPart& r, PlaneFn plane, int c0,
+                                                const TtiCoefs& c) {
+#pragma unroll
+  for (int m = 1; m <= kHalo; ++m) {
+    const float* u = plane(m);
+    r.zz += c.zz[m] * u[c0];
+    r.xz += c.xz[m] * (u[c0 + m] - u[c0 - m]);
+    if constexpr (kAz) r.yz += c.yz[m] * (u[c0 + m * W] - u[c0 - m * W]);
+  }
+}
+
+/// A field's second derivatives at shared index c0 of its centre plane `u`, given the z-parts of
+/// the planes above and below (centre weights not included in z).
+template <bool kAz, int W>
+__device__ __forceinline__ SecondDerivatives tti_in_plane(const float* u, int c0, const TtiZPart& z,
+                                                          const TtiCoefs& c) {
+  const float centre = u[c0];
+  float xx = 0.0f, yy = 0.0f, xy = 0.0f;
+#pragma unroll
+  for (int m = 1; m <= kHalo; ++m) {
+    xx += c.xx[m] * (u[c0 + m] + u[c0 - m]);
+    yy += c.yy[m] * (u[c0 + m * W] + u[c0 - m * W]);
+    if constexpr (kAz)
+      xy += c.xy[m] *
+            ((u[c0 + m + m * W] + u[c0 - m - m * W]) - (u[c0 + m - m * W] + u[c0 - m + m * W]));
+  }
+  SecondDerivatives d;
+  d.xx = c.xx[0] * centre + xx;
+  d.yy = c.yy[0] * centre + yy;
+  d.zz = c.zz[0] * centre + z.zz;
+  d.xy = xy;
+  d.xz = z.xz;
+  d.yz = z.yz;
+  d.lap = c.centre * centre + xx + yy + z.zz;
+  return d;
+}
+
+/// A field's second derivatives at shared index c0 with all nine planes at hand (smem_25d):
+/// `plane(o)` is the shared plane k + o, o = -4..4. The sums follow second_derivatives_73's order.
+template <bool kAz, int W, class PlaneFn>
+__device__ __forceinline__ SecondDerivatives tti_nine_planes(PlaneFn plane, int c0,
+                                                             const TtiCoefs& c) {
+  const float* u0 = plane(0);
+  const float centre = u0[c0];
+  SecondDerivatives d{c.xx[0] * centre, c.yy[0] * centre, c.zz[0] * centre, 0.0f, 0.0f, 0.0f,
+                      c.centre * centre};
+#pragma unroll
+  for (int m = 1; m <= kHalo; ++m) {
+    const float* up = plane(m);
+    const float* dn = plane(-m);
+    const float tx = c.xx[m] * (u0[c0 + m] + u0[c0 - m]);
+    const float ty = c.yy[m] * (u0[c0 + m * W] + u0[c0 - m * W]);
+    const float tz = c.zz[m] * (up[c0] + dn[c0]);
+    d.lap += tx;
+    d.lap += ty;
+    d.lap += tz;
+    d.xx += tx;
+    d.yy += ty;
+    d.zz += tz;
+    d.xz += c.xz[m] * ((up[c0 + m] + dn[c0 - m]) - (dn[c0 + m] + up[c0 - m]));
+    if constexpr (kAz) {
+      d.xy += c.xy[m] * ((u0[c0 + m + m * W] + u0[c0 - m - m * W]) -
+                         (u0[c0 + m - m * W] + u0[c0 - m + m * W]));
+      d.yz += c.yz[m] * ((up[c0 + m * W] + dn[c0 - m * W]) - (dn[c0 + m * W] + up[c0 - m * W]));
+    }
+  }
+  return d;
+}
+
+/// cp.async of 4 bytes global -> shared; `smem` is a shared-window address.
+__device__ __forceinline__ void tti_cp_async_4(unsigned smem, const float* gmem) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void tti_cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+__device__ __forceinline__ void tti_cp_async_wait_all() {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
+/// One block's view of its column: the tile's cells of a plane that this thread loads, the
+/// thread's own point, and the z chunk.
+template <int Dx, int Dy> struct TtiColumn {
+  static constexpr int W = Dx + 2 * kHalo, H = Dy + 2 * kHalo;
+  static constexpr int kCells = W * H, kThreads = Dx * Dy;
+  static constexpr int kLoads = (kCells + kThreads - 1) / kThreads;
+  int gofs[kLoads]; ///< offset of each of the thread's cells inside a padded plane
+  int sofs[kLoads]; ///< its index inside a shared plane (kCells: no cell)
+  int i, j;         ///< the thread's point
+  bool active;      ///< (i, j) lies inside the box
+  int c0;           ///< the thread's point inside a shared plane
+  int zs, ze;       ///< the block's chunk [zs, ze)
+
+  __device__ explicit TtiColumn(const TtiArgs& a) {
+    const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+    const int tid = ty * Dx + tx;
+    const int x0 = a.box.x0 + static_cast<int>(blockIdx.x) * Dx;
+    const int y0 = a.box.y0 + static_cast<int>(blockIdx.y) * Dy;
+    // Cells past what the tile's points read are clamped (no load leaves the padded field).
+    const int lx_max = min(W, a.box.x1 - x0 + 2 * kHalo) - 1;
+    const int ly_max = min(H, a.box.y1 - y0 + 2 * kHalo) - 1;
+#pragma unroll
+    for (int n = 0; n < kLoads; ++n) {
+      const int e = tid + n * kThreads;
+      const int lx = min(e % W, lx_max), ly = min(e / W, ly_max);
+      gofs[n] = (y0 - kHalo + ly + kHalo) * a.layout.pitch + x0 - kHalo + lx + a.layout.x_offset;
+      sofs[n] = e < kCells ? e : kCells;
+    }
+    i = x0 + tx;
+    j = y0 + ty;
+    active = i < a.box.x1 && j < a.box.y1;
+    c0 = (ty + kHalo) * W + tx + kHalo;
+    zs = a.box.z0 + static_cast<int>(blockIdx.z) * a.z_chunk;
+    ze = min(zs + a.z_chunk, a.box.z1);
+  }
+
+  /// Offset of plane k's first padded float.
+  __device__ static std::int64_t plane_offset(const FieldLayout& l, int k) {
+    return static_cast<std::int64_t>(k + kHalo) * l.plane;
+  }
+};
+
+/// The streaming kernel of every 2.5D method. The shared buffer holds NB planes of p, then NB of
+/// q; plane t lives in slot (t + NB) % NB (t >= -kHalo).
+template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer>
+__global__ void __launch_bounds__(Dx* Dy) tti_stream_kernel(const TtiArgs a) {
+  using Col = TtiColumn<Dx, Dy>;
+  constexpr int W = Col::W;
+  constexpr int kCells = Col::kCells;
+  constexpr int NB = tti_planes(M);
+  constexpr bool kSemi = M != TtiMethod::Smem25d;
+  // One spare cell per plane: the target of the loads of threads that have no cell.
+  constexpr int kPlane = kCells + 1;
+  __shared__ float buffer[2 * NB * kPlane];
+  float* const sp = buffer;
+  float* const sq = buffer + NB * kPlane;
+
+  const Col col(a);
+  const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
+  auto slot = [](int t) { return ((t + NB) % NB) * kPlane; };
+
+  // Plane t of p and q straight into its slot (plain loads).
+  auto load_plane = [&](int t) {
+    const std::int64_t base = Col::plane_offset(a.layout, t);
+    const int s = slot(t);
+#pragma unroll
+    for (int n = 0; n < Col::kLoads; ++n) {
+      sp[s + col.sofs[n]] = __ldg(a.f.p + base + col.gofs[n]);
+      sq[s + col.sofs[n]] = __ldg(a.f.q + base + col.gofs[n]);
+    }
+  };
+
+  // The point at plane k: its global index and the finishing update.
+  auto finish = [&](int k, const SecondDerivatives& dp, const SecondDerivatives& dq) {
+    const std::int64_t g = a.layout.index(col.i, col.j, k);
+    tti_finish_point<kAz, kLayer>(a.f, g, sy, sz, a.c, dp, dq);
+  };
+
+  if constexpr (M == TtiMethod::Smem25d) {
+    for (int t = col.zs - kHalo; t < col.ze + kHalo; ++t) {
+      __syncthreads(); // everyone is done with the plane that slot(t) held
+      load_plane(t);
+      __syncthreads();
+      const int k = t - kHalo;
+      if (k >= col.zs && col.active) {
+        const SecondDerivatives dp =
+            tti_nine_planes<kAz, W>([&](int o) { return sp + slot(k + o); }, col.c0, a.c);
+        const SecondDerivatives dq =
+            tti_nine_planes<kAz, W>([&](int o) { return sq + slot(k + o); }, col.c0, a.c);
+        finish(k, dp, dq);
+      }
+    }
+  } else if constexpr (kSemi) {
+    // Pending forward halves of the points t-3..t (index 0 the oldest), p and q.
+    TtiZPart pend_p[kHalo], pend_q[kHalo];
+    // Forward half of point t (planes t-1..t-4 are in the buffer).
+    auto forward = [&](int t, TtiZPart& fp, TtiZPart& fq) {
+      fp = tti_zpart_below<kAz, W>([&](int m) { return sp + slot(t - m); }, col.c0, a.c);
+      fq = tti_zpart_below<kAz, W>([&](int m) { return sq + slot(t - m); }, col.c0, a.c);
+    };
+    // Backward half and update of point k (planes k..k+4 are in the buffer).
+    auto backward = [&](int k, TtiZPart zp, TtiZPart zq) {
+      tti_zpart_above<kAz, W>(
+          zp, [&](int m) { return sp + slot(k + m); }, col.c0, a.c);
+      tti_zpart_above<kAz, W>(
+          zq, [&](int m) { return sq + slot(k + m); }, col.c0, a.c);
+      const SecondDerivatives dp = tti_in_plane<kAz, W>(sp + slot(k), col.c0, zp, a.c);
+      const SecondDerivatives dq = tti_in_plane<kAz, W>(sq + slot(k), col.c0, zq, a.c);
+      finish(k, dp, dq);
+    };
+    // Plane t has arrived: the forward half of t (when it is a point of the chunk), the backward
+    // half of t - 4 (likewise), and the queue moves on by one.
+    auto advance = [&](int t) {
+      TtiZPart fp, fq;
+      if (t >= col.zs && t < col.ze && col.active) forward(t, fp, fq);
+      if (t - kHalo >= col.zs && col.active) backward(t - kHalo, pend_p[0], pend_q[0]);
+#pragma unroll
+      for (int n = 0; n + 1 < kHalo; ++n) {
+        pend_p[n] = pend_p[n + 1];
+        pend_q[n] = pend_q[n + 1];
+      }
+      pend_p[kHalo - 1] = fp;
+      pend_q[kHalo - 1] = fq;
+    };
+
+    const int first = col.zs - kHalo, end = col.ze + kHalo; // planes [first, end)
+    if constexpr (M == TtiMethod::Semi) {
+      for (int t = first; t < end; ++t) {
+        __syncthreads(); // slot(t) held plane t - 5, read by the previous backward half
+        load_plane(t);
+        __syncthreads();
+        advance(t);
+      }
+    } else if constexpr (M == TtiMethod::Semi2z) {
+      // Two planes an iteration; slots of t and t+1 held t-6 and t-5, read last by the previous
+      // iteration. (end - first) = chunk + 8 may be odd: the last iteration loads one plane.
+      for (int t = first; t < end; t += 2) {
+        __syncthreads();
+        load_plane(t);
+        if (t + 1 < end) load_plane(t + 1);
+        __syncthreads();
+        advance(t);
+        if (t + 1 < end) advance(t + 1);
+      }
+    } else if constexpr (M == TtiMethod::SemiB) {
+      // Plane t+1 travels in registers while plane t is computed; NB = R + 2 slots, so slot(t+1)
+      // (plane t-5) is free once the previous iteration's barrier has passed.
+      constexpr int L = Col::kLoads;
+      load_plane(first);
+      __syncthreads();
+      for (int t = first; t < end; ++t) {
+        float np[L], nq[L];
+        const bool more = t + 1 < end;
+        if (more) {
+          const std::int64_t base = Col::plane_offset(a.layout, t + 1);
+#pragma unroll
+          for (int n = 0; n < L; ++n) {
+            np[n] = __ldg(a.f.p + base + col.gofs[n]);
+            nq[n] = __ldg(a.f.q + base + col.gofs[n]);
+          }
+        }
+        advance(t);
+        if (more) {
+          const int s = slot(t + 1);
+#pragma unroll
+          for (int n = 0; n < L; ++n) {
+            sp[s + col.sofs[n]] = np[n];
+            sq[s + col.sofs[n]] = nq[n];
+          }
+        }
+        __syncthreads();
+      }
+    } else { // SemiBA: plane t+1 copied by cp.async into its slot while plane t is computed
+      auto copy_plane = [&](int t) {
+        const std::int64_t base = Col::plane_offset(a.layout, t);
+        const int s = slot(t);
+#pragma unroll
+        for (int n = 0; n < Col::kLoads; ++n) {
+          tti_cp_async_4(static_cast<unsigned>(__cvta_generic_to_shared(sp + s + col.sofs[n])),
+                         a.f.p + base + col.gofs[n]);
+          tti_cp_async_4(static_cast<unsigned>(__cvta_generic_to_shared(sq + s + col.sofs[n])),
+                         a.f.q + base + col.gofs[n]);
+        }
+        tti_cp_async_commit();
+      };
+      copy_plane(first);
+      tti_cp_async_wait_all();
+      __syncthreads();
+      for (int t = first; t < end; ++t) {
+        if (t + 1 < end) copy_plane(t + 1);
+        advance(t);
+        tti_cp_async_wait_all();
+        __syncthreads();
+      }
+    }
+  }
+}
+
+#endif // __CUDACC__
+
+} // namespace minimod::gpu

@@ -1,0 +1,79 @@
+#pragma once
+/// A TTI run's data in host memory (TtiProblem: what solver/tti.cpp builds from a model) and the
+/// GPU side that advances it (TtiBackend, implemented by kernels/cuda/tti_backend.cu). The CPU
+/// reference, TtiSimulation, steps the same TtiProblem on the host.
+
+#include "kernels/backend.hpp"
+#include "kernels/field_layout.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/tti_K.hpp"
+#include "solver/grid.hpp"
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace minimod {
+
+/// Everything a TTI run needs, in host memory, every array in the padded layout (docs/tti.md,
+/// "Medium layout and the TTI floor").
+struct TtiProblem {
+  Grid grid;
+  LayerWidths layer;
+  std::array<Region, kRegionCount> regions;
+  FieldLayout layout;
+  TtiCoefs coefs{};
+  double dt = 0;
+  int steps = 0;
+  std::vector<float> vp2dt2, two_delta, two_eps_minus_delta;
+  std::vector<float> axis_x, axis_y, axis_z; ///< axis_y empty: no azimuth
+  std::vector<float> eta;                    ///< empty: no absorbing layer
+  /// Source taps into p (physical scaling folded into the weights); injection after the update of
+  /// step n adds weight * source_samples[s * steps + n].
+  TapTable sources;
+  std::vector<float> source_samples; ///< [sources][steps]
+  TapTable receivers;                ///< trace sample n is sum(weight * p^n)
+  bool has_azimuth() const { return !axis_y.empty(); }
+};
+
+/// Bytes of device memory a TtiProblem needs: fields p, q and their previous steps, the medium,
+/// phi_p and eta with a layer, taps, samples and traces.
+std::size_t tti_device_bytes(const TtiProblem& p);
+
+/// Advances a TtiProblem on a GPU with one kernel per region (kernels of Physics::Tti).
+class TtiBackend {
+public:
+  virtual ~TtiBackend() = default;
+  /// The GPU's name.
+  virtual std::string device_name() const = 0;
+  /// Allocate and upload; p = q = phi = 0. Throws RuntimeFailure when the GPU lacks the memory
+  /// (how much is needed and free) and std::invalid_argument for a malformed problem.
+  virtual void setup(const TtiProblem& problem,
+                     const std::array<const StencilKernel*, kRegionCount>& kernels) = 0;
+  /// Replace the taps and source samples with `problem`'s (the next shot: same grid, medium and
+  /// step count), and zero the fields and traces.
+  virtual void set_taps(const TtiProblem& problem) = 0;
+  /// Advance from step n to n + 1: every region, injection of step n into p, the swap, receiver
+  /// sample n + 1.
+  virtual void step(int n) = 0;
+  /// Wait for the queued steps.
+  virtual void synchronize() = 0;
+  /// Zero the fields, phi and the traces (the medium and taps stay).
+  virtual void reset() = 0;
+  /// Replace the region kernels (the checks of setup).
+  virtual void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) = 0;
+  /// Run `count` steps from first_step (indices modulo the step count) and return their time in
+  /// milliseconds from device events.
+  virtual double time_steps(int first_step, int count) = 0;
+  /// Receiver traces: [receivers][steps + 1].
+  virtual void fetch_traces(std::vector<float>& traces) = 0;
+  /// p^n (q^n with `q`), dense, x fastest.
+  virtual void fetch_field(std::vector<float>& dense, bool q = false) = 0;
+};
+
+/// The CUDA TTI backend; throws RuntimeFailure when the binary has no CUDA or no GPU is usable.
+std::unique_ptr<TtiBackend> make_cuda_tti_backend();
+
+} // namespace minimod
