@@ -53,7 +53,7 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
-std::string summary_json(const RunReport& r, int steps) {
+std::string summary_json(const RunReport& r, int steps, const std::vector<ShotTiming>& shots) {
   JsonWriter j;
   const Plan& p = r.plan;
   j.begin_object();
@@ -78,6 +78,18 @@ std::string summary_json(const RunReport& r, int steps) {
   j.field("min", r.final_field.min).field("max", r.final_field.max).field("rms", r.final_field.rms);
   j.end_object();
   j.field("output", r.output_file);
+  // Per shot: setup (taps, field reset; a rank's first shot also the model upload), the time
+  // loop, and output (traces back, resampling, writing), as `run` prints them.
+  j.key("shots").begin_array();
+  for (const ShotTiming& t : shots) {
+    j.begin_object();
+    j.field("shot", t.shot).field("rank", t.rank);
+    j.field("setup_ms", t.setup_ms).field("step_ms", t.step_ms).field("output_ms", t.output_ms);
+    j.field("overhead_percent",
+            t.step_ms > 0 ? 100.0 * (t.setup_ms + t.output_ms) / t.step_ms : 0.0);
+    j.end_object();
+  }
+  j.end_array();
   j.end_object();
   return j.str() + "\n";
 }
@@ -204,7 +216,8 @@ int cmd_run(const RunArgs& args) {
               << ".partial: fix the cause and rerun with --resume\n";
     return kExitRuntime;
   }
-  if (!args.summary.empty()) write_file_atomically(args.summary, summary_json(r, r.plan.steps));
+  if (!args.summary.empty())
+    write_file_atomically(args.summary, summary_json(r, r.plan.steps, report.shots));
   return kExitOk;
 }
 

@@ -50,7 +50,7 @@ std::string default_kernel_spec(BackendKind backend, Physics physics) {
   // 7.55 ms a step against gmem_3d's 11.1. Other GPUs may prefer another pair: `--kernel auto`.
   if (physics == Physics::Acoustic) return "inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4";
   // TTI: the paper's A100 best, until measured here (docs/kernels.md, "TTI").
-  return "semi+b+a_32x16";
+  return "semi+b+a_32x8";
 }
 
 namespace {

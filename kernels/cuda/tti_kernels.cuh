@@ -29,6 +29,7 @@
 #include "solver/grid.hpp"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace minimod {
 class KernelRegistry;
@@ -60,7 +61,7 @@ constexpr bool tti_streams(TtiMethod m) {
 
 /// Shared planes of a streaming method's circular buffer.
 constexpr int tti_planes(TtiMethod m) {
-  return m == TtiMethod::Smem25d ? 2 * kHalo + 1 : m == TtiMethod::Semi ? kHalo + 1 : kHalo + 2;
+  return m == TtiMethod::Smem25d ? 2 * kHalo + 1 : m == TtiMethod::Semi ? 1 : 2;
 }
 
 /// Bytes of shared memory a kernel of method m and tile Dx x Dy x Dz stages (p and q).
@@ -132,65 +133,64 @@ __global__ void __launch_bounds__(Dx* Dy* Dz) tti_smem_3d_kernel(const TtiArgs a
 
 // ---- The streaming methods -------------------------------------------------------------------
 
-/// z-parts of one field's second derivatives from planes on one side of a point, without the
-/// centre weights: zz = sum c_m u(k +- m), xz and yz the diagonal differences of those planes.
-struct TtiZPart {
-  float zz = 0.0f, xz = 0.0f, yz = 0.0f;
+/// One field's six second derivatives at one point, being summed plane by plane (semi-stencil):
+/// xx, yy, xy come whole from the point's own plane; zz, xz, yz collect one term from each of the
+/// nine planes k-4..k+4 as they stream past.
+struct TtiSums {
+  float xx = 0.0f, yy = 0.0f, xy = 0.0f, zz = 0.0f, xz = 0.0f, yz = 0.0f;
 };
 
-/// Forward half: the planes below the point (k - m). `plane(m)` is the shared plane k - m.
-/// xz gets c_m [u(-m, k-m) - u(+m, k-m)], yz likewise along y: the terms of the diagonal
-/// differences that lie below the point.
-template <bool kAz, int W, class PlaneFn>
-__device__ __forceinline__ TtiZPart tti_zpart_below(PlaneFn plane, int c0, const TtiCoefs& c) {
-  TtiZPart r;
-#pragma unroll
-  for (int m = 1; m <= kHalo; ++m) {
-    const float* u = plane(m);
-    r.zz += c.zz[m] * u[c0];
-    r.xz += c.xz[m] * (u[c0 - m] - u[c0 + m]);
-    if constexpr (kAz) r.yz += c.yz[m] * (u[c0 - m * W] - u[c0 + m * W]);
-  }
-  return r;
-}
-
-/// Backward half: the planes above the point (k + m), added onto the forward half.
-template <bool kAz, int W, class PlaneFn>
-__device__ __forceinline__ void tti_zpart_above(TtiZPart& r, PlaneFn plane, int c0,
-                                                const TtiCoefs& c) {
-#pragma unroll
-  for (int m = 1; m <= kHalo; ++m) {
-    const float* u = plane(m);
-    r.zz += c.zz[m] * u[c0];
-    r.xz += c.xz[m] * (u[c0 + m] - u[c0 - m]);
-    if constexpr (kAz) r.yz += c.yz[m] * (u[c0 + m * W] - u[c0 - m * W]);
-  }
-}
-
-/// A field's second derivatives at shared index c0 of its centre plane `u`, given the z-parts of
-/// the planes above and below (centre weights not included in z).
-template <bool kAz, int W>
-__device__ __forceinline__ SecondDerivatives tti_in_plane(const float* u, int c0, const TtiZPart& z,
-                                                          const TtiCoefs& c) {
+/// The semi-stencil step of one field for one arriving plane t (shared plane `u`, the thread at
+/// c0): each value read once is used for every pending point that needs it. The row and column
+/// values u(i +- m, j) and u(i, j +- m) give xx and yy of point t and the diagonal terms of xz
+/// and yz of the points t - m (plane t lies m above them) and t + m (m below); the centre gives
+/// zz of t and t +- m; the in-plane diagonals give xy of t. ring[(P + d) % 9] holds point t + d.
+template <bool kAz, int W, int P>
+__device__ __forceinline__ void tti_semi_plane(const float* u, int c0, const TtiCoefs& c,
+                                               TtiSums (&ring)[9], bool in_chunk) {
   const float centre = u[c0];
-  float xx = 0.0f, yy = 0.0f, xy = 0.0f;
+  float xx = c.xx[0] * centre, yy = c.yy[0] * centre, xy = 0.0f;
+  ring[P % 9].zz += c.zz[0] * centre;
 #pragma unroll
   for (int m = 1; m <= kHalo; ++m) {
-    xx += c.xx[m] * (u[c0 + m] + u[c0 - m]);
-    yy += c.yy[m] * (u[c0 + m * W] + u[c0 - m * W]);
-    if constexpr (kAz)
-      xy += c.xy[m] *
-            ((u[c0 + m + m * W] + u[c0 - m - m * W]) - (u[c0 + m - m * W] + u[c0 - m + m * W]));
+    const float a = u[c0 + m], b = u[c0 - m];
+    xx += c.xx[m] * (a + b);
+    TtiSums& above = ring[(P + 9 - m) % 9]; // point t - m: plane t is m above it
+    TtiSums& below = ring[(P + m) % 9];     // point t + m: plane t is m below it
+    const float zc = c.zz[m] * centre;
+    above.zz += zc;
+    below.zz += zc;
+    const float dx = c.xz[m] * (a - b);
+    above.xz += dx;
+    below.xz -= dx;
+    const float ya = u[c0 + m * W], yb = u[c0 - m * W];
+    yy += c.yy[m] * (ya + yb);
+    if constexpr (kAz) {
+      const float dy = c.yz[m] * (ya - yb);
+      above.yz += dy;
+      below.yz -= dy;
+      if (in_chunk)
+        xy += c.xy[m] *
+              ((u[c0 + m + m * W] + u[c0 - m - m * W]) - (u[c0 + m - m * W] + u[c0 - m + m * W]));
+    }
   }
-  SecondDerivatives d;
-  d.xx = c.xx[0] * centre + xx;
-  d.yy = c.yy[0] * centre + yy;
-  d.zz = c.zz[0] * centre + z.zz;
-  d.xy = xy;
-  d.xz = z.xz;
-  d.yz = z.yz;
-  d.lap = c.centre * centre + xx + yy + z.zz;
-  return d;
+  TtiSums& own = ring[P % 9];
+  own.xx = xx;
+  own.yy = yy;
+  own.xy = xy;
+}
+
+/// f(integral_constant<P>) for P = First .. 8, in order (the nine phases of the semi-stencil ring).
+template <int First, class F> __device__ __forceinline__ void tti_phases(F&& f) {
+  if constexpr (First < 9) {
+    f(std::integral_constant<int, First>{});
+    tti_phases<First + 1>(f);
+  }
+}
+
+/// The derivatives of a finished point from its sums.
+__device__ __forceinline__ SecondDerivatives tti_from_sums(const TtiSums& r) {
+  return SecondDerivatives{r.xx, r.yy, r.zz, r.xy, r.xz, r.yz, r.xx + r.yy + r.zz};
 }
 
 /// A field's second derivatives at shared index c0 with all nine planes at hand (smem_25d):
@@ -272,14 +272,15 @@ template <int Dx, int Dy> struct TtiColumn {
     ze = min(zs + a.z_chunk, a.box.z1);
   }
 
-  /// Offset of plane k's first padded float.
+  /// Offset of plane k's first padded float; planes before the first ghost plane are clamped
+  /// to it (the semi-stencil loop reads a few such planes, whose values no finished point uses).
   __device__ static std::int64_t plane_offset(const FieldLayout& l, int k) {
-    return static_cast<std::int64_t>(k + kHalo) * l.plane;
+    return static_cast<std::int64_t>(max(k, -kHalo) + kHalo) * l.plane;
   }
 };
 
 /// The streaming kernel of every 2.5D method. The shared buffer holds NB planes of p, then NB of
-/// q; plane t lives in slot (t + NB) % NB (t >= -kHalo).
+/// q; plane t lives in slot t mod NB.
 template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer>
 __global__ void __launch_bounds__(Dx* Dy) tti_stream_kernel(const TtiArgs a) {
   using Col = TtiColumn<Dx, Dy>;
@@ -295,7 +296,7 @@ __global__ void __launch_bounds__(Dx* Dy) tti_stream_kernel(const TtiArgs a) {
 
   const Col col(a);
   const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
-  auto slot = [](int t) { return ((t + NB) % NB) * kPlane; };
+  auto slot = [](int t) { return ((t % NB + NB) % NB) * kPlane; };
 
   // Plane t of p and q straight into its slot (plain loads).
   auto load_plane = [&](int t) {
@@ -329,84 +330,85 @@ __global__ void __launch_bounds__(Dx* Dy) tti_stream_kernel(const TtiArgs a) {
       }
     }
   } else if constexpr (kSemi) {
-    // Pending forward halves of the points t-3..t (index 0 the oldest), p and q.
-    TtiZPart pend_p[kHalo], pend_q[kHalo];
-    // Forward half of point t (planes t-1..t-4 are in the buffer).
-    auto forward = [&](int t, TtiZPart& fp, TtiZPart& fq) {
-      fp = tti_zpart_below<kAz, W>([&](int m) { return sp + slot(t - m); }, col.c0, a.c);
-      fq = tti_zpart_below<kAz, W>([&](int m) { return sq + slot(t - m); }, col.c0, a.c);
-    };
-    // Backward half and update of point k (planes k..k+4 are in the buffer).
-    auto backward = [&](int k, TtiZPart zp, TtiZPart zq) {
-      tti_zpart_above<kAz, W>(
-          zp, [&](int m) { return sp + slot(k + m); }, col.c0, a.c);
-      tti_zpart_above<kAz, W>(
-          zq, [&](int m) { return sq + slot(k + m); }, col.c0, a.c);
-      const SecondDerivatives dp = tti_in_plane<kAz, W>(sp + slot(k), col.c0, zp, a.c);
-      const SecondDerivatives dq = tti_in_plane<kAz, W>(sq + slot(k), col.c0, zq, a.c);
-      finish(k, dp, dq);
-    };
-    // Plane t has arrived: the forward half of t (when it is a point of the chunk), the backward
-    // half of t - 4 (likewise), and the queue moves on by one.
-    auto advance = [&](int t) {
-      TtiZPart fp, fq;
-      if (t >= col.zs && t < col.ze && col.active) forward(t, fp, fq);
-      if (t - kHalo >= col.zs && col.active) backward(t - kHalo, pend_p[0], pend_q[0]);
-#pragma unroll
-      for (int n = 0; n + 1 < kHalo; ++n) {
-        pend_p[n] = pend_p[n + 1];
-        pend_q[n] = pend_q[n + 1];
-      }
-      pend_p[kHalo - 1] = fp;
-      pend_q[kHalo - 1] = fq;
+    // The register ring of the nine points a plane contributes to (p and q). The plane loop is
+    // unrolled by nine, so that every ring index is a compile-time constant and only the live
+    // sums occupy registers. It starts up to eight planes early so that its length is a multiple
+    // of nine: those planes (clamped to the field's ghosts) only feed points before the chunk,
+    // which are never finished, and whose slots are zeroed before reuse.
+    TtiSums rp[9], rq[9];
+    const int end = col.ze + kHalo;
+    const int span = end - (col.zs - kHalo);
+    const int first = col.zs - kHalo - (9 - span % 9) % 9;
+    // Plane t (in slot s) has arrived: its contributions, then point t - 4 is complete.
+    auto process = [&](int t, int s, auto phase) {
+      constexpr int P = decltype(phase)::value;
+      if (!col.active) return;
+      const bool in_chunk = t >= col.zs && t < col.ze;
+      tti_semi_plane<kAz, W, P>(sp + s, col.c0, a.c, rp, in_chunk);
+      tti_semi_plane<kAz, W, P>(sq + s, col.c0, a.c, rq, in_chunk);
+      constexpr int done = (P + 5) % 9; // point t - 4
+      if (t - kHalo >= col.zs) finish(t - kHalo, tti_from_sums(rp[done]), tti_from_sums(rq[done]));
+      rp[done] = TtiSums{}; // the slot of point t + 5
+      rq[done] = TtiSums{};
     };
 
-    const int first = col.zs - kHalo, end = col.ze + kHalo; // planes [first, end)
     if constexpr (M == TtiMethod::Semi) {
-      for (int t = first; t < end; ++t) {
-        __syncthreads(); // slot(t) held plane t - 5, read by the previous backward half
-        load_plane(t);
-        __syncthreads();
-        advance(t);
+      // One shared plane: load, barrier, compute, barrier.
+      for (int t0 = first; t0 < end; t0 += 9) {
+        tti_phases<0>([&](auto phase) {
+          const int t = t0 + decltype(phase)::value;
+          __syncthreads();
+          load_plane(t);
+          __syncthreads();
+          process(t, 0, phase);
+        });
       }
     } else if constexpr (M == TtiMethod::Semi2z) {
-      // Two planes an iteration; slots of t and t+1 held t-6 and t-5, read last by the previous
-      // iteration. (end - first) = chunk + 8 may be odd: the last iteration loads one plane.
-      for (int t = first; t < end; t += 2) {
-        __syncthreads();
-        load_plane(t);
-        if (t + 1 < end) load_plane(t + 1);
-        __syncthreads();
-        advance(t);
-        if (t + 1 < end) advance(t + 1);
+      // Two planes at a time in two slots, both loads in flight together (four pairs and a
+      // single plane per nine).
+      for (int t0 = first; t0 < end; t0 += 9) {
+        tti_phases<0>([&](auto phase) {
+          constexpr int P = decltype(phase)::value;
+          const int t = t0 + P;
+          if constexpr (P % 2 == 0) {
+            __syncthreads();
+            load_plane(t);
+            if constexpr (P < 8) load_plane(t + 1);
+            __syncthreads();
+          }
+          process(t, slot(t), phase);
+        });
       }
     } else if constexpr (M == TtiMethod::SemiB) {
-      // Plane t+1 travels in registers while plane t is computed; NB = R + 2 slots, so slot(t+1)
-      // (plane t-5) is free once the previous iteration's barrier has passed.
+      // Plane t+1 travels in registers while plane t is computed; its slot held plane t-1, whose
+      // readers all passed the previous plane's barrier.
       constexpr int L = Col::kLoads;
       load_plane(first);
       __syncthreads();
-      for (int t = first; t < end; ++t) {
-        float np[L], nq[L];
-        const bool more = t + 1 < end;
-        if (more) {
-          const std::int64_t base = Col::plane_offset(a.layout, t + 1);
+      for (int t0 = first; t0 < end; t0 += 9) {
+        tti_phases<0>([&](auto phase) {
+          const int t = t0 + decltype(phase)::value;
+          float np[L], nq[L];
+          const bool more = t + 1 < end;
+          if (more) {
+            const std::int64_t base = Col::plane_offset(a.layout, t + 1);
 #pragma unroll
-          for (int n = 0; n < L; ++n) {
-            np[n] = __ldg(a.f.p + base + col.gofs[n]);
-            nq[n] = __ldg(a.f.q + base + col.gofs[n]);
+            for (int n = 0; n < L; ++n) {
+              np[n] = __ldg(a.f.p + base + col.gofs[n]);
+              nq[n] = __ldg(a.f.q + base + col.gofs[n]);
+            }
           }
-        }
-        advance(t);
-        if (more) {
-          const int s = slot(t + 1);
+          process(t, slot(t), phase);
+          if (more) {
+            const int s = slot(t + 1);
 #pragma unroll
-          for (int n = 0; n < L; ++n) {
-            sp[s + col.sofs[n]] = np[n];
-            sq[s + col.sofs[n]] = nq[n];
+            for (int n = 0; n < L; ++n) {
+              sp[s + col.sofs[n]] = np[n];
+              sq[s + col.sofs[n]] = nq[n];
+            }
           }
-        }
-        __syncthreads();
+          __syncthreads();
+        });
       }
     } else { // SemiBA: plane t+1 copied by cp.async into its slot while plane t is computed
       auto copy_plane = [&](int t) {
@@ -424,11 +426,14 @@ __global__ void __launch_bounds__(Dx* Dy) tti_stream_kernel(const TtiArgs a) {
       copy_plane(first);
       tti_cp_async_wait_all();
       __syncthreads();
-      for (int t = first; t < end; ++t) {
-        if (t + 1 < end) copy_plane(t + 1);
-        advance(t);
-        tti_cp_async_wait_all();
-        __syncthreads();
+      for (int t0 = first; t0 < end; t0 += 9) {
+        tti_phases<0>([&](auto phase) {
+          const int t = t0 + decltype(phase)::value;
+          if (t + 1 < end) copy_plane(t + 1);
+          process(t, slot(t), phase);
+          tti_cp_async_wait_all();
+          __syncthreads();
+        });
       }
     }
   }

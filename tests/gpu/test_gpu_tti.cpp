@@ -171,7 +171,7 @@ TEST(TtiRegistry, EveryFamilyOfThePaperIsRegistered) {
        {"gmem_3d", "smem_3d", "smem_25d", "semi_25d", "semi+b", "semi+b+a", "semi+2z"})
     EXPECT_TRUE(families.count(f)) << f << " is not registered for TTI";
   EXPECT_NE(kernel_registry().find("semi+b+a_32x16", BackendKind::Cuda, Physics::Tti), nullptr)
-      << "the paper's best kernel";
+      << "the paper's best kernel on the A100";
 }
 
 TEST(TtiRegistry, IsotropicLaunchOfATtiKernelThrows) {
