@@ -174,35 +174,67 @@ struct TtiFields {
   const float* eta = nullptr;
 };
 
-/// The update of both fields at linear index i from the second derivatives of p and q there:
-/// inner form (kLayer = false) or Minimod's layer form (phi for p, damping alone for q). Every GPU
-/// kernel computes dp and dq its own way (global memory, shared tiles, semi-stencil partial sums)
-/// and finishes here. kAzimuth must be false exactly when axis_y is null.
+/// What the update of one point reads besides the stencil: the fields' centre values, the
+/// previous steps, the medium, and in the layer phi and eta. Kernels that hide memory latency load
+/// it early (tti_load_point) and finish the point later (tti_finish_loaded).
+struct TtiPointIn {
+  float p, q, p_prev, q_prev, vp2dt2, two_delta, two_emd, nx, ny, nz, phi, eta;
+};
+
+template <bool kAzimuth, bool kLayer>
+MINIMOD_HD TtiPointIn tti_load_point(const TtiFields& f, std::int64_t i) {
+  TtiPointIn in{};
+  in.p = f.p[i];
+  in.q = f.q[i];
+  in.p_prev = f.p_next[i];
+  in.q_prev = f.q_next[i];
+  in.vp2dt2 = f.vp2dt2[i];
+  in.two_delta = f.two_delta[i];
+  in.two_emd = f.two_eps_minus_delta[i];
+  in.nx = f.axis_x[i];
+  in.ny = 0.0f;
+  if constexpr (kAzimuth) in.ny = f.axis_y[i];
+  in.nz = f.axis_z[i];
+  if constexpr (kLayer) {
+    in.phi = f.phi_p[i];
+    in.eta = f.eta[i];
+  }
+  return in;
+}
+
+/// The update of both fields at linear index i from the second derivatives of p and q there and
+/// the point's loaded values: inner form (kLayer = false) or Minimod's layer form (phi for p,
+/// damping alone for q; the phi drive reads its 1-point neighbours from f).
+template <bool kAzimuth, bool kLayer>
+MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                  std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
+                                  const SecondDerivatives& dq, const TtiPointIn& in) {
+  const TtiWeights w = tti_weights(in.nx, in.ny, in.nz);
+  const TtiOperators op = tti_operators(dp, dq, w, in.two_delta, in.two_emd);
+  if constexpr (!kLayer) {
+    (void)sy;
+    (void)sz;
+    f.p_next[i] = inner_update(in.p, in.p_prev, in.vp2dt2, op.p);
+    f.q_next[i] = inner_update(in.q, in.q_prev, in.vp2dt2, op.q);
+  } else {
+    const float drive = tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, in.two_delta, in.two_emd);
+    float phi_next;
+    f.p_next[i] = layer_update(in.p, in.p_prev, in.vp2dt2, op.p, in.phi, in.eta, drive, &phi_next);
+    f.phi_p[i] = phi_next;
+    f.q_next[i] = layer_update(in.q, in.q_prev, in.vp2dt2, op.q, 0.0f, in.eta, 0.0f, &phi_next);
+  }
+}
+
+/// The update of both fields at linear index i from the second derivatives of p and q there
+/// (tti_load_point then tti_finish_loaded). Every GPU kernel computes dp and dq its own way
+/// (global memory, shared tiles, semi-stencil partial sums) and finishes with this update, the CPU
+/// reference's. kAzimuth must be false exactly when axis_y is null.
 template <bool kAzimuth, bool kLayer>
 MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
                                  std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
                                  const SecondDerivatives& dq) {
-  float ny = 0.0f;
-  if constexpr (kAzimuth) ny = f.axis_y[i];
-  const TtiWeights w = tti_weights(f.axis_x[i], ny, f.axis_z[i]);
-  const float two_delta = f.two_delta[i];
-  const float two_emd = f.two_eps_minus_delta[i];
-  const TtiOperators op = tti_operators(dp, dq, w, two_delta, two_emd);
-  const float vp2dt2 = f.vp2dt2[i];
-  if constexpr (!kLayer) {
-    (void)sy;
-    (void)sz;
-    f.p_next[i] = inner_update(f.p[i], f.p_next[i], vp2dt2, op.p);
-    f.q_next[i] = inner_update(f.q[i], f.q_next[i], vp2dt2, op.q);
-  } else {
-    const float drive = tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, two_delta, two_emd);
-    const float eta = f.eta[i];
-    float phi_next;
-    f.p_next[i] =
-        layer_update(f.p[i], f.p_next[i], vp2dt2, op.p, f.phi_p[i], eta, drive, &phi_next);
-    f.phi_p[i] = phi_next;
-    f.q_next[i] = layer_update(f.q[i], f.q_next[i], vp2dt2, op.q, 0.0f, eta, 0.0f, &phi_next);
-  }
+  tti_finish_loaded<kAzimuth, kLayer>(f, i, sy, sz, c, dp, dq,
+                                      tti_load_point<kAzimuth, kLayer>(f, i));
 }
 
 /// The whole update of both fields at linear index i, every stencil point read from f.p and f.q

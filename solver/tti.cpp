@@ -328,6 +328,9 @@ void set_tti_shot(TtiProblem& p, const std::vector<TtiSource>& sources,
   p.sources = TapTable{};
   p.receivers = TapTable{};
   p.source_samples.clear();
+  if (p.vp2dt2.size() != static_cast<std::size_t>(layout.size))
+    throw std::logic_error("set_tti_shot: the problem has no vp2dt2 array (physical sources are "
+                           "scaled by it)");
   // Taps: sources into p (physical: vp2dt2 / cell folded into the weight), receivers of p.
   const double cell = g.dx * g.dy * g.dz;
   auto add_taps = [&](TapTable& t, const Vec3& position, const std::string& what, bool physical) {

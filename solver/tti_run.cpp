@@ -186,9 +186,10 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     gpu->setup(problem, kernels);
     for (int r = 0; r < kRegionCount; ++r)
       kernel_names[r] = problem.regions[r].box.empty() ? "-" : kernels[r]->name();
-    // The host copy of the medium is no longer needed (a 900^3 model is ~20 GB of it).
-    for (auto* a : {&problem.vp2dt2, &problem.two_delta, &problem.two_eps_minus_delta,
-                    &problem.axis_x, &problem.axis_y, &problem.axis_z, &problem.eta})
+    // The host copy of the medium is no longer needed (a 900^3 model is ~20 GB of it), except
+    // vp2dt2: set_tti_shot scales physical sources by it.
+    for (auto* a : {&problem.two_delta, &problem.two_eps_minus_delta, &problem.axis_x,
+                    &problem.axis_y, &problem.axis_z, &problem.eta})
       std::vector<float>().swap(*a);
   }
   meta.backend = backend_name(kind);

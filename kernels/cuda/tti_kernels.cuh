@@ -279,10 +279,16 @@ template <int Dx, int Dy> struct TtiColumn {
   }
 };
 
+/// Resident blocks per SM asked of the register allocator: the semi-stencil ring needs ~150-210
+/// registers a thread unbounded; two 256-thread blocks (128 registers) keep 16 warps per SM.
+template <TtiMethod M, int Threads>
+constexpr int kTtiMinBlocks = (M != TtiMethod::Smem25d && Threads <= 256) ? 2 : 1;
+
 /// The streaming kernel of every 2.5D method. The shared buffer holds NB planes of p, then NB of
 /// q; plane t lives in slot t mod NB.
 template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer>
-__global__ void __launch_bounds__(Dx* Dy) tti_stream_kernel(const TtiArgs a) {
+__global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<M, Dx * Dy>)
+    tti_stream_kernel(const TtiArgs a) {
   using Col = TtiColumn<Dx, Dy>;
   constexpr int W = Col::W;
   constexpr int kCells = Col::kCells;
@@ -310,24 +316,25 @@ __global__ void __launch_bounds__(Dx* Dy) tti_stream_kernel(const TtiArgs a) {
   };
 
   // The point at plane k: its global index and the finishing update.
-  auto finish = [&](int k, const SecondDerivatives& dp, const SecondDerivatives& dq) {
-    const std::int64_t g = a.layout.index(col.i, col.j, k);
-    tti_finish_point<kAz, kLayer>(a.f, g, sy, sz, a.c, dp, dq);
-  };
-
   if constexpr (M == TtiMethod::Smem25d) {
+    // What point k reads besides the stencil is loaded one plane ahead (latency hiding).
+    TtiPointIn ahead{};
     for (int t = col.zs - kHalo; t < col.ze + kHalo; ++t) {
       __syncthreads(); // everyone is done with the plane that slot(t) held
       load_plane(t);
       __syncthreads();
       const int k = t - kHalo;
-      if (k >= col.zs && col.active) {
+      if (!col.active) continue;
+      if (k >= col.zs) {
         const SecondDerivatives dp =
             tti_nine_planes<kAz, W>([&](int o) { return sp + slot(k + o); }, col.c0, a.c);
         const SecondDerivatives dq =
             tti_nine_planes<kAz, W>([&](int o) { return sq + slot(k + o); }, col.c0, a.c);
-        finish(k, dp, dq);
+        tti_finish_loaded<kAz, kLayer>(a.f, a.layout.index(col.i, col.j, k), sy, sz, a.c, dp, dq,
+                                       ahead);
       }
+      if (k + 1 >= col.zs && k + 1 < col.ze)
+        ahead = tti_load_point<kAz, kLayer>(a.f, a.layout.index(col.i, col.j, k + 1));
     }
   } else if constexpr (kSemi) {
     // The register ring of the nine points a plane contributes to (p and q). The plane loop is
@@ -339,7 +346,12 @@ __global__ void __launch_bounds__(Dx* Dy) tti_stream_kernel(const TtiArgs a) {
     const int end = col.ze + kHalo;
     const int span = end - (col.zs - kHalo);
     const int first = col.zs - kHalo - (9 - span % 9) % 9;
-    // Plane t (in slot s) has arrived: its contributions, then point t - 4 is complete.
+    // What point t - 4 reads besides the stencil, loaded one plane ahead so that its memory
+    // latency hides behind a plane's work (the ring's registers leave room for few warps).
+    TtiPointIn ahead{};
+    auto point_index = [&](int k) { return a.layout.index(col.i, col.j, k); };
+    // Plane t (in slot s) has arrived: its contributions, then point t - 4 is complete, then the
+    // loads of point t - 3 go out.
     auto process = [&](int t, int s, auto phase) {
       constexpr int P = decltype(phase)::value;
       if (!col.active) return;
@@ -347,11 +359,15 @@ __global__ void __launch_bounds__(Dx* Dy) tti_stream_kernel(const TtiArgs a) {
       tti_semi_plane<kAz, W, P>(sp + s, col.c0, a.c, rp, in_chunk);
       tti_semi_plane<kAz, W, P>(sq + s, col.c0, a.c, rq, in_chunk);
       constexpr int done = (P + 5) % 9; // point t - 4
-      if (t - kHalo >= col.zs) finish(t - kHalo, tti_from_sums(rp[done]), tti_from_sums(rq[done]));
+      const int k = t - kHalo;
+      if (k >= col.zs)
+        tti_finish_loaded<kAz, kLayer>(a.f, point_index(k), sy, sz, a.c, tti_from_sums(rp[done]),
+                                       tti_from_sums(rq[done]), ahead);
       rp[done] = TtiSums{}; // the slot of point t + 5
       rq[done] = TtiSums{};
+      if (k + 1 >= col.zs && k + 1 < col.ze)
+        ahead = tti_load_point<kAz, kLayer>(a.f, point_index(k + 1));
     };
-
     if constexpr (M == TtiMethod::Semi) {
       // One shared plane: load, barrier, compute, barrier.
       for (int t0 = first; t0 < end; t0 += 9) {
