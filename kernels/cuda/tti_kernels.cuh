@@ -317,24 +317,18 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<M, Dx * Dy>)
 
   // The point at plane k: its global index and the finishing update.
   if constexpr (M == TtiMethod::Smem25d) {
-    // What point k reads besides the stencil is loaded one plane ahead (latency hiding).
-    TtiPointIn ahead{};
     for (int t = col.zs - kHalo; t < col.ze + kHalo; ++t) {
       __syncthreads(); // everyone is done with the plane that slot(t) held
       load_plane(t);
       __syncthreads();
       const int k = t - kHalo;
-      if (!col.active) continue;
-      if (k >= col.zs) {
+      if (k >= col.zs && col.active) {
         const SecondDerivatives dp =
             tti_nine_planes<kAz, W>([&](int o) { return sp + slot(k + o); }, col.c0, a.c);
         const SecondDerivatives dq =
             tti_nine_planes<kAz, W>([&](int o) { return sq + slot(k + o); }, col.c0, a.c);
-        tti_finish_loaded<kAz, kLayer>(a.f, a.layout.index(col.i, col.j, k), sy, sz, a.c, dp, dq,
-                                       ahead);
+        tti_finish_point<kAz, kLayer>(a.f, a.layout.index(col.i, col.j, k), sy, sz, a.c, dp, dq);
       }
-      if (k + 1 >= col.zs && k + 1 < col.ze)
-        ahead = tti_load_point<kAz, kLayer>(a.f, a.layout.index(col.i, col.j, k + 1));
     }
   } else if constexpr (kSemi) {
     // The register ring of the nine points a plane contributes to (p and q). The plane loop is
