@@ -226,15 +226,36 @@ MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, std::int64
 }
 
 /// The update of both fields at linear index i from the second derivatives of p and q there
-/// (tti_load_point then tti_finish_loaded). Every GPU kernel computes dp and dq its own way
-/// (global memory, shared tiles, semi-stencil partial sums) and finishes with this update, the CPU
-/// reference's. kAzimuth must be false exactly when axis_y is null.
+/// (what tti_load_point then tti_finish_loaded compute). Every GPU kernel computes dp and dq its
+/// own way (global memory, shared tiles, semi-stencil partial sums) and finishes with this update,
+/// the CPU reference's. kAzimuth must be false exactly when axis_y is null.
 template <bool kAzimuth, bool kLayer>
 MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
                                  std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
                                  const SecondDerivatives& dq) {
-  tti_finish_loaded<kAzimuth, kLayer>(f, i, sy, sz, c, dp, dq,
-                                      tti_load_point<kAzimuth, kLayer>(f, i));
+  // The same update as tti_finish_loaded, each value loaded where it is first needed (the order
+  // the kernels that finish a point at once measured fastest).
+  float ny = 0.0f;
+  if constexpr (kAzimuth) ny = f.axis_y[i];
+  const TtiWeights w = tti_weights(f.axis_x[i], ny, f.axis_z[i]);
+  const float two_delta = f.two_delta[i];
+  const float two_emd = f.two_eps_minus_delta[i];
+  const TtiOperators op = tti_operators(dp, dq, w, two_delta, two_emd);
+  const float vp2dt2 = f.vp2dt2[i];
+  if constexpr (!kLayer) {
+    (void)sy;
+    (void)sz;
+    f.p_next[i] = inner_update(f.p[i], f.p_next[i], vp2dt2, op.p);
+    f.q_next[i] = inner_update(f.q[i], f.q_next[i], vp2dt2, op.q);
+  } else {
+    const float drive = tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, two_delta, two_emd);
+    const float eta = f.eta[i];
+    float phi_next;
+    f.p_next[i] =
+        layer_update(f.p[i], f.p_next[i], vp2dt2, op.p, f.phi_p[i], eta, drive, &phi_next);
+    f.phi_p[i] = phi_next;
+    f.q_next[i] = layer_update(f.q[i], f.q_next[i], vp2dt2, op.q, 0.0f, eta, 0.0f, &phi_next);
+  }
 }
 
 /// The whole update of both fields at linear index i, every stencil point read from f.p and f.q

@@ -3,6 +3,7 @@
 
 #include "io/errors.hpp"
 #include "io/h5_output.hpp"
+#include "tests/h5_read.hpp"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -20,6 +21,7 @@ namespace minimod {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::read_string_attribute;
 
 /// A fresh folder per test, removed afterwards, so tests can run in parallel under ctest.
 class H5Output : public ::testing::Test {
@@ -60,31 +62,6 @@ OutputMeta make_meta() {
 }
 
 // ---- HDF5 C API readers (each closes what it opens) ----------------------------------------
-
-std::string read_string_attribute(hid_t object, const char* name) {
-  const hid_t attribute = H5Aopen(object, name, H5P_DEFAULT);
-  if (attribute < 0) return "<missing " + std::string(name) + ">";
-  const hid_t type = H5Aget_type(attribute);
-  std::string value;
-  if (H5Tget_class(type) == H5T_STRING && H5Tis_variable_str(type) > 0) {
-    char* text = nullptr;
-    const hid_t mem_type = H5Tcopy(H5T_C_S1);
-    H5Tset_size(mem_type, H5T_VARIABLE);
-    H5Tset_cset(mem_type, H5Tget_cset(type));
-    if (H5Aread(attribute, mem_type, &text) >= 0 && text != nullptr) value = text;
-    H5free_memory(text);
-    H5Tclose(mem_type);
-  } else if (H5Tget_class(type) == H5T_STRING) {
-    std::vector<char> buffer(H5Tget_size(type) + 1, '\0');
-    H5Aread(attribute, type, buffer.data());
-    value = buffer.data();
-  } else {
-    value = "<not a string>";
-  }
-  H5Tclose(type);
-  H5Aclose(attribute);
-  return value;
-}
 
 template <typename T>
 std::vector<T> read_attribute(hid_t object, const char* name, hid_t mem_type) {

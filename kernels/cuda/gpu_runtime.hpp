@@ -55,9 +55,6 @@ inline constexpr unsigned gpuEventDisableTiming = hipEventDisableTiming;
 #define gpuEventRecord hipEventRecord
 #define gpuEventSynchronize hipEventSynchronize
 #define gpuEventQuery hipEventQuery
-#define gpuFuncSetAttribute hipFuncSetAttribute
-inline constexpr auto gpuFuncAttributePreferredSharedMemoryCarveout =
-    hipFuncAttributePreferredSharedMemoryCarveout;
 
 /// Name of the runtime in messages.
 inline constexpr const char* kGpuRuntimeName = "HIP";
@@ -110,9 +107,6 @@ inline constexpr unsigned gpuEventDisableTiming = cudaEventDisableTiming;
 #define gpuEventRecord cudaEventRecord
 #define gpuEventSynchronize cudaEventSynchronize
 #define gpuEventQuery cudaEventQuery
-#define gpuFuncSetAttribute cudaFuncSetAttribute
-inline constexpr auto gpuFuncAttributePreferredSharedMemoryCarveout =
-    cudaFuncAttributePreferredSharedMemoryCarveout;
 
 /// Name of the runtime in messages.
 inline constexpr const char* kGpuRuntimeName = "CUDA";

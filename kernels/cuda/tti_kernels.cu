@@ -117,25 +117,10 @@ private:
     if constexpr (M == TtiMethod::Gmem3d) {
       tti_gmem_3d_kernel<Dx, Dy, Dz, kAz, kLayer><<<grid, block, 0, s>>>(a);
     } else if constexpr (M == TtiMethod::Smem3d) {
-      // One static per instantiation of run: one attribute call per kernel.
-      static const bool carved = prefer_shared(tti_smem_3d_kernel<Dx, Dy, Dz, kAz, kLayer>);
-      (void)carved;
       tti_smem_3d_kernel<Dx, Dy, Dz, kAz, kLayer><<<grid, block, 0, s>>>(a);
     } else {
-      static const bool carved = prefer_shared(tti_stream_kernel<M, Dx, Dy, kAz, kLayer>);
-      (void)carved;
       tti_stream_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a);
     }
-  }
-
-  /// Ask for the largest shared-memory carveout: by default the driver may keep most of the
-  /// unified L1 as cache and fit only two of these blocks per SM (H200 profile of smem_25d_32x8:
-  /// "block limit shared mem 2", 25% occupancy).
-  template <class Fn> static bool prefer_shared(Fn* fn) {
-    MINIMOD_GPU_CHECK_WHAT(gpuFuncSetAttribute(reinterpret_cast<const void*>(fn),
-                                               gpuFuncAttributePreferredSharedMemoryCarveout, 100),
-                           "shared-memory carveout of a TTI kernel");
-    return true;
   }
 };
 
