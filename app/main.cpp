@@ -53,7 +53,8 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
-std::string summary_json(const RunReport& r, int steps, const std::vector<ShotTiming>& shots) {
+std::string summary_json(const RunReport& r, int steps, const SurveyRunReport& survey) {
+  const std::vector<ShotTiming>& shots = survey.shots;
   JsonWriter j;
   const Plan& p = r.plan;
   j.begin_object();
@@ -80,6 +81,10 @@ std::string summary_json(const RunReport& r, int steps, const std::vector<ShotTi
   j.field("output", r.output_file);
   // Per shot: setup (taps, field reset; a rank's first shot also the model upload), the time
   // loop, and output (traces back, resampling, writing), as `run` prints them.
+  j.key("startup").begin_object();
+  j.field("model_ms", survey.model_ms).field("problem_ms", survey.problem_ms);
+  j.field("device_setup_ms", survey.device_ms);
+  j.end_object();
   j.key("shots").begin_array();
   for (const ShotTiming& t : shots) {
     j.begin_object();
@@ -197,6 +202,18 @@ int cmd_run(const RunArgs& args) {
       std::printf("            worst shot %.2f%%; longest setup %.3f s (a rank's first shot "
                   "uploads the model)\n",
                   worst, first_setup * 1e-3);
+      if (report.problem_ms + report.device_ms > 0) {
+        // Steady state: the shots after the first, whose setup is taps and a field reset only.
+        double later = 0, later_step = 0;
+        for (std::size_t n = 1; n < report.shots.size(); ++n) {
+          later += report.shots[n].setup_ms + report.shots[n].output_ms;
+          later_step += report.shots[n].step_ms;
+        }
+        std::printf("            once: problem %.3f s, device setup %.3f s (backend, allocation, "
+                    "upload); later shots' overhead %.2f%%\n",
+                    report.problem_ms * 1e-3, report.device_ms * 1e-3,
+                    later_step > 0 ? 100.0 * later / later_step : 0.0);
+      }
       std::printf("model       built%s in %.3f s; whole run %.3f s\n",
                   report.ranks > 1 ? " and broadcast" : "", report.model_ms * 1e-3,
                   report.total_ms * 1e-3);
@@ -217,7 +234,7 @@ int cmd_run(const RunArgs& args) {
     return kExitRuntime;
   }
   if (!args.summary.empty())
-    write_file_atomically(args.summary, summary_json(r, r.plan.steps, report.shots));
+    write_file_atomically(args.summary, summary_json(r, r.plan.steps, report));
   return kExitOk;
 }
 

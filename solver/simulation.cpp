@@ -66,8 +66,11 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
                      "' is not supported by this build; "
                      "allowed: acoustic");
   }
+  const auto t0 = std::chrono::steady_clock::now();
   m_plan = make_plan(m_survey, m_velocity, options.steps_override);
   m_problem = build_acoustic_problem(m_survey, m_plan, m_velocity);
+  const auto t1 = std::chrono::steady_clock::now();
+  m_problem_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
 
   BackendKind kind = BackendKind::Cpu;
   switch (options.backend) {
@@ -106,6 +109,8 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
         autotune_kernels(*m_backend, m_problem, Physics::Acoustic, AutotuneOptions{}, notice)
             .kernels;
   }
+  m_device_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
 }
 
 bool is_auto_kernel_spec(const std::string& spec) {

@@ -67,6 +67,10 @@ public:
   Backend& backend() { return *m_backend; }
   /// Kernel name of each region (RegionId order; "-" for an empty region).
   std::array<std::string, kRegionCount> kernel_names() const;
+  /// Milliseconds the constructor spent on the host problem (plan, vp2dt2, eta, taps) and on the
+  /// device (creating the backend, allocating, uploading; autotuning when asked).
+  double problem_ms() const { return m_problem_ms; }
+  double device_ms() const { return m_device_ms; }
 
   /// Switch to another shot of the same survey (`survey_for_shot`): new source and receiver taps
   /// and samples on the same grid, model and kernels; the fields and traces restart at zero.
@@ -86,6 +90,7 @@ public:
 private:
   Survey m_survey;
   std::vector<float> m_velocity;
+  double m_problem_ms = 0, m_device_ms = 0;
   Plan m_plan;
   AcousticProblem m_problem;
   std::unique_ptr<Backend> m_backend;

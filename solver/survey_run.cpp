@@ -527,6 +527,8 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
   ShotWorker worker(survey, std::move(velocity), options);
   worker.set_first_setup_ms(ms_since(t0));
   Simulation& sim = worker.simulation();
+  report.problem_ms = sim.problem_ms();
+  report.device_ms = sim.device_ms();
   const Plan& plan = sim.plan();
   for (const auto& w : plan.warnings) {
     if (options.hooks.notice) options.hooks.notice("warning: " + w);

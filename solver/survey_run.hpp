@@ -35,6 +35,9 @@ struct SurveyRunReport {
   std::vector<int> skipped;      ///< complete in the resumed file
   std::vector<std::pair<int, std::string>> failed; ///< shot and why
   double model_ms = 0;                             ///< building (and broadcasting) the model
+  /// Rank 0's one-time setup before its first shot: host problem (plan, vp2dt2, eta) and device
+  /// (backend creation, allocation, upload). Both are part of that shot's setup_ms.
+  double problem_ms = 0, device_ms = 0;
   double total_ms = 0;
   int ranks = 1;
 };
