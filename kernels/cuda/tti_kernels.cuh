@@ -305,9 +305,8 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<M, Dx * Dy>)
   auto slot = [](int t) { return ((t % NB + NB) % NB) * kPlane; };
 
   // Plane t of p and q straight into its slot (plain loads).
-  auto load_plane = [&](int t) {
+  auto load_plane = [&](int t, int s) {
     const std::int64_t base = Col::plane_offset(a.layout, t);
-    const int s = slot(t);
 #pragma unroll
     for (int n = 0; n < Col::kLoads; ++n) {
       sp[s + col.sofs[n]] = __ldg(a.f.p + base + col.gofs[n]);
@@ -317,16 +316,24 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<M, Dx * Dy>)
 
   // The point at plane k: its global index and the finishing update.
   if constexpr (M == TtiMethod::Smem25d) {
-    for (int t = col.zs - kHalo; t < col.ze + kHalo; ++t) {
-      __syncthreads(); // everyone is done with the plane that slot(t) held
-      load_plane(t);
+    // The ring index of plane t advances by one a plane (no division in the loop: slot() takes a
+    // modulus, and 18 of them a point cost more than a fifth of the step).
+    int cur = ((col.zs - kHalo) % NB + NB) % NB;
+    for (int t = col.zs - kHalo; t < col.ze + kHalo; ++t, cur = cur + 1 == NB ? 0 : cur + 1) {
+      __syncthreads(); // everyone is done with the plane that this slot held
+      load_plane(t, cur * kPlane);
       __syncthreads();
       const int k = t - kHalo;
       if (k >= col.zs && col.active) {
+        // Plane k + o is plane t - (4 - o).
+        auto plane_at = [&](int o) {
+          const int x = cur - (kHalo - o);
+          return (x < 0 ? x + NB : x) * kPlane;
+        };
         const SecondDerivatives dp =
-            tti_nine_planes<kAz, W>([&](int o) { return sp + slot(k + o); }, col.c0, a.c);
+            tti_nine_planes<kAz, W>([&](int o) { return sp + plane_at(o); }, col.c0, a.c);
         const SecondDerivatives dq =
-            tti_nine_planes<kAz, W>([&](int o) { return sq + slot(k + o); }, col.c0, a.c);
+            tti_nine_planes<kAz, W>([&](int o) { return sq + plane_at(o); }, col.c0, a.c);
         tti_finish_point<kAz, kLayer>(a.f, a.layout.index(col.i, col.j, k), sy, sz, a.c, dp, dq);
       }
     }
@@ -368,7 +375,7 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<M, Dx * Dy>)
         tti_phases<0>([&](auto phase) {
           const int t = t0 + decltype(phase)::value;
           __syncthreads();
-          load_plane(t);
+          load_plane(t, 0);
           __syncthreads();
           process(t, 0, phase);
         });
@@ -382,8 +389,8 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<M, Dx * Dy>)
           const int t = t0 + P;
           if constexpr (P % 2 == 0) {
             __syncthreads();
-            load_plane(t);
-            if constexpr (P < 8) load_plane(t + 1);
+            load_plane(t, slot(t));
+            if constexpr (P < 8) load_plane(t + 1, slot(t + 1));
             __syncthreads();
           }
           process(t, slot(t), phase);
@@ -393,7 +400,7 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<M, Dx * Dy>)
       // Plane t+1 travels in registers while plane t is computed; its slot held plane t-1, whose
       // readers all passed the previous plane's barrier.
       constexpr int L = Col::kLoads;
-      load_plane(first);
+      load_plane(first, slot(first));
       __syncthreads();
       for (int t0 = first; t0 < end; t0 += 9) {
         tti_phases<0>([&](auto phase) {
