@@ -279,10 +279,14 @@ template <int Dx, int Dy> struct TtiColumn {
   }
 };
 
-/// Resident blocks per SM asked of the register allocator: the semi-stencil ring needs ~150-210
+/// Resident blocks per SM asked of the register allocator. The semi-stencil ring needs ~150-210
 /// registers a thread unbounded; two 256-thread blocks (128 registers) keep 16 warps per SM.
+/// smem_25d fits in 64 registers (it ran at 64 and 25.1 ms on the H100 before the compiler moved
+/// to 78-109 and 31.5 ms): 1024 threads a SM at 64 registers.
 template <TtiMethod M, int Threads>
-constexpr int kTtiMinBlocks = (M != TtiMethod::Smem25d && Threads <= 256) ? 2 : 1;
+constexpr int kTtiMinBlocks = M == TtiMethod::Smem25d ? 1024 / Threads
+                              : Threads <= 256        ? 2
+                                                      : 1;
 
 /// The streaming kernel of every 2.5D method. The shared buffer holds NB planes of p, then NB of
 /// q; plane t lives in slot t mod NB.
