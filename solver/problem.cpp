@@ -117,14 +117,20 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
   p.steps = plan.steps;
   p.free_surface = s.boundary.free_surface;
 
-  std::vector<float> vp2dt2(velocity.size());
-#pragma omp parallel for schedule(static)
-  for (std::size_t n = 0; n < velocity.size(); ++n) {
-    const double c = velocity[n] * plan.dt;
-    vp2dt2[n] = static_cast<float>(c * c);
-  }
+  // Straight into the padded layout (ghosts and padding stay zero), in parallel.
   p.vp2dt2.assign(static_cast<std::size_t>(p.layout.size), 0.0f);
-  pad_field(p.layout, vp2dt2.data(), p.vp2dt2.data());
+  const FieldLayout& l = p.layout;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < g.nz; ++k) {
+    for (int j = 0; j < g.ny; ++j) {
+      const std::size_t row = (static_cast<std::size_t>(k) * g.ny + j) * g.nx;
+      float* dst = p.vp2dt2.data() + l.index(0, j, k);
+      for (int i = 0; i < g.nx; ++i) {
+        const double c = velocity[row + i] * plan.dt;
+        dst[i] = static_cast<float>(c * c);
+      }
+    }
+  }
   if (plan.layer.any()) p.eta = build_eta(g, plan.layer, p.layout, plan.dt, plan.vmax);
   set_shot_taps(s, plan, velocity, p);
   return p;

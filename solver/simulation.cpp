@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 
 namespace minimod {
 namespace {
@@ -66,12 +67,6 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
                      "' is not supported by this build; "
                      "allowed: acoustic");
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  m_plan = make_plan(m_survey, m_velocity, options.steps_override);
-  m_problem = build_acoustic_problem(m_survey, m_plan, m_velocity);
-  const auto t1 = std::chrono::steady_clock::now();
-  m_problem_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-
   BackendKind kind = BackendKind::Cpu;
   switch (options.backend) {
   case BackendChoice::Cpu:
@@ -90,6 +85,17 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
     break;
   }
   }
+  // The backend (on CUDA: the device context, streams and events, a good part of a GPU run's
+  // start-up) is created while the host builds the problem; setup needs both.
+  std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [kind] {
+    return kind == BackendKind::Cpu ? make_cpu_backend() : make_cuda_backend();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  m_plan = make_plan(m_survey, m_velocity, options.steps_override);
+  m_problem = build_acoustic_problem(m_survey, m_plan, m_velocity);
+  const auto t1 = std::chrono::steady_clock::now();
+  m_problem_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+
   std::string spec = options.kernel_spec, what = "--kernel";
   if (spec.empty() && m_survey.kernel) {
     spec = *m_survey.kernel;
@@ -102,7 +108,7 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
   if (tune) spec.clear();
   m_kernels =
       resolve_kernels(spec, kind, Physics::Acoustic, m_problem.regions, m_problem.layout, what);
-  m_backend = kind == BackendKind::Cpu ? make_cpu_backend() : make_cuda_backend();
+  m_backend = backend.get();
   m_backend->setup(m_problem, m_kernels);
   if (tune && kind != BackendKind::Cpu) {
     m_kernels =
