@@ -271,6 +271,36 @@ void time_entry(B& backend, Entry& e, const BenchOptions& o, const BenchReport& 
       fmt("%.1f", r.percent_of_floor) + "% of the floor)");
 }
 
+/// Run every entry on `backend`: refused entries are recorded as they are, the others timed
+/// (`prepare(entry)` first: autotuning for `auto`); a runtime error fails that entry only. The
+/// report is passed to `on_record` after each entry.
+template <class B, class Prepare>
+void run_entries(B& backend, std::vector<Entry>& entries,
+                 const std::array<Region, kRegionCount>& regions, const BenchOptions& o,
+                 BenchReport& rep, const std::function<void(const std::string&)>& log,
+                 const std::function<void(const BenchReport&)>& on_record, Prepare&& prepare) {
+  for (Entry& e : entries) {
+    BenchRecord& r = e.record;
+    for (int k = 0; k < kRegionCount; ++k)
+      r.kernels[k] = regions[k].box.empty() || !e.kernels[k] ? "-" : e.kernels[k]->name();
+    if (r.status != "ok") {
+      log("bench: " + r.spec + ": refused: " + r.reason);
+    } else {
+      try {
+        prepare(e);
+        time_entry(backend, e, o, rep, log);
+      } catch (const RuntimeFailure& err) {
+        r.status = "failed";
+        r.reason = err.what();
+        r.ms_all.clear();
+        log("bench: " + r.spec + ": failed: " + r.reason);
+      }
+    }
+    rep.records.push_back(r);
+    if (on_record) on_record(rep);
+  }
+}
+
 } // namespace
 
 bool BenchReport::any_failed() const {
@@ -474,25 +504,7 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
       problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
   const std::array<Region, kRegionCount> regions = problem.regions;
   problem = TtiProblem{}; // the host copy (tens of GB at 900^3) is not needed any more
-  for (Entry& e : entries) {
-    BenchRecord& r = e.record;
-    for (int k = 0; k < kRegionCount; ++k)
-      r.kernels[k] = regions[k].box.empty() || !e.kernels[k] ? "-" : e.kernels[k]->name();
-    if (r.status != "ok") {
-      log("bench: " + r.spec + ": refused: " + r.reason);
-    } else {
-      try {
-        time_entry(*backend, e, o, rep, log);
-      } catch (const RuntimeFailure& err) {
-        r.status = "failed";
-        r.reason = err.what();
-        r.ms_all.clear();
-        log("bench: " + r.spec + ": failed: " + r.reason);
-      }
-    }
-    rep.records.push_back(r);
-    if (on_record) on_record(rep);
-  }
+  run_entries(*backend, entries, regions, o, rep, log, on_record, [](Entry&) {});
   return rep;
 }
 
@@ -556,38 +568,17 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   backend->setup(
       problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
 
-  for (Entry& e : entries) {
-    BenchRecord& r = e.record;
+  run_entries(*backend, entries, problem.regions, o, rep, log, on_record, [&](Entry& e) {
+    if (!e.tune) return;
+    AutotuneOptions ao;
+    ao.cache_path = o.autotune_cache;
+    const AutotuneResult t = autotune_kernels(*backend, problem, o.physics, ao, log);
+    e.kernels = t.kernels;
+    e.record.notes.push_back(std::string(t.from_cache ? "cached choice " : "tuned choice ") +
+                             t.spec);
     for (int k = 0; k < kRegionCount; ++k)
-      r.kernels[k] = problem.regions[k].box.empty()
-                         ? "-"
-                         : (e.kernels[k] ? e.kernels[k]->name() : std::string("-"));
-    if (r.status != "ok") {
-      log("bench: " + r.spec + ": refused: " + r.reason);
-      rep.records.push_back(r);
-      if (on_record) on_record(rep);
-      continue;
-    }
-    try {
-      if (e.tune) {
-        AutotuneOptions ao;
-        ao.cache_path = o.autotune_cache;
-        const AutotuneResult t = autotune_kernels(*backend, problem, o.physics, ao, log);
-        e.kernels = t.kernels;
-        r.notes.push_back(std::string(t.from_cache ? "cached choice " : "tuned choice ") + t.spec);
-        for (int k = 0; k < kRegionCount; ++k)
-          r.kernels[k] = problem.regions[k].box.empty() ? "-" : e.kernels[k]->name();
-      }
-      time_entry(*backend, e, o, rep, log);
-    } catch (const RuntimeFailure& err) {
-      r.status = "failed";
-      r.reason = err.what();
-      r.ms_all.clear();
-      log("bench: " + r.spec + ": failed: " + r.reason);
-    }
-    rep.records.push_back(r);
-    if (on_record) on_record(rep);
-  }
+      e.record.kernels[k] = problem.regions[k].box.empty() ? "-" : e.kernels[k]->name();
+  });
   return rep;
 }
 

@@ -67,24 +67,7 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
                      "' is not supported by this build; "
                      "allowed: acoustic");
   }
-  BackendKind kind = BackendKind::Cpu;
-  switch (options.backend) {
-  case BackendChoice::Cpu:
-    kind = BackendKind::Cpu;
-    break;
-  case BackendChoice::Cuda:
-    kind = BackendKind::Cuda;
-    break;
-  case BackendChoice::Auto: {
-    std::string why;
-    if (cuda_device_available(&why)) {
-      kind = BackendKind::Cuda;
-    } else if (notice) {
-      notice("no GPU available (" + why + "): running on the CPU backend");
-    }
-    break;
-  }
-  }
+  const BackendKind kind = resolve_backend_choice(options.backend, notice);
   // The backend (on CUDA: the device context, streams and events, a good part of a GPU run's
   // start-up) is created while the host builds the problem; setup needs both.
   std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [kind] {
@@ -117,6 +100,23 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
   }
   m_device_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+}
+
+BackendKind resolve_backend_choice(BackendChoice choice,
+                                   const std::function<void(const std::string&)>& notice,
+                                   const std::string& fallback) {
+  switch (choice) {
+  case BackendChoice::Cpu:
+    return BackendKind::Cpu;
+  case BackendChoice::Cuda:
+    return BackendKind::Cuda;
+  case BackendChoice::Auto:
+    break;
+  }
+  std::string why;
+  if (cuda_device_available(&why)) return BackendKind::Cuda;
+  if (notice) notice("no GPU available (" + why + "): " + fallback);
+  return BackendKind::Cpu;
 }
 
 bool is_auto_kernel_spec(const std::string& spec) {

@@ -21,6 +21,13 @@ enum class BackendChoice { Auto, Cpu, Cuda };
 /// Parse "auto" / "cpu" / "cuda"; throws InputError naming `what` otherwise.
 BackendChoice parse_backend_choice(const std::string& text, const std::string& what);
 
+/// The backend a choice means on this machine: `auto` is CUDA when a GPU is usable, else the CPU,
+/// and then `notice` (may be empty) hears "no GPU available (why): ..." with `fallback` as the end
+/// of the line (what runs instead).
+BackendKind resolve_backend_choice(BackendChoice choice,
+                                   const std::function<void(const std::string&)>& notice,
+                                   const std::string& fallback = "running on the CPU backend");
+
 /// Whether a kernel spec is `auto` (surrounding blanks allowed): the kernels are then chosen by
 /// timing on the GPU (kernels/autotune.hpp), or are `cpu` on the CPU backend.
 bool is_auto_kernel_spec(const std::string& spec);

@@ -106,24 +106,8 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     throw InputError("physics: tti runs in one process for now; allowed: without mpirun");
   }
   // The backend: the TTI CPU reference or the CUDA TTI kernels.
-  BackendKind kind = BackendKind::Cpu;
-  switch (options.simulation.backend) {
-  case BackendChoice::Cpu:
-    break;
-  case BackendChoice::Cuda:
-    kind = BackendKind::Cuda;
-    break;
-  case BackendChoice::Auto: {
-    std::string why;
-    if (cuda_device_available(&why)) {
-      kind = BackendKind::Cuda;
-    } else if (options.hooks.notice) {
-      options.hooks.notice("no GPU available (" + why +
-                           "): physics: tti runs on the CPU reference");
-    }
-    break;
-  }
-  }
+  const BackendKind kind = resolve_backend_choice(options.simulation.backend, options.hooks.notice,
+                                                  "physics: tti runs on the CPU reference");
   std::string spec = options.simulation.kernel_spec, what = "--kernel";
   if (spec.empty() && survey.kernel) {
     spec = *survey.kernel;

@@ -120,34 +120,7 @@ public:
 
   /// Upload the source and receiver tap tables and the source samples; zero the traces.
   void upload_taps(const AcousticProblem& p) {
-    gpuStream_t s = m_compute.get();
-    for (DeviceBuffer* b : {&m_src_index, &m_src_weight, &m_src_owner, &m_src_samples, &m_rcv_begin,
-                            &m_rcv_index, &m_rcv_weight, &m_traces}) {
-      *b = DeviceBuffer();
-    }
-    // Sources: each tap carries its owner so that one thread per tap finds its sample.
-    m_source_taps = static_cast<std::int64_t>(p.sources.index.size());
-    if (m_source_taps > 0) {
-      std::vector<int> owner(p.sources.index.size());
-      for (std::size_t src = 0; src < p.sources.owners(); ++src)
-        for (std::int64_t t = p.sources.begin[src]; t < p.sources.begin[src + 1]; ++t)
-          owner[t] = static_cast<int>(src);
-      m_src_index = upload_new(p.sources.index, "source tap indices");
-      m_src_weight = upload_new(p.sources.weight, "source tap weights");
-      m_src_owner = upload_new(owner, "source tap owners");
-      m_src_samples = upload_new(p.source_samples, "source samples");
-    }
-
-    m_receivers = static_cast<int>(p.receivers.owners());
-    if (m_receivers > 0) {
-      m_rcv_begin = upload_new(p.receivers.begin, "receiver tap offsets");
-      m_rcv_index = upload_new(p.receivers.index, "receiver tap indices");
-      m_rcv_weight = upload_new(p.receivers.weight, "receiver tap weights");
-      const std::size_t trace_bytes = static_cast<std::size_t>(m_receivers) *
-                                      (static_cast<std::size_t>(m_steps) + 1) * sizeof(float);
-      m_traces = DeviceBuffer(trace_bytes, "receiver traces");
-      MINIMOD_GPU_CHECK(gpuMemsetAsync(m_traces.as<void>(), 0, trace_bytes, s));
-    }
+    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_compute.get());
   }
 
   void step(int n) override {
@@ -178,14 +151,7 @@ public:
         m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
     }
 
-    if (m_source_taps > 0) {
-      const dim3 grid(static_cast<unsigned>((m_source_taps + kTapThreads - 1) / kTapThreads));
-      const dim3 block(kTapThreads);
-      inject_sources_kernel<<<grid, block, 0, s>>>(
-          v, m_src_index.as<const std::int64_t>(), m_src_weight.as<const float>(),
-          m_src_owner.as<const int>(), m_src_samples.as<const float>(), m_source_taps, m_steps, n);
-      MINIMOD_GPU_CHECK_LAUNCH("inject_sources_kernel", grid, block, 0);
-    }
+    m_taps.inject(v, n, s, "inject_sources_kernel");
 
     std::swap(m_u, m_v);
 
@@ -197,15 +163,7 @@ public:
       MINIMOD_GPU_CHECK_LAUNCH("free_surface_kernel", grid, block, 0);
     }
 
-    if (m_receivers > 0) {
-      const dim3 grid(static_cast<unsigned>((m_receivers + kTapThreads - 1) / kTapThreads));
-      const dim3 block(kTapThreads);
-      sample_receivers_kernel<<<grid, block, 0, s>>>(
-          m_u.as<const float>(), m_rcv_begin.as<const std::int64_t>(),
-          m_rcv_index.as<const std::int64_t>(), m_rcv_weight.as<const float>(),
-          m_traces.as<float>(), m_receivers, m_steps + 1, n + 1);
-      MINIMOD_GPU_CHECK_LAUNCH("sample_receivers_kernel", grid, block, 0);
-    }
+    m_taps.sample(m_u.as<const float>(), n, s, "sample_receivers_kernel");
   }
 
   void snapshot_begin() override {
@@ -257,9 +215,7 @@ public:
     MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_v.as<void>(), 0, field_bytes, s), "reset of v");
     if (!m_phi.empty())
       MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_phi.as<void>(), 0, field_bytes, s), "reset of phi");
-    if (!m_traces.empty())
-      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_traces.as<void>(), 0, m_traces.bytes(), s),
-                             "reset of the traces");
+    m_taps.zero_traces(s);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
   }
 
@@ -272,29 +228,13 @@ public:
 
   double time_steps(int first_step, int count) override {
     require_ready("time_steps");
-    if (count < 0 || first_step < 0)
-      throw std::invalid_argument("time_steps: negative first step or count");
-    if (count > 0 && m_steps <= 0)
-      throw std::invalid_argument("time_steps: the problem has no steps");
-    gpuStream_t s = m_compute.get();
-    MINIMOD_GPU_CHECK(gpuEventRecord(m_timing_start.get(), s));
-    for (int n = 0; n < count; ++n)
-      step(static_cast<int>((static_cast<long long>(first_step) + n) % m_steps));
-    MINIMOD_GPU_CHECK(gpuEventRecord(m_timing_stop.get(), s));
-    MINIMOD_GPU_CHECK(gpuEventSynchronize(m_timing_stop.get()));
-    float ms = 0.0f;
-    MINIMOD_GPU_CHECK(gpuEventElapsedTime(&ms, m_timing_start.get(), m_timing_stop.get()));
-    return static_cast<double>(ms);
+    return time_steps_on(m_compute.get(), m_timing_start.get(), m_timing_stop.get(), first_step,
+                         count, m_steps, [this](int n) { step(n); });
   }
 
   void fetch_traces(std::vector<float>& traces) override {
     require_ready("fetch_traces");
-    traces.assign(static_cast<std::size_t>(m_receivers) * (static_cast<std::size_t>(m_steps) + 1),
-                  0.0f);
-    if (m_receivers == 0) return;
-    MINIMOD_GPU_CHECK(gpuMemcpyAsync(traces.data(), m_traces.as<const void>(), m_traces.bytes(),
-                                     gpuMemcpyDeviceToHost, m_compute.get()));
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_compute.get()));
+    m_taps.fetch(traces, m_compute.get());
   }
 
 private:
@@ -322,24 +262,7 @@ private:
   static void validate_kernels(const std::array<Region, kRegionCount>& regions,
                                const FieldLayout& layout, bool have_eta,
                                const std::array<const StencilKernel*, kRegionCount>& kernels) {
-    for (int r = 0; r < kRegionCount; ++r) {
-      const Region& region = regions[r];
-      if (region.box.empty()) continue;
-      const StencilKernel* k = kernels[r];
-      if (k == nullptr || k->backend() != BackendKind::Cuda || k->physics() != Physics::Acoustic)
-        throw RuntimeFailure(std::string("no CUDA acoustic kernel chosen for region ") +
-                             region_name(region.id) +
-                             (k ? " (got " + k->name() + " for " + backend_name(k->backend()) +
-                                      "/" + physics_name(k->physics()) + ")"
-                                : std::string()));
-      const std::string why = k->can_run(region, layout);
-      if (!why.empty())
-        throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
-                             region_name(region.id) + ": " + why);
-      if (region.kind() == RegionKind::Layer && !have_eta)
-        throw RuntimeFailure(std::string("region ") + region_name(region.id) +
-                             " is an absorbing layer but the problem has no eta field");
-    }
+    check_region_kernels(regions, layout, have_eta, kernels, Physics::Acoustic);
   }
 
   void require_ready(const char* what) const {
@@ -357,16 +280,7 @@ private:
     m_vp2dt2 = DeviceBuffer();
     m_phi = DeviceBuffer();
     m_eta = DeviceBuffer();
-    m_src_index = DeviceBuffer();
-    m_src_weight = DeviceBuffer();
-    m_src_owner = DeviceBuffer();
-    m_src_samples = DeviceBuffer();
-    m_rcv_begin = DeviceBuffer();
-    m_rcv_index = DeviceBuffer();
-    m_rcv_weight = DeviceBuffer();
-    m_traces = DeviceBuffer();
-    m_source_taps = 0;
-    m_receivers = 0;
+    m_taps = DeviceTaps();
   }
 
   /// Queue a copy of host data into `dst` on the compute stream.
@@ -375,13 +289,6 @@ private:
     MINIMOD_GPU_CHECK_WHAT(
         gpuMemcpyAsync(dst.as<void>(), host, bytes, gpuMemcpyHostToDevice, m_compute.get()),
         "uploading " + std::to_string(bytes) + " B");
-  }
-
-  /// A new device buffer holding a copy of `host`.
-  template <class T> DeviceBuffer upload_new(const std::vector<T>& host, const char* what) {
-    DeviceBuffer b(host.size() * sizeof(T), what);
-    upload(b, host.data(), b.bytes());
-    return b;
   }
 
   int m_device = 0;
@@ -402,10 +309,7 @@ private:
   int m_steps = 0;
 
   DeviceBuffer m_u, m_v, m_vp2dt2, m_phi, m_eta;
-  std::int64_t m_source_taps = 0;
-  DeviceBuffer m_src_index, m_src_weight, m_src_owner, m_src_samples;
-  int m_receivers = 0;
-  DeviceBuffer m_rcv_begin, m_rcv_index, m_rcv_weight, m_traces;
+  DeviceTaps m_taps; ///< sources, receivers, traces
 
   PinnedFloats m_staging; ///< pinned host copy of the padded u, filled by snapshot_begin
   bool m_snapshot_pending = false;

@@ -5,9 +5,11 @@
 
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 // Elapsed time between two events; gpu_runtime.hpp does not map it yet (HIP: hipEventElapsedTime).
 #if !defined(gpuEventElapsedTime)
@@ -130,6 +133,146 @@ inline EventHandle make_timing_event(const char* what) {
   gpuEvent_t e = nullptr;
   MINIMOD_GPU_CHECK_WHAT(gpuEventCreateWithFlags(&e, 0u), what);
   return EventHandle(e);
+}
+
+/// A new device buffer holding a copy of `host`, copied on `stream` (pageable memory: the caller
+/// keeps `host` alive until the stream has passed the copy).
+template <class T>
+DeviceBuffer upload_new(const std::vector<T>& host, const char* what, gpuStream_t stream) {
+  DeviceBuffer b(host.size() * sizeof(T), what);
+  if (!host.empty())
+    MINIMOD_GPU_CHECK_WHAT(
+        gpuMemcpyAsync(b.as<void>(), host.data(), b.bytes(), gpuMemcpyHostToDevice, stream),
+        std::string("upload of ") + what + ", " + std::to_string(b.bytes()) + " B");
+  return b;
+}
+
+/// The device side of a run's sources and receivers: tap tables, source samples, traces; and the
+/// two tap kernels' launches. Both CUDA backends hold one.
+class DeviceTaps {
+public:
+  /// Replace everything with `sources` (and their samples, [sources][steps]) and `receivers`;
+  /// the traces (steps + 1 samples a receiver) start at zero. Queued on `stream`.
+  void upload(const TapTable& sources, const std::vector<float>& samples, const TapTable& receivers,
+              int steps, gpuStream_t stream) {
+    *this = DeviceTaps();
+    m_steps = steps;
+    // Each source tap carries its owner so that one thread per tap finds its sample.
+    m_source_taps = static_cast<std::int64_t>(sources.index.size());
+    if (m_source_taps > 0) {
+      std::vector<int> owner(sources.index.size());
+      for (std::size_t src = 0; src < sources.owners(); ++src)
+        for (std::int64_t t = sources.begin[src]; t < sources.begin[src + 1]; ++t)
+          owner[static_cast<std::size_t>(t)] = static_cast<int>(src);
+      m_src_index = upload_new(sources.index, "source tap indices", stream);
+      m_src_weight = upload_new(sources.weight, "source tap weights", stream);
+      m_src_owner = upload_new(owner, "source tap owners", stream);
+      m_src_samples = upload_new(samples, "source samples", stream);
+      // `owner` dies here: wait for its copy.
+      MINIMOD_GPU_CHECK(gpuStreamSynchronize(stream));
+    }
+    m_receivers = static_cast<int>(receivers.owners());
+    if (m_receivers > 0) {
+      m_rcv_begin = upload_new(receivers.begin, "receiver tap offsets", stream);
+      m_rcv_index = upload_new(receivers.index, "receiver tap indices", stream);
+      m_rcv_weight = upload_new(receivers.weight, "receiver tap weights", stream);
+      m_traces = DeviceBuffer(static_cast<std::size_t>(m_receivers) *
+                                  (static_cast<std::size_t>(steps) + 1) * sizeof(float),
+                              "receiver traces");
+      zero_traces(stream);
+    }
+  }
+
+  /// Add step n's source samples into `field` (u^{n+1}); atomic, since taps of different
+  /// sources may share a point.
+  void inject(float* field, int n, gpuStream_t stream, const char* what) const {
+    if (m_source_taps == 0) return;
+    const dim3 grid(static_cast<unsigned>((m_source_taps + kTapThreads - 1) / kTapThreads));
+    const dim3 block(kTapThreads);
+    inject_sources_kernel<<<grid, block, 0, stream>>>(
+        field, m_src_index.as<const std::int64_t>(), m_src_weight.as<const float>(),
+        m_src_owner.as<const int>(), m_src_samples.as<const float>(), m_source_taps, m_steps, n);
+    MINIMOD_GPU_CHECK_LAUNCH(what, grid, block, 0);
+  }
+
+  /// Sample `field` (u^{n+1}) into trace sample n + 1.
+  void sample(const float* field, int n, gpuStream_t stream, const char* what) const {
+    if (m_receivers == 0) return;
+    const dim3 grid(static_cast<unsigned>((m_receivers + kTapThreads - 1) / kTapThreads));
+    const dim3 block(kTapThreads);
+    sample_receivers_kernel<<<grid, block, 0, stream>>>(
+        field, m_rcv_begin.as<const std::int64_t>(), m_rcv_index.as<const std::int64_t>(),
+        m_rcv_weight.as<const float>(), m_traces.as<float>(), m_receivers, m_steps + 1, n + 1);
+    MINIMOD_GPU_CHECK_LAUNCH(what, grid, block, 0);
+  }
+
+  /// Zero the traces (queued on `stream`).
+  void zero_traces(gpuStream_t stream) {
+    if (!m_traces.empty())
+      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_traces.as<void>(), 0, m_traces.bytes(), stream),
+                             "reset of the traces");
+  }
+
+  /// The traces so far, [receivers][steps + 1] (waits for `stream`).
+  void fetch(std::vector<float>& traces, gpuStream_t stream) const {
+    traces.assign(static_cast<std::size_t>(m_receivers) * (static_cast<std::size_t>(m_steps) + 1),
+                  0.0f);
+    if (m_receivers == 0) return;
+    MINIMOD_GPU_CHECK(gpuMemcpyAsync(traces.data(), m_traces.as<const void>(), m_traces.bytes(),
+                                     gpuMemcpyDeviceToHost, stream));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(stream));
+  }
+
+private:
+  int m_steps = 0;
+  std::int64_t m_source_taps = 0;
+  DeviceBuffer m_src_index, m_src_weight, m_src_owner, m_src_samples;
+  int m_receivers = 0;
+  DeviceBuffer m_rcv_begin, m_rcv_index, m_rcv_weight, m_traces;
+};
+
+/// Throws RuntimeFailure unless every non-empty region gets a CUDA kernel of `physics` that can
+/// update it, and layer regions have an eta field.
+inline void check_region_kernels(const std::array<Region, kRegionCount>& regions,
+                                 const FieldLayout& layout, bool have_eta,
+                                 const std::array<const StencilKernel*, kRegionCount>& kernels,
+                                 Physics physics) {
+  for (int r = 0; r < kRegionCount; ++r) {
+    const Region& region = regions[r];
+    if (region.box.empty()) continue;
+    const StencilKernel* k = kernels[r];
+    if (k == nullptr || k->backend() != BackendKind::Cuda || k->physics() != physics)
+      throw RuntimeFailure(std::string("no CUDA ") + physics_name(physics) +
+                           " kernel chosen for region " + region_name(region.id) +
+                           (k ? " (got " + k->name() + " for " + backend_name(k->backend()) + "/" +
+                                    physics_name(k->physics()) + ")"
+                              : std::string()));
+    const std::string why = k->can_run(region, layout);
+    if (!why.empty())
+      throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
+                           region_name(region.id) + ": " + why);
+    if (region.kind() == RegionKind::Layer && !have_eta)
+      throw RuntimeFailure(std::string("region ") + region_name(region.id) +
+                           " is an absorbing layer but the problem has no eta field");
+  }
+}
+
+/// Backend::time_steps for a backend that queues its steps on `stream`: `count` steps from
+/// `first_step`, indices modulo `steps`, timed with two events around them; waits for them.
+template <class StepFn>
+double time_steps_on(gpuStream_t stream, gpuEvent_t start, gpuEvent_t stop, int first_step,
+                     int count, int steps, StepFn&& step) {
+  if (count < 0 || first_step < 0)
+    throw std::invalid_argument("time_steps: negative first step or count");
+  if (count > 0 && steps <= 0) throw std::invalid_argument("time_steps: the problem has no steps");
+  MINIMOD_GPU_CHECK(gpuEventRecord(start, stream));
+  for (int n = 0; n < count; ++n)
+    step(static_cast<int>((static_cast<long long>(first_step) + n) % steps));
+  MINIMOD_GPU_CHECK(gpuEventRecord(stop, stream));
+  MINIMOD_GPU_CHECK(gpuEventSynchronize(stop));
+  float ms = 0.0f;
+  MINIMOD_GPU_CHECK(gpuEventElapsedTime(&ms, start, stop));
+  return static_cast<double>(ms);
 }
 
 } // namespace

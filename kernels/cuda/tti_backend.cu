@@ -121,26 +121,10 @@ public:
       if (!m_regions[r].box.empty())
         m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
     }
-    if (m_source_taps > 0) {
-      const dim3 grid(static_cast<unsigned>((m_source_taps + kTapThreads - 1) / kTapThreads));
-      const dim3 block(kTapThreads);
-      inject_sources_kernel<<<grid, block, 0, s>>>(
-          m_p_next.as<float>(), m_src_index.as<const std::int64_t>(),
-          m_src_weight.as<const float>(), m_src_owner.as<const int>(),
-          m_src_samples.as<const float>(), m_source_taps, m_steps, n);
-      MINIMOD_GPU_CHECK_LAUNCH("inject_sources_kernel (TTI p)", grid, block, 0);
-    }
+    m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
     std::swap(m_p, m_p_next);
     std::swap(m_q, m_q_next);
-    if (m_receivers > 0) {
-      const dim3 grid(static_cast<unsigned>((m_receivers + kTapThreads - 1) / kTapThreads));
-      const dim3 block(kTapThreads);
-      sample_receivers_kernel<<<grid, block, 0, s>>>(
-          m_p.as<const float>(), m_rcv_begin.as<const std::int64_t>(),
-          m_rcv_index.as<const std::int64_t>(), m_rcv_weight.as<const float>(),
-          m_traces.as<float>(), m_receivers, m_steps + 1, n + 1);
-      MINIMOD_GPU_CHECK_LAUNCH("sample_receivers_kernel (TTI p)", grid, block, 0);
-    }
+    m_taps.sample(m_p.as<const float>(), n, s, "sample_receivers_kernel (TTI p)");
   }
 
   void synchronize() override { MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get())); }
@@ -148,7 +132,8 @@ public:
   void reset() override {
     require_ready("reset");
     gpuStream_t s = m_stream.get();
-    for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next, &m_phi, &m_traces}) {
+    m_taps.zero_traces(s);
+    for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next, &m_phi}) {
       if (!b->empty())
         MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b->as<void>(), 0, b->bytes(), s),
                                "zeroing " + std::to_string(b->bytes()) + " B of TTI state");
@@ -165,29 +150,13 @@ public:
 
   double time_steps(int first_step, int count) override {
     require_ready("time_steps");
-    if (count < 0 || first_step < 0)
-      throw std::invalid_argument("time_steps: negative first step or count");
-    if (count > 0 && m_steps <= 0)
-      throw std::invalid_argument("time_steps: the problem has no steps");
-    gpuStream_t s = m_stream.get();
-    MINIMOD_GPU_CHECK(gpuEventRecord(m_start.get(), s));
-    for (int n = 0; n < count; ++n)
-      step(static_cast<int>((static_cast<long long>(first_step) + n) % m_steps));
-    MINIMOD_GPU_CHECK(gpuEventRecord(m_stop.get(), s));
-    MINIMOD_GPU_CHECK(gpuEventSynchronize(m_stop.get()));
-    float ms = 0.0f;
-    MINIMOD_GPU_CHECK(gpuEventElapsedTime(&ms, m_start.get(), m_stop.get()));
-    return static_cast<double>(ms);
+    return time_steps_on(m_stream.get(), m_start.get(), m_stop.get(), first_step, count, m_steps,
+                         [this](int n) { step(n); });
   }
 
   void fetch_traces(std::vector<float>& traces) override {
     require_ready("fetch_traces");
-    traces.assign(static_cast<std::size_t>(m_receivers) * (static_cast<std::size_t>(m_steps) + 1),
-                  0.0f);
-    if (m_receivers == 0) return;
-    MINIMOD_GPU_CHECK(gpuMemcpyAsync(traces.data(), m_traces.as<const void>(), m_traces.bytes(),
-                                     gpuMemcpyDeviceToHost, m_stream.get()));
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    m_taps.fetch(traces, m_stream.get());
   }
 
   void fetch_field(std::vector<float>& dense, bool q) override {
@@ -206,42 +175,16 @@ public:
 private:
   /// Upload the source and receiver taps and the source samples (replacing earlier ones).
   void upload_taps(const TtiProblem& p) {
-    for (DeviceBuffer* b : {&m_src_index, &m_src_weight, &m_src_owner, &m_src_samples, &m_rcv_begin,
-                            &m_rcv_index, &m_rcv_weight, &m_traces})
-      *b = DeviceBuffer();
-    // Each source tap carries its owner so that one thread per tap finds its sample.
-    m_source_taps = static_cast<std::int64_t>(p.sources.index.size());
-    if (m_source_taps > 0) {
-      std::vector<int> owner(p.sources.index.size());
-      for (std::size_t src = 0; src < p.sources.owners(); ++src)
-        for (std::int64_t t = p.sources.begin[src]; t < p.sources.begin[src + 1]; ++t)
-          owner[static_cast<std::size_t>(t)] = static_cast<int>(src);
-      m_src_index = upload_new(p.sources.index, "source tap indices");
-      m_src_weight = upload_new(p.sources.weight, "source tap weights");
-      m_src_owner = upload_new(owner, "source tap owners");
-      m_src_samples = upload_new(p.source_samples, "source samples");
-    }
-    m_receivers = static_cast<int>(p.receivers.owners());
-    if (m_receivers > 0) {
-      m_rcv_begin = upload_new(p.receivers.begin, "receiver tap offsets");
-      m_rcv_index = upload_new(p.receivers.index, "receiver tap indices");
-      m_rcv_weight = upload_new(p.receivers.weight, "receiver tap weights");
-      m_traces = DeviceBuffer(static_cast<std::size_t>(m_receivers) *
-                                  (static_cast<std::size_t>(m_steps) + 1) * sizeof(float),
-                              "receiver traces");
-    }
+    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_stream.get());
   }
 
   /// Free every device buffer of a previous setup.
   void release() {
     m_ready = false;
-    for (DeviceBuffer* b : {&m_p,           &m_p_next,    &m_q,         &m_q_next,     &m_vp2dt2,
-                            &m_two_delta,   &m_two_emd,   &m_axis_x,    &m_axis_y,     &m_axis_z,
-                            &m_phi,         &m_eta,       &m_src_index, &m_src_weight, &m_src_owner,
-                            &m_src_samples, &m_rcv_begin, &m_rcv_index, &m_rcv_weight, &m_traces})
+    for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next, &m_vp2dt2, &m_two_delta, &m_two_emd,
+                            &m_axis_x, &m_axis_y, &m_axis_z, &m_phi, &m_eta})
       *b = DeviceBuffer();
-    m_source_taps = 0;
-    m_receivers = 0;
+    m_taps = DeviceTaps();
   }
 
   static void validate(const TtiProblem& p) {
@@ -274,24 +217,7 @@ private:
   static void validate_kernels(const std::array<Region, kRegionCount>& regions,
                                const FieldLayout& layout, bool have_eta,
                                const std::array<const StencilKernel*, kRegionCount>& kernels) {
-    for (int r = 0; r < kRegionCount; ++r) {
-      const Region& region = regions[r];
-      if (region.box.empty()) continue;
-      const StencilKernel* k = kernels[r];
-      if (k == nullptr || k->backend() != BackendKind::Cuda || k->physics() != Physics::Tti)
-        throw RuntimeFailure(std::string("no CUDA TTI kernel chosen for region ") +
-                             region_name(region.id) +
-                             (k ? " (got " + k->name() + " for " + backend_name(k->backend()) +
-                                      "/" + physics_name(k->physics()) + ")"
-                                : std::string()));
-      const std::string why = k->can_run(region, layout);
-      if (!why.empty())
-        throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
-                             region_name(region.id) + ": " + why);
-      if (region.kind() == RegionKind::Layer && !have_eta)
-        throw RuntimeFailure(std::string("region ") + region_name(region.id) +
-                             " is an absorbing layer but the TTI problem has no eta field");
-    }
+    check_region_kernels(regions, layout, have_eta, kernels, Physics::Tti);
   }
 
   void require_ready(const char* what) const {
@@ -300,13 +226,7 @@ private:
   }
 
   template <class T> DeviceBuffer upload_new(const std::vector<T>& host, const char* what) {
-    DeviceBuffer b(host.size() * sizeof(T), what);
-    if (!host.empty())
-      MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(b.as<void>(), host.data(), b.bytes(),
-                                            gpuMemcpyHostToDevice, m_stream.get()),
-                             std::string("upload of ") + what + ", " + std::to_string(b.bytes()) +
-                                 " B");
-    return b;
+    return gpu::upload_new(host, what, m_stream.get());
   }
 
   int m_device = 0;
@@ -323,10 +243,7 @@ private:
 
   DeviceBuffer m_p, m_p_next, m_q, m_q_next;
   DeviceBuffer m_vp2dt2, m_two_delta, m_two_emd, m_axis_x, m_axis_y, m_axis_z, m_phi, m_eta;
-  std::int64_t m_source_taps = 0;
-  DeviceBuffer m_src_index, m_src_weight, m_src_owner, m_src_samples;
-  int m_receivers = 0;
-  DeviceBuffer m_rcv_begin, m_rcv_index, m_rcv_weight, m_traces;
+  DeviceTaps m_taps; ///< sources into p, receivers of p, traces
 };
 
 } // namespace

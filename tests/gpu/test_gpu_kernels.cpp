@@ -5,6 +5,7 @@
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/kernel.hpp"
+#include "tests/gpu/compare.hpp"
 #include "tests/gpu/problem_builder.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
 #include "kernels/cuda/device_buffer.hpp"
@@ -32,6 +33,7 @@ namespace minimod {
 namespace {
 
 using test_support::build_acoustic_problem;
+using test_support::expect_close;
 using test_support::ProblemSpec;
 
 // ---- Device enumeration, once per run ------------------------------------------------------
@@ -77,44 +79,6 @@ private:
   } while (0)
 
 // ---- Helpers ---------------------------------------------------------------------------------
-
-/// Relative L2 and max-norm distance of `got` from `ref`.
-struct Distance {
-  double rel_l2 = 0;
-  double max_abs = 0;
-  double max_ref = 0;
-  std::size_t non_finite = 0;
-};
-
-Distance distance(const std::vector<float>& got, const std::vector<float>& ref) {
-  Distance d;
-  double diff2 = 0, ref2 = 0;
-  const std::size_t n = std::min(got.size(), ref.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(got[i])) {
-      ++d.non_finite;
-      continue;
-    }
-    const double e = static_cast<double>(got[i]) - ref[i];
-    diff2 += e * e;
-    ref2 += static_cast<double>(ref[i]) * ref[i];
-    d.max_abs = std::max(d.max_abs, std::abs(e));
-    d.max_ref = std::max(d.max_ref, std::abs(static_cast<double>(ref[i])));
-  }
-  d.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  return d;
-}
-
-/// The tolerances of the brief: relative L2 <= 1e-5 and max |diff| <= 1e-4 max |ref|.
-void expect_close(const std::vector<float>& got, const std::vector<float>& ref, const char* what) {
-  ASSERT_EQ(got.size(), ref.size()) << what;
-  const Distance d = distance(got, ref);
-  EXPECT_EQ(d.non_finite, 0u) << what << ": non-finite values in the GPU result";
-  EXPECT_GT(d.max_ref, 0.0) << what << ": the CPU reference is all zero, the test proves nothing";
-  EXPECT_LE(d.rel_l2, 1e-5) << what << ": relative L2 distance";
-  EXPECT_LE(d.max_abs, 1e-4 * d.max_ref)
-      << what << ": max |diff| " << d.max_abs << " vs max |cpu| " << d.max_ref;
-}
 
 const StencilKernel* cpu_kernel() {
   return kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic);

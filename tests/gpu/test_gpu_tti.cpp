@@ -9,6 +9,7 @@
 #include "kernels/tti_backend.hpp"
 #include "solver/tti.hpp"
 #include "solver/wavelet.hpp"
+#include "tests/gpu/compare.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
 #include "kernels/cuda/device_buffer.hpp"
 #endif
@@ -29,6 +30,8 @@
 
 namespace minimod {
 namespace {
+
+using test_support::expect_close;
 
 constexpr double kDeg = 3.14159265358979323846 / 180.0;
 
@@ -111,40 +114,6 @@ const TtiReference& reference(bool azimuth) {
   sim.run();
   TtiReference r{sim.wavefield_p(), sim.wavefield_q(), sim.traces()};
   return cache.emplace(azimuth, std::move(r)).first->second;
-}
-
-struct Distance {
-  double rel_l2 = 0, max_abs = 0, max_ref = 0;
-  std::size_t non_finite = 0;
-};
-
-Distance distance(const std::vector<float>& got, const std::vector<float>& ref) {
-  Distance d;
-  double diff2 = 0, ref2 = 0;
-  for (std::size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
-    if (!std::isfinite(got[i])) {
-      ++d.non_finite;
-      continue;
-    }
-    const double e = static_cast<double>(got[i]) - ref[i];
-    diff2 += e * e;
-    ref2 += static_cast<double>(ref[i]) * ref[i];
-    d.max_abs = std::max(d.max_abs, std::abs(e));
-    d.max_ref = std::max(d.max_ref, std::abs(static_cast<double>(ref[i])));
-  }
-  d.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  return d;
-}
-
-/// The isotropic issue's tolerances: relative L2 <= 1e-5 and max |diff| <= 1e-4 max |ref|.
-void expect_close(const std::vector<float>& got, const std::vector<float>& ref, const char* what) {
-  ASSERT_EQ(got.size(), ref.size()) << what;
-  const Distance d = distance(got, ref);
-  EXPECT_EQ(d.non_finite, 0u) << what << ": non-finite values in the GPU result";
-  EXPECT_GT(d.max_ref, 0.0) << what << ": the CPU reference is all zero, the test proves nothing";
-  EXPECT_LE(d.rel_l2, 1e-5) << what << ": relative L2 distance";
-  EXPECT_LE(d.max_abs, 1e-4 * d.max_ref)
-      << what << ": max |diff| " << d.max_abs << " vs max |cpu| " << d.max_ref;
 }
 
 std::vector<const StencilKernel*> tti_cuda_kernels() {
