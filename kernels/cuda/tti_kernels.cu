@@ -42,10 +42,11 @@ public:
         "3D blocks, both fields' 73-point stencils read from global memory",
         "3D blocks, the tiles of p and q with their halos staged in shared memory",
         "2.5D streaming along z, nine planes of p and q in shared memory",
-        "2.5D streaming with the semi-stencil along z, five shared planes",
-        "semi-stencil streaming, the next plane prefetched into registers",
-        "semi-stencil streaming, the next plane copied by cp.async into shared memory",
-        "semi-stencil streaming, two planes an iteration (2z folding)"};
+        "2.5D streaming with the semi-stencil: one shared plane, each value read once into the "
+        "partial sums of the nine points it feeds (registers)",
+        "the semi-stencil streaming, the next plane prefetched into registers",
+        "the semi-stencil streaming, the next plane copied by cp.async into shared memory",
+        "the semi-stencil streaming, two planes loaded per barrier pair (2z folding)"};
     std::string tile = std::to_string(Dx) + "x" + std::to_string(Dy);
     if (!tti_streams(M)) tile += "x" + std::to_string(Dz);
     return std::string("TTI: ") + what[static_cast<int>(M)] + ", " + tile + " threads, " +

@@ -9,16 +9,18 @@
 ///   smem_25d  2D blocks streaming along z; the 2R+1 = 9 planes of the stencil, with their x/y
 ///             halos, in a circular buffer of shared planes (the mixed xz and yz derivatives need
 ///             off-centre points of the other planes, so a register column is not enough)
-///   semi_25d  the same streaming with the semi-stencil along z: R+1 = 5 shared planes; when a
-///             plane t arrives each thread adds the planes below it (t-4..t-1) to the z-parts
-///             (zz, xz, yz) of its point t (forward), and completes point t-4 with the planes
-///             t-4..t (backward), its pending partial sums held in registers
+///   semi_25d  the same streaming with the semi-stencil done in registers: one shared plane. When
+///             plane t arrives each of its values is read once and added to every pending point it
+///             feeds: the row and column values give xx, yy of point t and the xz, yz terms of
+///             points t-4..t+4, the centre their zz; point t-4 is then complete. The nine pending
+///             points' sums live in registers (the plane loop is unrolled by nine, so the ring's
+///             indices are constants): 33 shared loads a point a field instead of 73
 ///   semi+b    semi_25d with the next plane prefetched into registers while the current one is
-///             computed: R+2 shared planes and one barrier per plane
-///   semi+b+a  semi+b with the prefetch done by cp.async straight into the shared buffer (no
+///             computed: two shared planes and one barrier per plane
+///   semi+b+a  semi+b with the prefetch done by cp.async straight into the second shared plane (no
 ///             staging registers)
-///   semi+2z   semi_25d folding two planes per iteration (2z thread folding): both planes' loads in
-///             flight together, one barrier pair per two planes, R+2 shared planes
+///   semi+2z   semi_25d loading two planes per barrier pair (2z folding of the loads; the ring
+///             still advances plane by plane), two shared planes
 ///
 /// The layer form reads its phi drive's 1-point neighbours (p, q, eta) from global memory.
 
