@@ -12,6 +12,7 @@
 #include "solver/interpolation.hpp"
 #include "solver/plan.hpp"
 #include "solver/problem.hpp"
+#include "solver/simulation.hpp"
 #include "solver/wavelet.hpp"
 
 #include <gtest/gtest.h>
@@ -1118,6 +1119,26 @@ TEST(SelectionKernels, CudaDefaultIsTheMeasuredPair) {
   EXPECT_EQ(k[static_cast<int>(RegionId::Bottom)]->name(), "gmem_3d_f4_32x4x4");
 }
 #endif
+
+TEST(BackendChoice, ResolvesOnThisMachine) {
+  std::vector<std::string> heard;
+  auto notice = [&](const std::string& line) { heard.push_back(line); };
+  EXPECT_EQ(resolve_backend_choice(BackendChoice::Cpu, notice), BackendKind::Cpu);
+  EXPECT_EQ(resolve_backend_choice(BackendChoice::Cuda, notice), BackendKind::Cuda);
+  EXPECT_TRUE(heard.empty()) << "an explicit choice says nothing";
+  std::string why;
+  const bool gpu = cuda_device_available(&why);
+  const BackendKind kind = resolve_backend_choice(BackendChoice::Auto, notice, "running elsewhere");
+  if (gpu) {
+    EXPECT_EQ(kind, BackendKind::Cuda);
+    EXPECT_TRUE(heard.empty());
+  } else {
+    EXPECT_EQ(kind, BackendKind::Cpu);
+    ASSERT_EQ(heard.size(), 1u);
+    EXPECT_NE(heard[0].find("no GPU available"), std::string::npos) << heard[0];
+    EXPECT_NE(heard[0].find("running elsewhere"), std::string::npos) << heard[0];
+  }
+}
 
 // std::getline drops a trailing empty item, so a spec ending in ',' needs its own check: the
 // grammar (SPEC := ITEM (',' ITEM)*) makes it malformed, like an empty item in front or between.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -109,6 +110,40 @@ TEST_F(RunDir, MpiRanksGiveTheSameGathersAsOneRank) {
       EXPECT_EQ(many[s], one[s]) << "shot " << s << " differs with " << ranks << " ranks";
     }
   }
+}
+
+// The per-shot timing that `run` prints and writes with --summary: setup, stepping and output of
+// every shot, the one-time split, and the overhead of the shots after the first.
+TEST_F(RunDir, SummaryCarriesPerShotTiming) {
+  std::ofstream(at("s.yaml")) << multishot_survey(3);
+  ASSERT_EQ(shell(kBinary + " run " + at("s.yaml") + " -o " + at("t.h5") + " --backend cpu " +
+                  "--summary " + at("sum.json") + " > " + at("out.txt") + " 2> /dev/null"),
+            0);
+  const std::string printed((std::istreambuf_iterator<char>(std::ifstream(at("out.txt")).rdbuf())),
+                            std::istreambuf_iterator<char>());
+  EXPECT_NE(printed.find("per shot    stepping"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("later shots' overhead"), std::string::npos) << printed;
+  const YAML::Node doc = YAML::LoadFile(at("sum.json"));
+  ASSERT_TRUE(doc["shots"].IsSequence());
+  ASSERT_EQ(doc["shots"].size(), 3u);
+  for (std::size_t n = 0; n < 3; ++n) {
+    const YAML::Node shot = doc["shots"][n];
+    EXPECT_EQ(shot["shot"].as<int>(), static_cast<int>(n));
+    EXPECT_GT(shot["step_ms"].as<double>(), 0.0);
+    EXPECT_GE(shot["setup_ms"].as<double>(), 0.0);
+    EXPECT_GE(shot["output_ms"].as<double>(), 0.0);
+    const double overhead = 100.0 *
+                            (shot["setup_ms"].as<double>() + shot["output_ms"].as<double>()) /
+                            shot["step_ms"].as<double>();
+    EXPECT_NEAR(shot["overhead_percent"].as<double>(), overhead, 1e-6 * overhead + 1e-9);
+  }
+  // The first shot's setup holds the one-time work (problem and backend).
+  const YAML::Node startup = doc["startup"];
+  ASSERT_TRUE(startup.IsMap());
+  EXPECT_GT(startup["problem_ms"].as<double>(), 0.0);
+  EXPECT_GE(startup["device_setup_ms"].as<double>(), 0.0);
+  EXPECT_GE(doc["shots"][0]["setup_ms"].as<double>(),
+            startup["problem_ms"].as<double>() + startup["device_setup_ms"].as<double>() - 1e-6);
 }
 
 TEST_F(RunDir, ResumeAfterKillGivesTheSameFile) {
