@@ -40,11 +40,10 @@ __global__ void free_surface_kernel(float* __restrict__ u, const FieldLayout lay
 
 class CudaBackend final : public Backend {
 public:
-  CudaBackend() : m_device(select_device()) {
-    MINIMOD_GPU_CHECK(gpuSetDevice(m_device));
-    gpuDeviceProp_t prop{};
-    MINIMOD_GPU_CHECK(gpuGetDeviceProperties(&prop, m_device));
-    m_device_name = prop.name;
+  CudaBackend() {
+    const OpenedDevice d = open_device();
+    m_device = d.id;
+    m_device_name = d.name;
     m_compute = make_stream("compute stream");
     m_copy = make_stream("snapshot copy stream");
     m_compute_done = make_event("end-of-step event");
@@ -111,8 +110,7 @@ public:
 
   void set_taps(const AcousticProblem& p) override {
     require_ready("set_taps");
-    check_tap_table(p.sources, p.layout.size, "source");
-    check_tap_table(p.receivers, p.layout.size, "receiver");
+    check_taps(p.sources, p.source_samples, p.receivers, m_steps, m_layout.size);
     synchronize();
     upload_taps(p);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_compute.get()));
@@ -249,12 +247,7 @@ private:
     if (!p.eta.empty() && p.eta.size() != size)
       throw std::invalid_argument("eta has " + std::to_string(p.eta.size()) +
                                   " floats, the padded layout " + std::to_string(size));
-    check_tap_table(p.sources, p.layout.size, "source");
-    check_tap_table(p.receivers, p.layout.size, "receiver");
-    if (p.source_samples.size() != p.sources.owners() * static_cast<std::size_t>(p.steps))
-      throw std::invalid_argument("source samples: " + std::to_string(p.source_samples.size()) +
-                                  " floats for " + std::to_string(p.sources.owners()) +
-                                  " sources of " + std::to_string(p.steps) + " steps");
+    check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
     validate_kernels(p.regions, p.layout, !p.eta.empty(), kernels);
   }
 

@@ -100,6 +100,34 @@ inline void check_tap_table(const TapTable& t, std::int64_t field_size, const ch
                                   " floats");
 }
 
+/// Throws std::invalid_argument unless the tap tables index a field of `field_size` floats and
+/// `samples` holds `steps` samples for every source.
+inline void check_taps(const TapTable& sources, const std::vector<float>& samples,
+                       const TapTable& receivers, int steps, std::int64_t field_size) {
+  check_tap_table(sources, field_size, "source");
+  check_tap_table(receivers, field_size, "receiver");
+  if (samples.size() != sources.owners() * static_cast<std::size_t>(steps))
+    throw std::invalid_argument("source samples: " + std::to_string(samples.size()) +
+                                " floats for " + std::to_string(sources.owners()) + " sources of " +
+                                std::to_string(steps) + " steps");
+}
+
+/// The device a backend of this process uses (select_device), made current on the calling
+/// thread, and its name.
+struct OpenedDevice {
+  int id = 0;
+  std::string name;
+};
+inline OpenedDevice open_device() {
+  OpenedDevice d;
+  d.id = select_device();
+  MINIMOD_GPU_CHECK(gpuSetDevice(d.id));
+  gpuDeviceProp_t prop{};
+  MINIMOD_GPU_CHECK(gpuGetDeviceProperties(&prop, d.id));
+  d.name = prop.name;
+  return d;
+}
+
 /// A stream or event handle destroyed with its owner.
 struct StreamDeleter {
   void operator()(gpuStream_t s) const { (void)gpuStreamDestroy(s); }

@@ -20,11 +20,10 @@ namespace {
 
 class CudaTtiBackend final : public TtiBackend {
 public:
-  CudaTtiBackend() : m_device(select_device()) {
-    MINIMOD_GPU_CHECK(gpuSetDevice(m_device));
-    gpuDeviceProp_t prop{};
-    MINIMOD_GPU_CHECK(gpuGetDeviceProperties(&prop, m_device));
-    m_device_name = prop.name;
+  CudaTtiBackend() {
+    const OpenedDevice d = open_device();
+    m_device = d.id;
+    m_device_name = d.name;
     m_stream = make_stream("TTI compute stream");
     m_start = make_timing_event("TTI time_steps start event");
     m_stop = make_timing_event("TTI time_steps stop event");
@@ -83,13 +82,10 @@ public:
 
   void set_taps(const TtiProblem& p) override {
     require_ready("set_taps");
-    check_tap_table(p.sources, m_layout.size, "source");
-    check_tap_table(p.receivers, m_layout.size, "receiver");
-    if (p.steps != m_steps ||
-        p.source_samples.size() != p.sources.owners() * static_cast<std::size_t>(p.steps))
-      throw std::invalid_argument("TTI set_taps: " + std::to_string(p.source_samples.size()) +
-                                  " source samples for " + std::to_string(p.sources.owners()) +
-                                  " sources of " + std::to_string(m_steps) + " steps");
+    if (p.steps != m_steps)
+      throw std::invalid_argument("TTI set_taps: a problem of " + std::to_string(p.steps) +
+                                  " steps for a backend set up with " + std::to_string(m_steps));
+    check_taps(p.sources, p.source_samples, p.receivers, m_steps, m_layout.size);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
     upload_taps(p);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
@@ -205,12 +201,7 @@ private:
       if (!a->empty() && a->size() != size)
         throw std::invalid_argument("TTI problem: axis_y or eta has " + std::to_string(a->size()) +
                                     " floats, the padded layout " + std::to_string(size));
-    check_tap_table(p.sources, p.layout.size, "source");
-    check_tap_table(p.receivers, p.layout.size, "receiver");
-    if (p.source_samples.size() != p.sources.owners() * static_cast<std::size_t>(p.steps))
-      throw std::invalid_argument("TTI source samples: " + std::to_string(p.source_samples.size()) +
-                                  " floats for " + std::to_string(p.sources.owners()) +
-                                  " sources of " + std::to_string(p.steps) + " steps");
+    check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
   }
 
   /// Throws unless every non-empty region gets a CUDA TTI kernel that can update it.
