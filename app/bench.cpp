@@ -248,6 +248,18 @@ std::string layers_text(const BenchRecord& r) {
   return name.empty() ? "-" : name;
 }
 
+/// A report with the run's options filled in and the start time.
+BenchReport new_report(const BenchOptions& o) {
+  BenchReport rep;
+  rep.date = utc_now();
+  rep.backend = backend_name(o.backend);
+  rep.physics = physics_name(o.physics);
+  rep.steps = o.steps;
+  rep.warmup = o.warmup;
+  rep.repeats = o.repeats;
+  return rep;
+}
+
 /// Time one configuration on a backend that has set_kernels, reset and time_steps (the acoustic
 /// Backend or the TtiBackend): warm-up, then the repeats, each from zero fields.
 template <class B>
@@ -431,13 +443,7 @@ namespace {
 /// in the same run.
 BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log,
                           const std::function<void(const BenchReport&)>& on_record) {
-  BenchReport rep;
-  rep.date = utc_now();
-  rep.backend = backend_name(o.backend);
-  rep.physics = physics_name(o.physics);
-  rep.steps = o.steps;
-  rep.warmup = o.warmup;
-  rep.repeats = o.repeats;
+  BenchReport rep = new_report(o);
   std::unique_ptr<TtiBackend> backend = make_cuda_tti_backend();
   rep.device = backend->device_name();
 
@@ -516,13 +522,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
     if (log_fn) log_fn(line);
   };
   if (o.physics == Physics::Tti) return run_tti_bench(o, log, on_record);
-  BenchReport rep;
-  rep.date = utc_now();
-  rep.backend = backend_name(o.backend);
-  rep.physics = physics_name(o.physics);
-  rep.steps = o.steps;
-  rep.warmup = o.warmup;
-  rep.repeats = o.repeats;
+  BenchReport rep = new_report(o);
 
   // The device first: without one there is nothing to wait for.
   std::unique_ptr<Backend> backend =
