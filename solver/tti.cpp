@@ -372,12 +372,23 @@ TtiSimulation::TtiSimulation(const TtiPlan& plan, const TtiModel& model,
 
 TtiSimulation::TtiSimulation(const TtiPlan& plan, TtiProblem problem)
     : m_plan(plan), m_problem(std::move(problem)) {
+  reset_state();
+}
+
+void TtiSimulation::load_shot(const std::vector<TtiSource>& sources,
+                              const std::vector<Vec3>& receivers, Interpolation interpolation) {
+  set_tti_shot(m_problem, sources, receivers, interpolation);
+  reset_state();
+}
+
+void TtiSimulation::reset_state() {
   const auto size = static_cast<std::size_t>(m_problem.layout.size);
   for (auto* a : {&m_p, &m_p_next, &m_q, &m_q_next})
     a->assign(size, 0.0f);
   if (!m_problem.eta.empty()) m_phi_p.assign(size, 0.0f);
   m_traces.assign(m_problem.receivers.owners() * (static_cast<std::size_t>(m_plan.steps) + 1),
                   0.0f);
+  m_steps_done = 0;
 }
 
 void TtiSimulation::update_regions() {

@@ -117,6 +117,11 @@ public:
   /// The same from a problem built by build_tti_problem.
   TtiSimulation(const TtiPlan& plan, TtiProblem problem);
 
+  /// The next shot on the same medium: replace the taps and source samples (set_tti_shot), zero
+  /// p, q, phi and the traces, and start again from step 0. Same errors as the constructor's.
+  void load_shot(const std::vector<TtiSource>& sources, const std::vector<Vec3>& receivers,
+                 Interpolation interpolation = Interpolation::Sinc);
+
   /// Advance from step n to n + 1: every region, injection of s(t_n) into p^{n+1}, the swap, then
   /// receiver sample n + 1. std::out_of_range unless 0 <= n < plan.steps; steps are taken in
   /// order (n = steps_done()) except by a benchmark that repeats them.
@@ -144,6 +149,8 @@ public:
 
 private:
   void update_regions();
+  /// Zero p, q, phi and the traces; no step done.
+  void reset_state();
 
   TtiPlan m_plan;
   TtiProblem m_problem;

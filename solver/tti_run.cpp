@@ -176,6 +176,9 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
                     &problem.axis_y, &problem.axis_z, &problem.eta})
       std::vector<float>().swap(*a);
   }
+  // On the CPU one reference simulation owns the medium and serves every shot.
+  std::unique_ptr<TtiSimulation> cpu;
+  if (!gpu) cpu = std::make_unique<TtiSimulation>(plan, std::move(problem));
   meta.backend = backend_name(kind);
   meta.device_name = gpu ? gpu->device_name() : cpu_model_name();
   meta.region_kernels = kernel_names;
@@ -211,12 +214,11 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     std::vector<Vec3> receivers;
     for (const auto& r : s.receivers)
       receivers.push_back(r.position);
-    set_tti_shot(problem, sources, receivers, s.interpolation);
-    std::unique_ptr<TtiSimulation> cpu;
     if (gpu) {
+      set_tti_shot(problem, sources, receivers, s.interpolation);
       gpu->set_taps(problem);
     } else {
-      cpu = std::make_unique<TtiSimulation>(plan, problem);
+      cpu->load_shot(sources, receivers, s.interpolation);
     }
     timing.setup_ms = ms_since(t0);
     auto field_p = [&] {
