@@ -119,8 +119,10 @@ private:
       tti_gmem_3d_kernel<Dx, Dy, Dz, kAz, kLayer><<<grid, block, 0, s>>>(a);
     } else if constexpr (M == TtiMethod::Smem3d) {
       tti_smem_3d_kernel<Dx, Dy, Dz, kAz, kLayer><<<grid, block, 0, s>>>(a);
+    } else if constexpr (M == TtiMethod::Smem25d) {
+      tti_smem_25d_kernel<Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a);
     } else {
-      tti_stream_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a);
+      tti_semi_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a);
     }
   }
 };

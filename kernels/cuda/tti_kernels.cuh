@@ -9,16 +9,17 @@
 ///   smem_25d  2D blocks streaming along z; the 2R+1 = 9 planes of the stencil, with their x/y
 ///             halos, in a circular buffer of shared planes (the mixed xz and yz derivatives need
 ///             off-centre points of the other planes, so a register column is not enough)
-///   semi_25d  the same streaming with the semi-stencil done in registers: one shared plane. When
-///             plane t arrives each of its values is read once and added to every pending point it
-///             feeds: the row and column values give xx, yy of point t and the xz, yz terms of
-///             points t-4..t+4, the centre their zz; point t-4 is then complete. The nine pending
-///             points' sums live in registers (the plane loop is unrolled by nine, so the ring's
-///             indices are constants): 33 shared loads a point a field instead of 73
+///   semi_25d  the same streaming with the semi-stencil done in registers: one shared plane of
+///             (p, q) pairs. When plane t arrives each of its values is read once and added to
+///             every pending point it feeds: the row and column values give xx, yy of point t and
+///             the xz, yz terms of points t-4..t+4, the centre their zz; point t-4 is then
+///             complete. The nine pending points' sums live in registers (the plane loop is
+///             unrolled by nine, so the ring's indices are constants): 33 8-byte shared loads a
+///             point for both fields instead of 146 4-byte ones
 ///   semi+b    semi_25d with the next plane prefetched into registers while the current one is
-///             computed: two shared planes and one barrier per plane
-///   semi+b+a  semi+b with the prefetch done by cp.async straight into the second shared plane (no
-///             staging registers)
+///             computed: three shared planes (constant slots) and one barrier per plane
+///   semi+b+a  semi+b with the prefetch done by cp.async straight into shared memory, two planes
+///             ahead (no staging registers)
 ///   semi+2z   semi_25d loading two planes per barrier pair (2z folding of the loads; the ring
 ///             still advances plane by plane), two shared planes
 ///
@@ -63,14 +64,18 @@ constexpr bool tti_streams(TtiMethod m) {
 
 /// Shared planes of a streaming method's circular buffer.
 constexpr int tti_planes(TtiMethod m) {
-  return m == TtiMethod::Smem25d ? 2 * kHalo + 1 : m == TtiMethod::Semi ? 1 : 2;
+  return m == TtiMethod::Smem25d                           ? 2 * kHalo + 1
+         : m == TtiMethod::Semi                            ? 1
+         : m == TtiMethod::SemiB || m == TtiMethod::SemiBA ? 3
+                                                           : 2;
 }
 
 /// Bytes of shared memory a kernel of method m and tile Dx x Dy x Dz stages (p and q).
 constexpr int tti_smem_bytes(TtiMethod m, int dx, int dy, int dz) {
-  return m == TtiMethod::Gmem3d   ? 0
-         : m == TtiMethod::Smem3d ? 2 * (dx + 2 * kHalo) * (dy + 2 * kHalo) * (dz + 2 * kHalo) * 4
-                                  : 2 * tti_planes(m) * (dx + 2 * kHalo) * (dy + 2 * kHalo) * 4;
+  return m == TtiMethod::Gmem3d ? 0
+         : m == TtiMethod::Smem3d
+             ? 2 * (dx + 2 * kHalo) * (dy + 2 * kHalo) * (dz + 2 * kHalo) * 4
+             : 2 * tti_planes(m) * ((dx + 2 * kHalo) * (dy + 2 * kHalo) + 1) * 4;
 }
 
 /// Everything a TTI kernel reads, passed by value (the constant bank).
@@ -135,64 +140,12 @@ __global__ void __launch_bounds__(Dx* Dy* Dz) tti_smem_3d_kernel(const TtiArgs a
 
 // ---- The streaming methods -------------------------------------------------------------------
 
-/// One field's six second derivatives at one point, being summed plane by plane (semi-stencil):
-/// xx, yy, xy come whole from the point's own plane; zz, xz, yz collect one term from each of the
-/// nine planes k-4..k+4 as they stream past.
-struct TtiSums {
-  float xx = 0.0f, yy = 0.0f, xy = 0.0f, zz = 0.0f, xz = 0.0f, yz = 0.0f;
-};
-
-/// The semi-stencil step of one field for one arriving plane t (shared plane `u`, the thread at
-/// c0): each value read once is used for every pending point that needs it. The row and column
-/// values u(i +- m, j) and u(i, j +- m) give xx and yy of point t and the diagonal terms of xz
-/// and yz of the points t - m (plane t lies m above them) and t + m (m below); the centre gives
-/// zz of t and t +- m; the in-plane diagonals give xy of t. ring[(P + d) % 9] holds point t + d.
-template <bool kAz, int W, int P>
-__device__ __forceinline__ void tti_semi_plane(const float* u, int c0, const TtiCoefs& c,
-                                               TtiSums (&ring)[9], bool in_chunk) {
-  const float centre = u[c0];
-  float xx = c.xx[0] * centre, yy = c.yy[0] * centre, xy = 0.0f;
-  ring[P % 9].zz += c.zz[0] * centre;
-#pragma unroll
-  for (int m = 1; m <= kHalo; ++m) {
-    const float a = u[c0 + m], b = u[c0 - m];
-    xx += c.xx[m] * (a + b);
-    TtiSums& above = ring[(P + 9 - m) % 9]; // point t - m: plane t is m above it
-    TtiSums& below = ring[(P + m) % 9];     // point t + m: plane t is m below it
-    const float zc = c.zz[m] * centre;
-    above.zz += zc;
-    below.zz += zc;
-    const float dx = c.xz[m] * (a - b);
-    above.xz += dx;
-    below.xz -= dx;
-    const float ya = u[c0 + m * W], yb = u[c0 - m * W];
-    yy += c.yy[m] * (ya + yb);
-    if constexpr (kAz) {
-      const float dy = c.yz[m] * (ya - yb);
-      above.yz += dy;
-      below.yz -= dy;
-      if (in_chunk)
-        xy += c.xy[m] *
-              ((u[c0 + m + m * W] + u[c0 - m - m * W]) - (u[c0 + m - m * W] + u[c0 - m + m * W]));
-    }
-  }
-  TtiSums& own = ring[P % 9];
-  own.xx = xx;
-  own.yy = yy;
-  own.xy = xy;
-}
-
 /// f(integral_constant<P>) for P = First .. 8, in order (the nine phases of the semi-stencil ring).
 template <int First, class F> __device__ __forceinline__ void tti_phases(F&& f) {
   if constexpr (First < 9) {
     f(std::integral_constant<int, First>{});
     tti_phases<First + 1>(f);
   }
-}
-
-/// The derivatives of a finished point from its sums.
-__device__ __forceinline__ SecondDerivatives tti_from_sums(const TtiSums& r) {
-  return SecondDerivatives{r.xx, r.yy, r.zz, r.xy, r.xz, r.yz, r.xx + r.yy + r.zz};
 }
 
 /// A field's second derivatives at shared index c0 with all nine planes at hand (smem_25d):
@@ -227,15 +180,8 @@ __device__ __forceinline__ SecondDerivatives tti_nine_planes(PlaneFn plane, int 
   return d;
 }
 
-/// cp.async of 4 bytes global -> shared; `smem` is a shared-window address.
-__device__ __forceinline__ void tti_cp_async_4(unsigned smem, const float* gmem) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem), "l"(gmem) : "memory");
-}
 __device__ __forceinline__ void tti_cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-__device__ __forceinline__ void tti_cp_async_wait_all() {
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
 /// One block's view of its column: the tile's cells of a plane that this thread loads, the
@@ -281,183 +227,353 @@ template <int Dx, int Dy> struct TtiColumn {
   }
 };
 
-/// Resident blocks per SM asked of the register allocator. The semi-stencil ring needs ~150-210
-/// registers a thread unbounded; two 256-thread blocks (128 registers) keep 16 warps per SM.
-/// smem_25d fits in 64 registers (it ran at 64 and 25.1 ms on the H100 before the compiler moved
-/// to 78-109 and 31.5 ms): 1024 threads a SM at 64 registers.
-template <TtiMethod M, int Threads>
-constexpr int kTtiMinBlocks = M == TtiMethod::Smem25d ? 1024 / Threads
-                              : Threads <= 256        ? 2
-                                                      : 1;
+/// Resident blocks per SM asked of the register allocator: 1024 threads a SM at 64 registers.
+/// smem_25d fits in 64 (it ran at 64 and 25.1 ms on the H100 before the compiler moved to 78-109
+/// and 31.5 ms); so does a lane of the semi-stencil kernels.
+template <int Threads> constexpr int kTtiMinBlocks = Threads >= 1024 ? 1 : 1024 / Threads;
 
-/// The streaming kernel of every 2.5D method. The shared buffer holds NB planes of p, then NB of
-/// q; plane t lives in slot t mod NB.
-template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer>
-__global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<M, Dx * Dy>)
-    tti_stream_kernel(const TtiArgs a) {
+/// smem_25d: the nine planes k-4..k+4 of p and q in a circular buffer of shared planes; plane t
+/// lives in slot t mod 9.
+template <int Dx, int Dy, bool kAz, bool kLayer>
+__global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
+    tti_smem_25d_kernel(const TtiArgs a) {
   using Col = TtiColumn<Dx, Dy>;
   constexpr int W = Col::W;
-  constexpr int kCells = Col::kCells;
-  constexpr int NB = tti_planes(M);
-  constexpr bool kSemi = M != TtiMethod::Smem25d;
+  constexpr int NB = tti_planes(TtiMethod::Smem25d);
   // One spare cell per plane: the target of the loads of threads that have no cell.
-  constexpr int kPlane = kCells + 1;
+  constexpr int kPlane = Col::kCells + 1;
   __shared__ float buffer[2 * NB * kPlane];
   float* const sp = buffer;
   float* const sq = buffer + NB * kPlane;
 
   const Col col(a);
   const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
-  auto slot = [](int t) { return ((t % NB + NB) % NB) * kPlane; };
-
-  // Plane t of p and q straight into its slot (plain loads).
-  auto load_plane = [&](int t, int s) {
+  // The ring index of plane t advances by one a plane (no division in the loop: a modulus per
+  // plane access, 18 of them a point, cost more than a fifth of the step).
+  int cur = ((col.zs - kHalo) % NB + NB) % NB;
+  for (int t = col.zs - kHalo; t < col.ze + kHalo; ++t, cur = cur + 1 == NB ? 0 : cur + 1) {
+    __syncthreads(); // everyone is done with the plane that this slot held
     const std::int64_t base = Col::plane_offset(a.layout, t);
 #pragma unroll
     for (int n = 0; n < Col::kLoads; ++n) {
-      sp[s + col.sofs[n]] = __ldg(a.f.p + base + col.gofs[n]);
-      sq[s + col.sofs[n]] = __ldg(a.f.q + base + col.gofs[n]);
+      sp[cur * kPlane + col.sofs[n]] = __ldg(a.f.p + base + col.gofs[n]);
+      sq[cur * kPlane + col.sofs[n]] = __ldg(a.f.q + base + col.gofs[n]);
     }
+    __syncthreads();
+    const int k = t - kHalo;
+    if (k >= col.zs && col.active) {
+      // Plane k + o is plane t - (4 - o).
+      auto plane_at = [&](int o) {
+        const int x = cur - (kHalo - o);
+        return (x < 0 ? x + NB : x) * kPlane;
+      };
+      const SecondDerivatives dp =
+          tti_nine_planes<kAz, W>([&](int o) { return sp + plane_at(o); }, col.c0, a.c);
+      const SecondDerivatives dq =
+          tti_nine_planes<kAz, W>([&](int o) { return sq + plane_at(o); }, col.c0, a.c);
+      tti_finish_point<kAz, kLayer>(a.f, a.layout.index(col.i, col.j, k), sy, sz, a.c, dp, dq);
+    }
+  }
+}
+
+// ---- The semi-stencil methods ----------------------------------------------------------------
+//
+// A shared plane holds (p, q) pairs, so that one 8-byte load gives both fields at a cell (33
+// loads a point for both fields instead of 66). Each thread keeps, for the nine points t-4..t+4
+// that plane t feeds, the partial sums of both fields in registers (TtiRing); the plane loop is
+// unrolled by nine, so every ring index, and every slot of a buffer of 1, 2 or 3 planes, is a
+// compile-time constant. (Giving p and q a lane each halves the sums a thread holds, but measured
+// 1.6 times slower: 64 registers spill, and the two lanes repeat the addressing and loads.)
+
+/// Partial sums of one field at the nine pending points; index (P + d) mod 9 in phase P holds
+/// point t + d. zz, xz, yz collect one term from each of the planes k-4..k+4; xx, yy, xy come
+/// whole from the point's own plane.
+struct TtiRing {
+  float zz[9], xz[9], yz[9], xx[9], yy[9], xy[9];
+};
+
+/// The derivatives of the finished point in ring slot r (without azimuth yz is not summed).
+template <bool kAz>
+__device__ __forceinline__ SecondDerivatives tti_ring_point(const TtiRing& g, int r) {
+  return SecondDerivatives{g.xx[r],
+                           g.yy[r],
+                           g.zz[r],
+                           g.xy[r],
+                           g.xz[r],
+                           kAz ? g.yz[r] : 0.0f,
+                           (g.xx[r] + g.yy[r]) + g.zz[r]};
+}
+
+/// Phase P of the semi-stencil: plane t (shared plane `u` of (p, q) pairs, the thread at c0) has
+/// arrived. Each of its values is read once and used for every pending point it feeds: the
+/// centre gives zz, a row difference dx = u(i + m) - u(i - m) the xz terms and a column
+/// difference dy the yz terms of points t - m (plane t lies m above them: + dx) and t + m (m
+/// below: - dx); the row and column sums give xx and yy of point t. The terms at distance 4 come
+/// first: they complete point t - 4, which `finish` then updates before point t + 4's sums are
+/// started, so that the two never hold registers at once. xy of point t is summed only when
+/// plane t is one of the block's own planes (`own`; the others only feed their neighbours).
+template <bool kAz, int W, int P, class Finish>
+__device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const TtiCoefs& c,
+                                               TtiRing& rp, TtiRing& rq, bool own,
+                                               Finish&& finish) {
+  constexpr int kT = P % 9;
+  const float2 ce = u[c0];
+  float xxp = c.xx[0] * ce.x, xxq = c.xx[0] * ce.y;
+  float yyp = c.yy[0] * ce.x, yyq = c.yy[0] * ce.y;
+  {
+    constexpr int up = (P + 9 - kHalo) % 9, dn = (P + kHalo) % 9;
+    const float zc = c.zz[kHalo], xc = c.xz[kHalo], yc = c.yz[kHalo];
+    const float2 a = u[c0 + kHalo], b = u[c0 - kHalo];
+    const float2 ya = u[c0 + kHalo * W], yb = u[c0 - kHalo * W];
+    xxp = fmaf(c.xx[kHalo], a.x + b.x, xxp);
+    xxq = fmaf(c.xx[kHalo], a.y + b.y, xxq);
+    yyp = fmaf(c.yy[kHalo], ya.x + yb.x, yyp);
+    yyq = fmaf(c.yy[kHalo], ya.y + yb.y, yyq);
+    // Point t - 4 first: its sums are then complete.
+    rp.zz[up] = fmaf(zc, ce.x, rp.zz[up]);
+    rq.zz[up] = fmaf(zc, ce.y, rq.zz[up]);
+    const float dxp = a.x - b.x, dxq = a.y - b.y;
+    rp.xz[up] = fmaf(xc, dxp, rp.xz[up]);
+    rq.xz[up] = fmaf(xc, dxq, rq.xz[up]);
+    float dyp = 0.0f, dyq = 0.0f;
+    if constexpr (kAz) {
+      dyp = ya.x - yb.x;
+      dyq = ya.y - yb.y;
+      rp.yz[up] = fmaf(yc, dyp, rp.yz[up]);
+      rq.yz[up] = fmaf(yc, dyq, rq.yz[up]);
+    }
+    finish(tti_ring_point<kAz>(rp, up), tti_ring_point<kAz>(rq, up));
+    // Point t + 4 starts.
+    rp.zz[dn] = zc * ce.x;
+    rq.zz[dn] = zc * ce.y;
+    rp.xz[dn] = -xc * dxp;
+    rq.xz[dn] = -xc * dxq;
+    if constexpr (kAz) {
+      rp.yz[dn] = -yc * dyp;
+      rq.yz[dn] = -yc * dyq;
+    }
+  }
+#pragma unroll
+  for (int m = 1; m < kHalo; ++m) {
+    const int up = (P + 9 - m) % 9, dn = (P + m) % 9;
+    const float2 a = u[c0 + m], b = u[c0 - m];
+    xxp = fmaf(c.xx[m], a.x + b.x, xxp);
+    xxq = fmaf(c.xx[m], a.y + b.y, xxq);
+    rp.zz[up] = fmaf(c.zz[m], ce.x, rp.zz[up]);
+    rq.zz[up] = fmaf(c.zz[m], ce.y, rq.zz[up]);
+    rp.zz[dn] = fmaf(c.zz[m], ce.x, rp.zz[dn]);
+    rq.zz[dn] = fmaf(c.zz[m], ce.y, rq.zz[dn]);
+    const float dxp = a.x - b.x, dxq = a.y - b.y;
+    rp.xz[up] = fmaf(c.xz[m], dxp, rp.xz[up]);
+    rq.xz[up] = fmaf(c.xz[m], dxq, rq.xz[up]);
+    rp.xz[dn] = fmaf(-c.xz[m], dxp, rp.xz[dn]);
+    rq.xz[dn] = fmaf(-c.xz[m], dxq, rq.xz[dn]);
+    const float2 ya = u[c0 + m * W], yb = u[c0 - m * W];
+    yyp = fmaf(c.yy[m], ya.x + yb.x, yyp);
+    yyq = fmaf(c.yy[m], ya.y + yb.y, yyq);
+    if constexpr (kAz) {
+      const float dyp = ya.x - yb.x, dyq = ya.y - yb.y;
+      rp.yz[up] = fmaf(c.yz[m], dyp, rp.yz[up]);
+      rq.yz[up] = fmaf(c.yz[m], dyq, rq.yz[up]);
+      rp.yz[dn] = fmaf(-c.yz[m], dyp, rp.yz[dn]);
+      rq.yz[dn] = fmaf(-c.yz[m], dyq, rq.yz[dn]);
+    }
+  }
+  rp.zz[kT] = fmaf(c.zz[0], ce.x, rp.zz[kT]);
+  rq.zz[kT] = fmaf(c.zz[0], ce.y, rq.zz[kT]);
+  rp.xx[kT] = xxp;
+  rq.xx[kT] = xxq;
+  rp.yy[kT] = yyp;
+  rq.yy[kT] = yyq;
+  float xyp = 0.0f, xyq = 0.0f;
+  if constexpr (kAz) {
+    if (own) {
+#pragma unroll
+      for (int m = 1; m <= kHalo; ++m) {
+        const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
+        const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
+        xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
+        xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
+      }
+    }
+  } else {
+    (void)own;
+  }
+  rp.xy[kT] = xyp;
+  rq.xy[kT] = xyq;
+}
+
+/// cp.async of 4 bytes global -> shared at a shared-window address plus a constant byte offset.
+template <int kOffset>
+__device__ __forceinline__ void tti_cp_async_4_at(unsigned smem, const float* gmem) {
+  asm volatile("cp.async.ca.shared.global [%0+%2], [%1], 4;\n" ::"r"(smem), "l"(gmem), "n"(kOffset)
+               : "memory");
+}
+/// Wait until at most N of this thread's committed cp.async groups are pending.
+template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/// Resident blocks per SM for the semi-stencil kernels: ~70 live partial sums need up to 128
+/// registers (two 256-thread blocks or one of 512 a SM, 16 warps; with azimuth 8-44 bytes spill
+/// in the inner form, ~110 in the layer form). Measured on the H100 (900^3): fewer registers
+/// for more warps spill far more (80 registers, 24 warps: 43 ms a step), and no spill at 168
+/// registers with 12 warps (32x12) was slower too (24.6 against 23.0 ms then).
+template <int Threads> constexpr int kTtiSemiMinBlocks = Threads <= 256 ? 2 : 1;
+
+/// The streaming kernel of the semi-stencil methods. The shared buffer holds NB planes of (p, q)
+/// pairs; in phase P of the nine-plane loop plane t lives in slot P mod NB (NB is 1 or 3, or 2
+/// with semi+2z's pairing, so the slot is a constant).
+template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer>
+__global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
+    tti_semi_kernel(const TtiArgs a) {
+  using Col = TtiColumn<Dx, Dy>;
+  constexpr int W = Col::W;
+  constexpr int NB = tti_planes(M);
+  constexpr int L = Col::kLoads;
+  static_assert(9 % NB == 0 || M == TtiMethod::Semi2z, "slots must be constant in the 9-loop");
+  // One spare cell per plane: the target of the loads of threads that have no cell.
+  constexpr int kPlane = Col::kCells + 1;
+  __shared__ float2 buffer[NB * kPlane];
+
+  const Col col(a);
+  const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
+  const std::int64_t column = a.layout.index(col.i, col.j, 0);
+  // Where this thread's cells of a plane come from (add the plane's offset).
+  const float* src_p[L];
+  const float* src_q[L];
+#pragma unroll
+  for (int n = 0; n < L; ++n) {
+    src_p[n] = a.f.p + col.gofs[n];
+    src_q[n] = a.f.q + col.gofs[n];
+  }
+  // Plane t of both fields into registers, and from there into a slot.
+  auto fetch = [&](int t, float2(&v)[L]) {
+    const std::int64_t base = Col::plane_offset(a.layout, t);
+#pragma unroll
+    for (int n = 0; n < L; ++n)
+      v[n] = make_float2(__ldg(src_p[n] + base), __ldg(src_q[n] + base));
+  };
+  auto store = [&](int slot, const float2(&v)[L]) {
+#pragma unroll
+    for (int n = 0; n < L; ++n)
+      buffer[slot * kPlane + col.sofs[n]] = v[n];
   };
 
-  // The point at plane k: its global index and the finishing update.
-  if constexpr (M == TtiMethod::Smem25d) {
-    // The ring index of plane t advances by one a plane (no division in the loop: slot() takes a
-    // modulus, and 18 of them a point cost more than a fifth of the step).
-    int cur = ((col.zs - kHalo) % NB + NB) % NB;
-    for (int t = col.zs - kHalo; t < col.ze + kHalo; ++t, cur = cur + 1 == NB ? 0 : cur + 1) {
-      __syncthreads(); // everyone is done with the plane that this slot held
-      load_plane(t, cur * kPlane);
-      __syncthreads();
-      const int k = t - kHalo;
-      if (k >= col.zs && col.active) {
-        // Plane k + o is plane t - (4 - o).
-        auto plane_at = [&](int o) {
-          const int x = cur - (kHalo - o);
-          return (x < 0 ? x + NB : x) * kPlane;
-        };
-        const SecondDerivatives dp =
-            tti_nine_planes<kAz, W>([&](int o) { return sp + plane_at(o); }, col.c0, a.c);
-        const SecondDerivatives dq =
-            tti_nine_planes<kAz, W>([&](int o) { return sq + plane_at(o); }, col.c0, a.c);
-        tti_finish_point<kAz, kLayer>(a.f, a.layout.index(col.i, col.j, k), sy, sz, a.c, dp, dq);
-      }
+  // The plane loop starts up to eight planes early so that its length is a multiple of nine:
+  // those planes (clamped to the field's ghosts) only feed points before the chunk, which are
+  // never finished.
+  TtiRing rp{}, rq{};
+  const int end = col.ze + kHalo;
+  const int span = end - (col.zs - kHalo);
+  const int first = col.zs - kHalo - (9 - span % 9) % 9;
+  // What point t - 3 reads besides the stencil, loaded a plane before it is finished so that its
+  // memory latency hides behind a plane's work.
+  TtiPointIn ahead{};
+  // Phase P: plane t (in `slot`) has arrived; point t - 4 is finished on the way.
+  // Threads outside the box (col.active false) compute too, on cells of the tile, and only skip
+  // the global loads and stores: a phase skipped by some threads would make the compiler keep every
+  // ring slot alive across it (~200 registers instead of ~130).
+  auto process = [&](int t, int slot, auto phase) {
+    constexpr int P = decltype(phase)::value;
+    const int k = t - kHalo;
+    tti_semi_phase<kAz, W, P>(
+        buffer + slot * kPlane, col.c0, a.c, rp, rq, t >= col.zs && t < col.ze,
+        [&](const SecondDerivatives& dp, const SecondDerivatives& dq) {
+          if (col.active && k >= col.zs)
+            tti_finish_loaded<kAz, kLayer>(a.f, column + k * sz, sy, sz, a.c, dp, dq, ahead);
+          // The next point's loads go out at once: a whole plane's work hides them.
+          if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
+            ahead = tti_load_point<kAz, kLayer>(a.f, column + (k + 1) * sz);
+        });
+  };
+
+  if constexpr (M == TtiMethod::Semi) {
+    // One shared plane: load, barrier, compute, barrier.
+    for (int t0 = first; t0 < end; t0 += 9) {
+      tti_phases<0>([&](auto phase) {
+        const int t = t0 + decltype(phase)::value;
+        float2 v[L];
+        fetch(t, v);
+        __syncthreads();
+        store(0, v);
+        __syncthreads();
+        process(t, 0, phase);
+      });
     }
-  } else if constexpr (kSemi) {
-    // The register ring of the nine points a plane contributes to (p and q). The plane loop is
-    // unrolled by nine, so that every ring index is a compile-time constant and only the live
-    // sums occupy registers. It starts up to eight planes early so that its length is a multiple
-    // of nine: those planes (clamped to the field's ghosts) only feed points before the chunk,
-    // which are never finished, and whose slots are zeroed before reuse.
-    TtiSums rp[9], rq[9];
-    const int end = col.ze + kHalo;
-    const int span = end - (col.zs - kHalo);
-    const int first = col.zs - kHalo - (9 - span % 9) % 9;
-    // What point t - 4 reads besides the stencil, loaded one plane ahead so that its memory
-    // latency hides behind a plane's work (the ring's registers leave room for few warps).
-    TtiPointIn ahead{};
-    auto point_index = [&](int k) { return a.layout.index(col.i, col.j, k); };
-    // Plane t (in slot s) has arrived: its contributions, then point t - 4 is complete, then the
-    // loads of point t - 3 go out.
-    auto process = [&](int t, int s, auto phase) {
-      constexpr int P = decltype(phase)::value;
-      if (!col.active) return;
-      const bool in_chunk = t >= col.zs && t < col.ze;
-      tti_semi_plane<kAz, W, P>(sp + s, col.c0, a.c, rp, in_chunk);
-      tti_semi_plane<kAz, W, P>(sq + s, col.c0, a.c, rq, in_chunk);
-      constexpr int done = (P + 5) % 9; // point t - 4
-      const int k = t - kHalo;
-      if (k >= col.zs)
-        tti_finish_loaded<kAz, kLayer>(a.f, point_index(k), sy, sz, a.c, tti_from_sums(rp[done]),
-                                       tti_from_sums(rq[done]), ahead);
-      rp[done] = TtiSums{}; // the slot of point t + 5
-      rq[done] = TtiSums{};
-      if (k + 1 >= col.zs && k + 1 < col.ze)
-        ahead = tti_load_point<kAz, kLayer>(a.f, point_index(k + 1));
-    };
-    if constexpr (M == TtiMethod::Semi) {
-      // One shared plane: load, barrier, compute, barrier.
-      for (int t0 = first; t0 < end; t0 += 9) {
-        tti_phases<0>([&](auto phase) {
-          const int t = t0 + decltype(phase)::value;
+  } else if constexpr (M == TtiMethod::Semi2z) {
+    // Two planes at a time (slots 0 and 1), both loads in flight together: four pairs and a
+    // single plane per nine.
+    for (int t0 = first; t0 < end; t0 += 9) {
+      tti_phases<0>([&](auto phase) {
+        constexpr int P = decltype(phase)::value;
+        const int t = t0 + P;
+        if constexpr (P % 2 == 0) {
+          float2 v0[L], v1[L];
+          fetch(t, v0);
+          if constexpr (P < 8) fetch(t + 1, v1);
           __syncthreads();
-          load_plane(t, 0);
+          store(0, v0);
+          if constexpr (P < 8) store(1, v1);
           __syncthreads();
-          process(t, 0, phase);
-        });
-      }
-    } else if constexpr (M == TtiMethod::Semi2z) {
-      // Two planes at a time in two slots, both loads in flight together (four pairs and a
-      // single plane per nine).
-      for (int t0 = first; t0 < end; t0 += 9) {
-        tti_phases<0>([&](auto phase) {
-          constexpr int P = decltype(phase)::value;
-          const int t = t0 + P;
-          if constexpr (P % 2 == 0) {
-            __syncthreads();
-            load_plane(t, slot(t));
-            if constexpr (P < 8) load_plane(t + 1, slot(t + 1));
-            __syncthreads();
-          }
-          process(t, slot(t), phase);
-        });
-      }
-    } else if constexpr (M == TtiMethod::SemiB) {
-      // Plane t+1 travels in registers while plane t is computed; its slot held plane t-1, whose
-      // readers all passed the previous plane's barrier.
-      constexpr int L = Col::kLoads;
-      load_plane(first, slot(first));
-      __syncthreads();
-      for (int t0 = first; t0 < end; t0 += 9) {
-        tti_phases<0>([&](auto phase) {
-          const int t = t0 + decltype(phase)::value;
-          float np[L], nq[L];
-          const bool more = t + 1 < end;
-          if (more) {
-            const std::int64_t base = Col::plane_offset(a.layout, t + 1);
-#pragma unroll
-            for (int n = 0; n < L; ++n) {
-              np[n] = __ldg(a.f.p + base + col.gofs[n]);
-              nq[n] = __ldg(a.f.q + base + col.gofs[n]);
-            }
-          }
-          process(t, slot(t), phase);
-          if (more) {
-            const int s = slot(t + 1);
-#pragma unroll
-            for (int n = 0; n < L; ++n) {
-              sp[s + col.sofs[n]] = np[n];
-              sq[s + col.sofs[n]] = nq[n];
-            }
-          }
-          __syncthreads();
-        });
-      }
-    } else { // SemiBA: plane t+1 copied by cp.async into its slot while plane t is computed
-      auto copy_plane = [&](int t) {
-        const std::int64_t base = Col::plane_offset(a.layout, t);
-        const int s = slot(t);
-#pragma unroll
-        for (int n = 0; n < Col::kLoads; ++n) {
-          tti_cp_async_4(static_cast<unsigned>(__cvta_generic_to_shared(sp + s + col.sofs[n])),
-                         a.f.p + base + col.gofs[n]);
-          tti_cp_async_4(static_cast<unsigned>(__cvta_generic_to_shared(sq + s + col.sofs[n])),
-                         a.f.q + base + col.gofs[n]);
         }
-        tti_cp_async_commit();
-      };
-      copy_plane(first);
-      tti_cp_async_wait_all();
-      __syncthreads();
-      for (int t0 = first; t0 < end; t0 += 9) {
-        tti_phases<0>([&](auto phase) {
-          const int t = t0 + decltype(phase)::value;
-          if (t + 1 < end) copy_plane(t + 1);
-          process(t, slot(t), phase);
-          tti_cp_async_wait_all();
-          __syncthreads();
-        });
+        process(t, P % 2, phase);
+      });
+    }
+  } else if constexpr (M == TtiMethod::SemiB) {
+    // Plane t + 1 travels in registers while plane t is computed; its slot held plane t - 2,
+    // whose readers all passed the previous plane's barrier.
+    {
+      float2 v[L];
+      fetch(first, v);
+      store(0, v);
+    }
+    __syncthreads();
+    for (int t0 = first; t0 < end; t0 += 9) {
+      tti_phases<0>([&](auto phase) {
+        constexpr int P = decltype(phase)::value;
+        const int t = t0 + P;
+        float2 v[L];
+        const bool more = t + 1 < end;
+        if (more) fetch(t + 1, v);
+        process(t, P % 3, phase);
+        if (more) store((P + 1) % 3, v);
+        __syncthreads();
+      });
+    }
+  } else { // SemiBA: planes t + 1 and t + 2 in flight by cp.async while plane t is computed
+    static_assert(M == TtiMethod::SemiBA, "unknown semi-stencil method");
+    unsigned dst[L];
+#pragma unroll
+    for (int n = 0; n < L; ++n)
+      dst[n] = static_cast<unsigned>(__cvta_generic_to_shared(buffer + col.sofs[n]));
+    // Plane t into slot S (p at byte 0 of a pair, q at byte 4). The slot of plane t + 2 held
+    // plane t - 1, whose readers all passed the previous plane's barrier.
+    auto copy = [&](int t, auto slot) {
+      constexpr int kBytes = decltype(slot)::value * kPlane * 8;
+      const std::int64_t base = Col::plane_offset(a.layout, t);
+#pragma unroll
+      for (int n = 0; n < L; ++n) {
+        tti_cp_async_4_at<kBytes>(dst[n], src_p[n] + base);
+        tti_cp_async_4_at<kBytes + 4>(dst[n], src_q[n] + base);
       }
+    };
+    copy(first, std::integral_constant<int, 0>{});
+    tti_cp_async_commit();
+    copy(first + 1, std::integral_constant<int, 1>{});
+    tti_cp_async_commit();
+    tti_cp_async_wait<1>();
+    __syncthreads();
+    for (int t0 = first; t0 < end; t0 += 9) {
+      tti_phases<0>([&](auto phase) {
+        constexpr int P = decltype(phase)::value;
+        const int t = t0 + P;
+        if (t + 2 < end) copy(t + 2, std::integral_constant<int, (P + 2) % 3>{});
+        tti_cp_async_commit(); // possibly empty: the wait below counts groups
+        process(t, P % 3, phase);
+        tti_cp_async_wait<1>(); // plane t + 1 has landed
+        __syncthreads();
+      });
     }
   }
 }
