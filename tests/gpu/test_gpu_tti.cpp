@@ -159,12 +159,22 @@ TEST(TtiRegistry, DefaultSpecResolvesForTti) {
   if (tti_cuda_kernels().empty()) GTEST_SKIP() << "this build has no CUDA backend";
   const TtiCase c = make_case(false, 2);
   const TtiProblem p = build_tti_problem(c.plan, c.model, {}, {});
-  const RegionKernels k =
+  RegionKernels k =
       resolve_kernels("", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel");
   for (int r = 0; r < kRegionCount; ++r) {
     ASSERT_NE(k[r], nullptr);
     EXPECT_EQ(k[r]->physics(), Physics::Tti);
   }
+  // The measured pair (selection.cpp); a bare family name sets every region (TTI kernels all do
+  // the layer update).
+  EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Tti),
+            "inner=semi+b+a_32x16,pml=smem_25d_32x8");
+  EXPECT_EQ(k[0]->name(), "semi+b+a_32x16");
+  for (int r = 1; r < kRegionCount; ++r)
+    EXPECT_EQ(k[r]->name(), "smem_25d_32x8") << r;
+  k = resolve_kernels("semi+b+a", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel");
+  for (int r = 0; r < kRegionCount; ++r)
+    EXPECT_EQ(k[r]->family(), "semi+b+a") << r;
   EXPECT_THROW(resolve_kernels("st_reg_shft_25d", BackendKind::Cuda, Physics::Tti, p.regions,
                                p.layout, "--kernel"),
                InputError);
