@@ -287,30 +287,13 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
 
 /// Partial sums at the nine pending points; index (P + d) mod 9 in phase P holds point t + d.
 /// zz, xz, yz of p and of q collect one term from each of the planes k-4..k+4. The point's own
-/// plane adds its in-plane derivatives: raw (xx, yy, xy of s = p + q and of q), or, folded with
-/// the point's axis (kFold), as 3 values instead of 6: ls = (xx + yy) s, and hs, hq the in-plane
-/// parts of H s and H q. Only the arrays a kernel uses take registers.
+/// plane adds its in-plane derivatives already weighed with its axis (3 values instead of 6):
+/// ls = (xx + yy) s, and hs, hq the in-plane parts of H s and H q.
 struct TtiRing {
-  float zzp[9], xzp[9], yzp[9], zzq[9], xzq[9], yzq[9];
-  float xxp[9], yyp[9], xyp[9], xxq[9], yyq[9], xyq[9]; // raw
-  float ls[9], hs[9], hq[9];                            // folded
+  float zzp[9], xzp[9], yzp[9], zzq[9], xzq[9], yzq[9], ls[9], hs[9], hq[9];
 };
 
-/// The raw derivatives of p (q = false) or q at the finished point in ring slot r.
-template <bool kAz>
-__device__ __forceinline__ SecondDerivatives tti_ring_derivatives(const TtiRing& g, int r, bool q) {
-  const float xx = q ? g.xxq[r] : g.xxp[r], yy = q ? g.yyq[r] : g.yyp[r];
-  const float zz = q ? g.zzq[r] : g.zzp[r];
-  return SecondDerivatives{xx,
-                           yy,
-                           zz,
-                           q ? g.xyq[r] : g.xyp[r],
-                           q ? g.xzq[r] : g.xzp[r],
-                           kAz ? (q ? g.yzq[r] : g.yzp[r]) : 0.0f,
-                           (xx + yy) + zz};
-}
-
-/// L s, H s and H q of the finished point in folded ring slot r, its H weights w.
+/// L s, H s and H q of the finished point in ring slot r, its H weights w.
 template <bool kAz>
 __device__ __forceinline__ void tti_ring_operators(const TtiRing& g, int r, const TtiWeights& w,
                                                    float& lap_s, float& h_s, float& h_q) {
@@ -328,12 +311,12 @@ __device__ __forceinline__ void tti_ring_operators(const TtiRing& g, int r, cons
 /// arrived. Each of its values is read once and used for every pending point it feeds: the
 /// centre gives zz, a row difference dx = u(i + m) - u(i - m) the xz terms and a column
 /// difference dy the yz terms of points t - m (plane t lies m above them: + dx) and t + m (m
-/// below: - dx); the row and column sums give xx and yy of point t, kept raw with its xy or (kFold)
-/// folded with `w`, point t's H weights, into ls, hs, hq. The terms at distance 4 come first: they
-/// complete point t - 4, which `finish(slot)` then updates before point t + 4's sums are started,
-/// so that the two never hold registers at once. xy of point t is summed only when plane t is one
-/// of the block's own planes (`own`; the others only feed their neighbours).
-template <bool kAz, bool kFold, int W, int P, class Finish>
+/// below: - dx); the row and column sums give xx and yy of point t, which `w` (point t's H
+/// weights) folds with its xy into ls, hs, hq. The terms at distance 4 come first: they complete
+/// point t - 4, which `finish(slot)` then updates before point t + 4's sums are started, so that
+/// the two never hold registers at once. xy of point t is summed only when plane t is one of the
+/// block's own planes (`own`; the others only feed their neighbours).
+template <bool kAz, int W, int P, class Finish>
 __device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const TtiCoefs& c,
                                                TtiRing& g, const TtiWeights& w, bool own,
                                                Finish&& finish) {
@@ -402,49 +385,27 @@ __device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const Tt
   }
   g.zzp[kT] = fmaf(c.zz[0], ce.x, g.zzp[kT]);
   g.zzq[kT] = fmaf(c.zz[0], ce.y, g.zzq[kT]);
-  if constexpr (kFold) {
-    const float xxs = xxp + xxq, yys = yyp + yyq;
-    g.ls[kT] = xxs + yys;
-    float hs = w.xx * xxs, hq = w.xx * xxq;
-    if constexpr (kAz) {
-      float xyp = 0.0f, xyq = 0.0f;
-      if (own) {
-#pragma unroll
-        for (int m = 1; m <= kHalo; ++m) {
-          const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
-          const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
-          xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
-          xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
-        }
-      }
-      hs += w.yy * yys + w.xy * (xyp + xyq);
-      hq += w.yy * yyq + w.xy * xyq;
-    }
-    g.hs[kT] = hs;
-    g.hq[kT] = hq;
-  } else {
-    (void)w;
-    g.xxp[kT] = xxp;
-    g.xxq[kT] = xxq;
-    g.yyp[kT] = yyp;
-    g.yyq[kT] = yyq;
+  const float xxs = xxp + xxq, yys = yyp + yyq;
+  g.ls[kT] = xxs + yys;
+  float hs = w.xx * xxs, hq = w.xx * xxq;
+  if constexpr (kAz) {
     float xyp = 0.0f, xyq = 0.0f;
-    if constexpr (kAz) {
-      if (own) {
+    if (own) {
 #pragma unroll
-        for (int m = 1; m <= kHalo; ++m) {
-          const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
-          const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
-          xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
-          xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
-        }
+      for (int m = 1; m <= kHalo; ++m) {
+        const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
+        const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
+        xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
+        xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
       }
-    } else {
-      (void)own;
     }
-    g.xyp[kT] = xyp;
-    g.xyq[kT] = xyq;
+    hs += w.yy * yys + w.xy * (xyp + xyq);
+    hq += w.yy * yyq + w.xy * xyq;
+  } else {
+    (void)own;
   }
+  g.hs[kT] = hs;
+  g.hq[kT] = hq;
 }
 
 /// cp.async of 4 bytes global -> shared at a shared-window address plus a constant byte offset.
@@ -512,11 +473,8 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
   const int span = end - (col.zs - kHalo);
   const int first = col.zs - kHalo - (9 - span % 9) % 9;
   // What point t - 3 reads besides the stencil, loaded a plane before it is finished so that its
-  // memory latency hides behind a plane's work; and, when the in-plane derivatives are folded,
-  // the axis of point t + 1, to weigh them when its plane arrives. Folding frees 12 registers; on
-  // the H100 it pays for semi+b+a with azimuth (900^3: 21.1 -> 20.0 ms, no spills left), while the
-  // other methods and semi+b+a without azimuth ran 3-15% slower with it.
-  constexpr bool kFold = kAz && M == TtiMethod::SemiBA;
+  // memory latency hides behind a plane's work; and the axis of point t + 1, to weigh its
+  // in-plane derivatives when its plane arrives.
   TtiPointIn ahead{};
   float own_nx = 0.0f, own_ny = 0.0f;
   // Phase P: plane t (in `slot`) has arrived; point t - 4 is finished on the way.
@@ -526,32 +484,24 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
   auto process = [&](int t, int slot, auto phase) {
     constexpr int P = decltype(phase)::value;
     const int k = t - kHalo;
-    tti_semi_phase<kAz, kFold, W, P>(
+    tti_semi_phase<kAz, W, P>(
         buffer + slot * kPlane, col.c0, a.c, g, tti_weights(own_nx, own_ny, 0.0f),
         t >= col.zs && t < col.ze, [&](int r) {
           if (col.active && k >= col.zs) {
-            if constexpr (kFold) {
-              const TtiWeights w = tti_weights(ahead.nx, ahead.ny, ahead.nz);
-              float lap_s, h_s, h_q;
-              tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
-              tti_apply_operators<kLayer>(
-                  a.f, column + k * sz, sy, sz, a.c, w,
-                  tti_operators_from(lap_s, h_s, h_q, ahead.two_delta, ahead.two_emd), ahead);
-            } else {
-              tti_finish_loaded<kAz, kLayer>(a.f, column + k * sz, sy, sz, a.c,
-                                             tti_ring_derivatives<kAz>(g, r, false),
-                                             tti_ring_derivatives<kAz>(g, r, true), ahead);
-            }
+            const TtiWeights w = tti_weights(ahead.nx, ahead.ny, ahead.nz);
+            float lap_s, h_s, h_q;
+            tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
+            tti_apply_operators<kLayer>(
+                a.f, column + k * sz, sy, sz, a.c, w,
+                tti_operators_from(lap_s, h_s, h_q, ahead.two_delta, ahead.two_emd), ahead);
           }
           // The next point's loads go out at once: a whole plane's work hides them.
           if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
             ahead = tti_load_point<kAz, kLayer>(a.f, column + (k + 1) * sz);
         });
-    if constexpr (kFold) {
-      if (col.active && t + 1 >= col.zs && t + 1 < col.ze) {
-        own_nx = a.f.axis_x[column + (t + 1) * sz];
-        own_ny = a.f.axis_y[column + (t + 1) * sz];
-      }
+    if (col.active && t + 1 >= col.zs && t + 1 < col.ze) {
+      own_nx = a.f.axis_x[column + (t + 1) * sz];
+      if constexpr (kAz) own_ny = a.f.axis_y[column + (t + 1) * sz];
     }
   };
 
