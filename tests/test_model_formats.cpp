@@ -7,6 +7,7 @@
 #include "io/npy.hpp"
 #include "io/segy.hpp"
 #include "models/model_file.hpp"
+#include "tests/grid_helpers.hpp"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -937,11 +938,7 @@ ModelVolume memory_model(std::array<int, 3> shape, const std::vector<float>& val
 }
 
 Grid make_grid(std::array<int, 3> n, std::array<double, 3> h, std::array<double, 3> o) {
-  Grid grid;
-  grid.nx = n[0], grid.ny = n[1], grid.nz = n[2];
-  grid.dx = h[0], grid.dy = h[1], grid.dz = h[2];
-  grid.ox = o[0], grid.oy = o[1], grid.oz = o[2];
-  return grid;
+  return test_support::make_grid(n[0], n[1], n[2], h[0], h[1], h[2], o[0], o[1], o[2]);
 }
 
 class ResampleModel : public ModelFiles {};

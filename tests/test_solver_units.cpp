@@ -14,6 +14,7 @@
 #include "solver/problem.hpp"
 #include "solver/simulation.hpp"
 #include "solver/wavelet.hpp"
+#include "tests/grid_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -40,31 +41,8 @@ constexpr double kC0 = -205.0 / 72.0, kC1 = 8.0 / 5.0, kC2 = -1.0 / 5.0, kC3 = 8
                  kC4 = -1.0 / 560.0;
 constexpr double kC[5] = {kC0, kC1, kC2, kC3, kC4};
 
-Grid make_grid(int nx, int ny, int nz, double dx, double dy, double dz, double ox = 0,
-               double oy = 0, double oz = 0) {
-  Grid g;
-  g.nx = nx;
-  g.ny = ny;
-  g.nz = nz;
-  g.dx = dx;
-  g.dy = dy;
-  g.dz = dz;
-  g.ox = ox;
-  g.oy = oy;
-  g.oz = oz;
-  return g;
-}
-
-LayerWidths widths(int xl, int xh, int yl, int yh, int zl, int zh) {
-  LayerWidths w;
-  w.x_lo = xl;
-  w.x_hi = xh;
-  w.y_lo = yl;
-  w.y_hi = yh;
-  w.z_lo = zl;
-  w.z_hi = zh;
-  return w;
-}
+using test_support::make_grid;
+using test_support::widths;
 
 /// Deterministic pseudo-random numbers in [0, 1) (a 64-bit LCG; no dependence on <random>).
 struct Lcg {

@@ -5,6 +5,7 @@
 #include "io/survey.hpp"
 #include "models/velocity.hpp"
 #include "solver/plan.hpp"
+#include "tests/grid_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -62,12 +63,7 @@ void expect_error(const std::string& text, std::initializer_list<const char*> pi
 }
 
 Grid small_grid(int nx, int ny, int nz, double h = 10) {
-  Grid grid;
-  grid.nx = nx;
-  grid.ny = ny;
-  grid.nz = nz;
-  grid.dx = grid.dy = grid.dz = h;
-  return grid;
+  return test_support::make_grid(nx, ny, nz, h, h, h);
 }
 
 /// A folder of its own under the system temp folder, removed at the end of the test.

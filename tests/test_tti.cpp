@@ -8,6 +8,7 @@
 #include "solver/wavelet.hpp"
 
 #include "io/errors.hpp"
+#include "tests/grid_helpers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,16 +25,7 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kDeg = kPi / 180.0;
 
-Grid make_grid(int nx, int ny, int nz, double dx, double dy, double dz) {
-  Grid g;
-  g.nx = nx;
-  g.ny = ny;
-  g.nz = nz;
-  g.dx = dx;
-  g.dy = dy;
-  g.dz = dz;
-  return g;
-}
+using test_support::make_grid;
 
 /// A model with the same parameters everywhere; phi empty when `azimuth` is nullopt.
 TtiModel uniform_model(const Grid& g, double vp, double epsilon, double delta, double theta,

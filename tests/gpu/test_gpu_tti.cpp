@@ -12,6 +12,7 @@
 #include "tests/gpu/compare.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
 #include "kernels/cuda/device_buffer.hpp"
+#include "tests/grid_helpers.hpp"
 #endif
 
 #include <gtest/gtest.h>
@@ -60,11 +61,7 @@ struct TtiCase {
 };
 
 TtiCase make_case(bool azimuth, int steps = 100) {
-  Grid g;
-  g.nx = 45;
-  g.ny = 38;
-  g.nz = 133;
-  g.dx = g.dy = g.dz = 10.0;
+  const Grid g = test_support::make_grid(45, 38, 133, 10.0, 10.0, 10.0);
   TtiCase c;
   const std::size_t n = g.points();
   c.model.vp.resize(n);
