@@ -1,13 +1,14 @@
 #pragma once
 /// What the isotropic and the TTI CUDA backends share: the tap kernels (source injection, receiver
-/// sampling), the choice of device, tap-table checks, and owning handles for streams, events and
-/// pinned memory. Included by .cu files only.
+/// sampling), the choice of device, the free-memory and tap-table checks, and owning handles for
+/// streams, events and pinned memory. Included by .cu files only.
 
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
+#include "solver/grid.hpp"
 
 #include <array>
 #include <cstdint>
@@ -66,6 +67,21 @@ inline std::string gib_text(std::size_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(bytes) / double(1ull << 30));
   return buf;
+}
+
+/// Throws RuntimeFailure unless the current device has `need` bytes free beyond the margin. The
+/// message names the problem (`problem`, e.g. "the TTI problem"), what `need` holds and the grid.
+inline void require_free_memory(std::size_t need, const std::string& problem,
+                                const std::string& holds, const std::string& device,
+                                const Grid& grid) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  MINIMOD_GPU_CHECK(gpuMemGetInfo(&free_bytes, &total_bytes));
+  if (need + kMemoryMarginBytes <= free_bytes) return;
+  throw RuntimeFailure(problem + " needs " + gib_text(need + kMemoryMarginBytes) + " GiB on " +
+                       device + ", " + gib_text(free_bytes) + " GiB free (" + holds + " " +
+                       gib_text(need) + " GiB, plus a " + gib_text(kMemoryMarginBytes) +
+                       " GiB margin; " + std::to_string(grid.nx) + "x" + std::to_string(grid.ny) +
+                       "x" + std::to_string(grid.nz) + " grid)");
 }
 
 /// The device this process uses. The one place that chooses it: multi-GPU runs will pick by MPI

@@ -43,16 +43,8 @@ public:
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
     release();
 
-    const std::size_t need = tti_device_bytes(p);
-    std::size_t free_bytes = 0, total_bytes = 0;
-    MINIMOD_GPU_CHECK(gpuMemGetInfo(&free_bytes, &total_bytes));
-    if (need + kMemoryMarginBytes > free_bytes)
-      throw RuntimeFailure("the TTI problem needs " + gib_text(need + kMemoryMarginBytes) +
-                           " GiB on " + m_device_name + ", " + gib_text(free_bytes) +
-                           " GiB free (fields, medium, taps and traces " + gib_text(need) +
-                           " GiB, plus a " + gib_text(kMemoryMarginBytes) + " GiB margin; " +
-                           std::to_string(p.grid.nx) + "x" + std::to_string(p.grid.ny) + "x" +
-                           std::to_string(p.grid.nz) + " grid)");
+    require_free_memory(tti_device_bytes(p), "the TTI problem", "fields, medium, taps and traces",
+                        m_device_name, p.grid);
 
     m_layout = p.layout;
     m_coefs = p.coefs;
