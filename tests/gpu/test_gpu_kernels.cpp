@@ -6,7 +6,9 @@
 #include "kernels/backend.hpp"
 #include "kernels/kernel.hpp"
 #include "tests/gpu/compare.hpp"
+#include "tests/gpu/padded.hpp"
 #include "tests/gpu/problem_builder.hpp"
+#include "tests/gpu/registered.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
 #include "kernels/cuda/device_buffer.hpp"
 #endif
@@ -15,7 +17,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <iostream>
@@ -25,7 +26,6 @@
 #include <ostream>
 #include <random>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,7 +34,12 @@ namespace {
 
 using test_support::build_acoustic_problem;
 using test_support::expect_close;
+using test_support::fill_padded;
+using test_support::for_each_padded;
+using test_support::matches_slot;
 using test_support::ProblemSpec;
+using test_support::registered_cuda_kernel;
+using test_support::test_name_of;
 
 // ---- Device enumeration, once per run ------------------------------------------------------
 
@@ -160,19 +165,13 @@ std::vector<KernelCase> cuda_kernel_cases() {
 
 /// Test names allow only letters, digits and '_': other characters of kernel names become '_'.
 std::string case_name(const ::testing::TestParamInfo<KernelCase>& info) {
-  std::string s = info.param.kernel + "_layer" + std::to_string(info.param.n_layer);
-  for (char& ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
+  return test_name_of(info.param.kernel + "_layer" + std::to_string(info.param.n_layer));
 }
 
 class CudaKernelTest : public ::testing::TestWithParam<KernelCase> {
 protected:
   const StencilKernel& kernel() const {
-    const StencilKernel* k =
-        kernel_registry().find(GetParam().kernel, BackendKind::Cuda, Physics::Acoustic);
-    if (k == nullptr) throw std::logic_error("kernel " + GetParam().kernel + " vanished");
-    return *k;
+    return registered_cuda_kernel(GetParam().kernel, Physics::Acoustic);
   }
 };
 
@@ -230,28 +229,22 @@ TEST_P(CudaKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   auto in_grid = [&](int i, int j, int k) {
     return i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
   };
-  // Fill every padded slot: f(i, j, k) for grid coordinates, which may lie in ghosts or padding.
-  auto fill = [&](std::vector<float>& field, auto value) {
-    field.assign(size, nan);
-    for (int k = -kHalo; k < l.nz + kHalo; ++k)
-      for (int j = -kHalo; j < l.ny + kHalo; ++j)
-        for (int i = -l.x_offset; i < l.pitch - l.x_offset; ++i)
-          field[l.index(i, j, k)] = value(i, j, k);
-  };
 
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   std::vector<float> u, v_in, vp2dt2, phi_in, eta;
-  fill(u, [&](int i, int j, int k) {
+  fill_padded(l, u, [&](int i, int j, int k) {
     if (in_grid(i, j, k)) return unit(rng);
     const bool in_ghost = i >= -kHalo && i < l.nx + kHalo;
     return in_ghost ? 0.0f : nan; // y and z have no padding beyond their ghosts
   });
-  fill(v_in, [&](int i, int j, int k) { return in_grid(i, j, k) ? unit(rng) : nan; });
-  fill(phi_in, [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
-  fill(vp2dt2,
-       [&](int i, int j, int k) { return in_grid(i, j, k) ? p.vp2dt2[l.index(i, j, k)] : nan; });
-  fill(eta, [&](int i, int j, int k) {
+  fill_padded(l, v_in, [&](int i, int j, int k) { return in_grid(i, j, k) ? unit(rng) : nan; });
+  fill_padded(l, phi_in,
+              [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
+  fill_padded(l, vp2dt2, [&](int i, int j, int k) {
+    return in_grid(i, j, k) ? p.vp2dt2[l.index(i, j, k)] : nan;
+  });
+  fill_padded(l, eta, [&](int i, int j, int k) {
     const bool ring = i >= -1 && i <= l.nx && j >= -1 && j <= l.ny && k >= -1 && k <= l.nz;
     return ring ? p.eta[l.index(i, j, k)] : nan;
   });
@@ -310,14 +303,7 @@ TEST_P(CudaKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   auto check = [&](const char* field, const std::vector<float>& got, const std::vector<float>& want,
                    int i, int j, int k) {
     const std::int64_t q = l.index(i, j, k);
-    bool ok;
-    if (std::isnan(want[q])) {
-      ok = std::isnan(got[q]);
-    } else {
-      const float tol = 2e-5f * std::max(1.0f, std::abs(want[q]));
-      ok = std::isfinite(got[q]) && std::abs(got[q] - want[q]) <= tol;
-    }
-    if (ok) return;
+    if (matches_slot(got[q], want[q], 2e-5f)) return;
     ++bad;
     if (reported++ < 12) {
       const int r = region_of(i, j, k);
@@ -327,12 +313,10 @@ TEST_P(CudaKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
                     << ", want " << want[q];
     }
   };
-  for (int k = -kHalo; k < l.nz + kHalo; ++k)
-    for (int j = -kHalo; j < l.ny + kHalo; ++j)
-      for (int i = -l.x_offset; i < l.pitch - l.x_offset; ++i) {
-        check("v", v_got, v_want, i, j, k);
-        check("phi", phi_got, phi_want, i, j, k);
-      }
+  for_each_padded(l, [&](int i, int j, int k) {
+    check("v", v_got, v_want, i, j, k);
+    check("phi", phi_got, phi_want, i, j, k);
+  });
   EXPECT_EQ(bad, 0u) << "points wrong in total";
   EXPECT_TRUE(std::any_of(launched.begin(), launched.end(), [](bool b) { return b; }));
 #endif

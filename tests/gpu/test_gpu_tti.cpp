@@ -10,16 +10,17 @@
 #include "solver/tti.hpp"
 #include "solver/wavelet.hpp"
 #include "tests/gpu/compare.hpp"
+#include "tests/gpu/padded.hpp"
+#include "tests/gpu/registered.hpp"
+#include "tests/grid_helpers.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
 #include "kernels/cuda/device_buffer.hpp"
-#include "tests/grid_helpers.hpp"
 #endif
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -33,6 +34,11 @@ namespace minimod {
 namespace {
 
 using test_support::expect_close;
+using test_support::fill_padded;
+using test_support::for_each_padded;
+using test_support::matches_slot;
+using test_support::registered_cuda_kernel;
+using test_support::test_name_of;
 
 constexpr double kDeg = 3.14159265358979323846 / 180.0;
 
@@ -197,19 +203,13 @@ std::vector<TtiKernelCase> tti_cases() {
 }
 
 std::string tti_case_name(const ::testing::TestParamInfo<TtiKernelCase>& info) {
-  std::string s = info.param.kernel + (info.param.azimuth ? "_azimuth" : "_tilt");
-  for (char& ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
+  return test_name_of(info.param.kernel + (info.param.azimuth ? "_azimuth" : "_tilt"));
 }
 
 class TtiKernelTest : public ::testing::TestWithParam<TtiKernelCase> {
 protected:
   const StencilKernel& kernel() const {
-    const StencilKernel* k =
-        kernel_registry().find(GetParam().kernel, BackendKind::Cuda, Physics::Tti);
-    if (k == nullptr) throw std::logic_error("kernel " + GetParam().kernel + " vanished");
-    return *k;
+    return registered_cuda_kernel(GetParam().kernel, Physics::Tti);
   }
 };
 
@@ -264,13 +264,7 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   auto in_grid = [&](int i, int j, int k) {
     return i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
   };
-  auto fill = [&](std::vector<float>& field, auto value) {
-    field.assign(size, nan);
-    for (int k = -kHalo; k < l.nz + kHalo; ++k)
-      for (int j = -kHalo; j < l.ny + kHalo; ++j)
-        for (int i = -l.x_offset; i < l.pitch - l.x_offset; ++i)
-          field[static_cast<std::size_t>(l.index(i, j, k))] = value(i, j, k);
-  };
+
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   auto field_in = [&](int i, int j, int k) {
@@ -284,18 +278,19 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
     };
   };
   std::vector<float> hp, hq, hpn, hqn, hphi, vp, td, temd, ax, ay, azz, eta;
-  fill(hp, field_in);
-  fill(hq, field_in);
-  fill(hpn, random_in);
-  fill(hqn, random_in);
-  fill(hphi, [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
-  fill(vp, copy_in(p.vp2dt2));
-  fill(td, copy_in(p.two_delta));
-  fill(temd, copy_in(p.two_eps_minus_delta));
-  fill(ax, copy_in(p.axis_x));
-  if (az) fill(ay, copy_in(p.axis_y));
-  fill(azz, copy_in(p.axis_z));
-  fill(eta, [&](int i, int j, int k) {
+  fill_padded(l, hp, field_in);
+  fill_padded(l, hq, field_in);
+  fill_padded(l, hpn, random_in);
+  fill_padded(l, hqn, random_in);
+  fill_padded(l, hphi,
+              [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
+  fill_padded(l, vp, copy_in(p.vp2dt2));
+  fill_padded(l, td, copy_in(p.two_delta));
+  fill_padded(l, temd, copy_in(p.two_eps_minus_delta));
+  fill_padded(l, ax, copy_in(p.axis_x));
+  if (az) fill_padded(l, ay, copy_in(p.axis_y));
+  fill_padded(l, azz, copy_in(p.axis_z));
+  fill_padded(l, eta, [&](int i, int j, int k) {
     const bool ring = i >= -1 && i <= l.nx && j >= -1 && j <= l.ny && k >= -1 && k <= l.nz;
     return ring ? p.eta[static_cast<std::size_t>(l.index(i, j, k))] : nan;
   });
@@ -369,27 +364,18 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   auto check = [&](const char* what, const std::vector<float>& got, const std::vector<float>& want,
                    int i, int j, int k) {
     const auto q = static_cast<std::size_t>(l.index(i, j, k));
-    bool ok;
-    if (std::isnan(want[q])) {
-      ok = std::isnan(got[q]);
-    } else {
-      // Random fields: the 146-point sums cancel, and the kernels sum in other orders.
-      const float tol = 5e-5f * std::max(1.0f, std::abs(want[q]));
-      ok = std::isfinite(got[q]) && std::abs(got[q] - want[q]) <= tol;
-    }
-    if (ok) return;
+    // Random fields: the 146-point sums cancel, and the kernels sum in other orders.
+    if (matches_slot(got[q], want[q], 5e-5f)) return;
     ++bad;
     if (reported++ < 12)
       ADD_FAILURE() << what << "(" << i << "," << j << "," << k << "): got " << got[q] << ", want "
                     << want[q];
   };
-  for (int k = -kHalo; k < l.nz + kHalo; ++k)
-    for (int j = -kHalo; j < l.ny + kHalo; ++j)
-      for (int i = -l.x_offset; i < l.pitch - l.x_offset; ++i) {
-        check("p_next", gpn, wpn, i, j, k);
-        check("q_next", gqn, wqn, i, j, k);
-        check("phi_p", gphi, wphi, i, j, k);
-      }
+  for_each_padded(l, [&](int i, int j, int k) {
+    check("p_next", gpn, wpn, i, j, k);
+    check("q_next", gqn, wqn, i, j, k);
+    check("phi_p", gphi, wphi, i, j, k);
+  });
   EXPECT_EQ(bad, 0u) << "points wrong in total";
 #endif
 }
