@@ -45,7 +45,7 @@ public:
         "2.5D streaming with the semi-stencil: one shared plane, each value read once into the "
         "partial sums of the nine points it feeds (registers)",
         "the semi-stencil streaming, the next plane prefetched into registers",
-        "the semi-stencil streaming, the next plane copied by cp.async into shared memory",
+        "the semi-stencil streaming, the next two planes copied by cp.async into shared memory",
         "the semi-stencil streaming, two planes loaded per barrier pair (2z folding)"};
     std::string tile = std::to_string(Dx) + "x" + std::to_string(Dy);
     if (!tti_streams(M)) tile += "x" + std::to_string(Dz);

@@ -180,10 +180,6 @@ __device__ __forceinline__ SecondDerivatives tti_nine_planes(PlaneFn plane, int 
   return d;
 }
 
-__device__ __forceinline__ void tti_cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
 /// One block's view of its column: the tile's cells of a plane that this thread loads, the
 /// thread's own point, and the z chunk.
 template <int Dx, int Dy> struct TtiColumn {
@@ -227,9 +223,9 @@ template <int Dx, int Dy> struct TtiColumn {
   }
 };
 
-/// Resident blocks per SM asked of the register allocator: 1024 threads a SM at 64 registers.
-/// smem_25d fits in 64 (it ran at 64 and 25.1 ms on the H100 before the compiler moved to 78-109
-/// and 31.5 ms); so does a lane of the semi-stencil kernels.
+/// Resident blocks per SM asked of the register allocator for smem_25d: 1024 threads a SM at 64
+/// registers (it ran at 64 and 25.1 ms on the H100 before the compiler moved to 78-109 and
+/// 31.5 ms).
 template <int Threads> constexpr int kTtiMinBlocks = Threads >= 1024 ? 1 : 1024 / Threads;
 
 /// smem_25d: the nine planes k-4..k+4 of p and q in a circular buffer of shared planes; plane t
@@ -408,6 +404,10 @@ template <int kOffset>
 __device__ __forceinline__ void tti_cp_async_4_at(unsigned smem, const float* gmem) {
   asm volatile("cp.async.ca.shared.global [%0+%2], [%1], 4;\n" ::"r"(smem), "l"(gmem), "n"(kOffset)
                : "memory");
+}
+/// Close this thread's cp.async copies issued since the last commit into one group.
+__device__ __forceinline__ void tti_cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 /// Wait until at most N of this thread's committed cp.async groups are pending.
 template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
