@@ -9,6 +9,7 @@
 #include "kernels/gpu_probe.hpp"
 #include "kernels/kernel.hpp"
 #include "solver/simulation.hpp"
+#include "tests/gpu/gpu_environment.hpp"
 
 #include <gtest/gtest.h>
 
@@ -28,11 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 
 /// Skip the current test, with the reason, when no device is usable.
-#define MINIMOD_BENCH_SKIP_WITHOUT_GPU()                                                           \
-  do {                                                                                             \
-    std::string why_;                                                                              \
-    if (!cuda_device_available(&why_)) GTEST_SKIP() << "no CUDA device: " << why_;                 \
-  } while (0)
 
 /// A folder under the system temp folder, removed with its contents.
 class GpuTempDir {
@@ -70,7 +66,7 @@ BenchOptions small_gpu_options(std::vector<std::string> kernels) {
 }
 
 TEST(BenchGpu, MemoryFloorIsPlausible) {
-  MINIMOD_BENCH_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
   const MemoryFloor f = measure_gpu_memory_floor(96 * 88 * 80);
   std::cout << "[ FLOOR    ] " << f.device << ": copy " << f.copy_gbps << " GB/s, stream "
             << f.stream_gbps << " GB/s over " << f.points << " points, L2 " << f.cache_bytes
@@ -87,7 +83,7 @@ TEST(BenchGpu, MemoryFloorIsPlausible) {
 }
 
 TEST(BenchGpu, TwoKernelsProduceRecords) {
-  MINIMOD_BENCH_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
   const BenchReport rep =
       run_bench(small_gpu_options({"gmem_3d_32x4x4", "inner=gmem_3d_64x4x2,pml=gmem_3d"}), {});
   ASSERT_EQ(rep.records.size(), 2u);
@@ -106,7 +102,7 @@ TEST(BenchGpu, TwoKernelsProduceRecords) {
 }
 
 TEST(BenchGpu, TimeStepsAndResetRepeat) {
-  MINIMOD_BENCH_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
   // Two repeats from a reset must produce the same traces: reset clears every field.
   const Survey s = parse_survey("grid: {shape: [40, 36, 32], spacing: 10}\n"
                                 "model: {type: constant, velocity: 2000}\n"
@@ -137,7 +133,7 @@ TEST(BenchGpu, TimeStepsAndResetRepeat) {
 }
 
 TEST(BenchGpu, AutoPicksRegisteredKernelsAndCaches) {
-  MINIMOD_BENCH_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
   GpuTempDir dir("autotune");
   BenchOptions o = small_gpu_options({"auto"});
   o.autotune_cache = (dir.path() / "autotune.json").string();
@@ -171,7 +167,7 @@ TEST(BenchGpu, AutoPicksRegisteredKernelsAndCaches) {
 }
 
 TEST(BenchGpu, AutoInSimulationOnCuda) {
-  MINIMOD_BENCH_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
   GpuTempDir dir("autotune_sim");
   const std::string cache = (dir.path() / "autotune.json").string();
   std::optional<std::string> old;

@@ -6,6 +6,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/kernel.hpp"
 #include "tests/gpu/compare.hpp"
+#include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/padded.hpp"
 #include "tests/gpu/problem_builder.hpp"
 #include "tests/gpu/registered.hpp"
@@ -17,9 +18,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdint>
-#include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -40,48 +39,6 @@ using test_support::matches_slot;
 using test_support::ProblemSpec;
 using test_support::registered_cuda_kernel;
 using test_support::test_name_of;
-
-// ---- Device enumeration, once per run ------------------------------------------------------
-
-/// Asks the runtime once, before any test, whether a CUDA device is usable.
-class GpuEnvironment : public ::testing::Environment {
-public:
-  void SetUp() override {
-#if defined(MINIMOD_HAVE_CUDA)
-    s_available = cuda_device_available(&s_why);
-    if (s_available) {
-      try {
-        s_device = make_cuda_backend()->device_name();
-        std::cout << "[ GPU      ] testing on " << s_device << "\n";
-      } catch (const std::exception& e) {
-        s_available = false;
-        s_why = e.what();
-      }
-    }
-#else
-    s_available = false;
-    s_why = "this build has no CUDA backend";
-#endif
-    if (!s_available) std::cout << "[ GPU      ] no CUDA device: " << s_why << "\n";
-  }
-  static bool available() {
-    return s_available;
-  }
-  static const std::string& why() {
-    return s_why;
-  }
-
-private:
-  static inline bool s_available = false;
-  static inline std::string s_why = "device enumeration has not run";
-  static inline std::string s_device;
-};
-
-/// Skip the current test, with the reason, when no device is usable.
-#define MINIMOD_SKIP_WITHOUT_GPU()                                                                 \
-  do {                                                                                             \
-    if (!GpuEnvironment::available()) GTEST_SKIP() << "no CUDA device: " << GpuEnvironment::why(); \
-  } while (0)
 
 // ---- Helpers ---------------------------------------------------------------------------------
 
@@ -365,7 +322,7 @@ TEST(CudaRegistry, CanRunRefusesBoxOutsideField) {
 
 /// Without a device, make_cuda_backend throws RuntimeFailure (exit code 3) saying why.
 TEST(CudaBackend, NoDeviceIsARuntimeFailure) {
-  if (GpuEnvironment::available()) GTEST_SKIP() << "a device is present";
+  if (test_support::GpuEnvironment::available()) GTEST_SKIP() << "a device is present";
   try {
     (void)make_cuda_backend();
     FAIL() << "make_cuda_backend did not throw without a device";
@@ -395,6 +352,6 @@ TEST(CudaBackend, SetupRefusesForeignKernel) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new minimod::GpuEnvironment);
+  ::testing::AddGlobalTestEnvironment(new minimod::test_support::GpuEnvironment);
   return RUN_ALL_TESTS();
 }

@@ -2,21 +2,17 @@
 /// kernel, and switching shots (Backend::set_taps + reset) on one backend. Skipped without a GPU.
 #include "kernels/backend.hpp"
 #include "solver/simulation.hpp"
+#include "tests/gpu/compare.hpp"
+#include "tests/gpu/gpu_environment.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <string>
 #include <vector>
 
 namespace minimod {
 namespace {
 
-#define MINIMOD_SURVEY_SKIP_WITHOUT_GPU()                                                          \
-  do {                                                                                             \
-    std::string why_;                                                                              \
-    if (!cuda_device_available(&why_)) GTEST_SKIP() << "no CUDA device: " << why_;                 \
-  } while (0)
+using test_support::expect_close;
 
 /// A layered survey on an awkward grid with an off-grid source and a few receivers.
 Survey layered_survey(bool free_surface) {
@@ -54,18 +50,6 @@ std::vector<float> layered_velocity(const Survey& s) {
   return v;
 }
 
-double rel_l2(const std::vector<float>& a, const std::vector<float>& ref, double* max_diff) {
-  double num = 0, den = 0, worst = 0;
-  for (std::size_t n = 0; n < a.size(); ++n) {
-    const double d = static_cast<double>(a[n]) - ref[n];
-    num += d * d;
-    den += static_cast<double>(ref[n]) * ref[n];
-    worst = std::max(worst, std::abs(d));
-  }
-  *max_diff = worst;
-  return std::sqrt(num / den);
-}
-
 /// Traces and final wavefield of shots 0 and 1 run one after the other on one backend.
 struct TwoShots {
   std::vector<float> traces0, traces1, field1;
@@ -85,19 +69,8 @@ TwoShots run_two_shots(const Survey& s, BackendChoice backend) {
   return out;
 }
 
-void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu, const char* what) {
-  ASSERT_EQ(gpu.size(), cpu.size()) << what;
-  double max_diff = 0;
-  const double err = rel_l2(gpu, cpu, &max_diff);
-  double peak = 0;
-  for (float x : cpu)
-    peak = std::max(peak, std::abs(static_cast<double>(x)));
-  EXPECT_LE(err, 1e-5) << what;
-  EXPECT_LE(max_diff, 1e-4 * peak) << what;
-}
-
 TEST(GpuSurvey, SecondShotOnOneBackendMatchesCpu) {
-  MINIMOD_SURVEY_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
   const Survey s = layered_survey(false);
   const TwoShots gpu = run_two_shots(s, BackendChoice::Cuda);
   const TwoShots cpu = run_two_shots(s, BackendChoice::Cpu);
@@ -107,7 +80,7 @@ TEST(GpuSurvey, SecondShotOnOneBackendMatchesCpu) {
 }
 
 TEST(GpuSurvey, FreeSurfaceMatchesCpu) {
-  MINIMOD_SURVEY_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
   const Survey s = layered_survey(true);
   const TwoShots gpu = run_two_shots(s, BackendChoice::Cuda);
   const TwoShots cpu = run_two_shots(s, BackendChoice::Cpu);

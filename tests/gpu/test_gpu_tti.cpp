@@ -10,6 +10,7 @@
 #include "solver/tti.hpp"
 #include "solver/wavelet.hpp"
 #include "tests/gpu/compare.hpp"
+#include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/padded.hpp"
 #include "tests/gpu/registered.hpp"
 #include "tests/grid_helpers.hpp"
@@ -41,20 +42,6 @@ using test_support::registered_cuda_kernel;
 using test_support::test_name_of;
 
 constexpr double kDeg = 3.14159265358979323846 / 180.0;
-
-/// Whether a CUDA device is usable, asked once.
-bool have_gpu(std::string* why_out = nullptr) {
-  static std::string why;
-  static const bool ok = cuda_device_available(&why);
-  if (why_out) *why_out = why;
-  return ok;
-}
-
-#define MINIMOD_TTI_SKIP_WITHOUT_GPU()                                                             \
-  do {                                                                                             \
-    std::string why_;                                                                              \
-    if (!have_gpu(&why_)) GTEST_SKIP() << "no CUDA device: " << why_;                              \
-  } while (0)
 
 /// The test problem: 45 x 38 x 133 points (no multiple of 4, 8, 16 or 32; deeper than two
 /// streaming chunks), a 6-point layer, vp, epsilon and the tilt varying in space, an elliptic
@@ -215,7 +202,7 @@ protected:
 
 /// 100 steps on the GPU with the kernel under test in every region: p, q and the traces.
 TEST_P(TtiKernelTest, MatchesCpuReference) {
-  MINIMOD_TTI_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
   const bool az = GetParam().azimuth;
   const TtiCase c = make_case(az);
   const TtiProblem p =
@@ -253,7 +240,7 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
 /// ring. Each launched point must hold the host's one-step value (tti_update_point), every other
 /// point its old value, and every point outside the grid its NaN.
 TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
-  MINIMOD_TTI_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
 #if defined(MINIMOD_HAVE_CUDA)
   const bool az = GetParam().azimuth;
   const TtiCase c = make_case(az, 2);
@@ -387,7 +374,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TtiKernelTest);
 /// physics.md's isotropic reduction on the GPU: epsilon = delta = 0 with a 30 degree tilt keeps q
 /// exactly zero and gives the isotropic CPU reference's p within the kernel tolerances.
 TEST(TtiGpu, IsotropicMediumKeepsQZero) {
-  MINIMOD_TTI_SKIP_WITHOUT_GPU();
+  MINIMOD_SKIP_WITHOUT_GPU();
   TtiCase c = make_case(false, 80);
   std::fill(c.model.epsilon.begin(), c.model.epsilon.end(), 0.0f);
   std::fill(c.model.delta.begin(), c.model.delta.end(), 0.0f);
