@@ -167,6 +167,10 @@ public:
 
   /// A file name resolved against the survey's folder.
   std::string resolve(const std::string& name) const;
+  /// The file that `node` names, resolved against the survey's folder; rejects `key` unless it
+  /// is an existing regular file ("an existing <what> (looked for <path>)").
+  std::string existing_file(const YAML::Node& node, const std::string& key,
+                            const std::string& what) const;
 
 private:
   void parse_grid(const YAML::Node& node, GridSpec& grid) const;
@@ -310,6 +314,15 @@ std::string SurveyParser::resolve(const std::string& name) const {
   const fs::path path(name);
   if (path.is_absolute() || m_base_dir.empty()) return path.lexically_normal().string();
   return (fs::path(m_base_dir) / path).lexically_normal().string();
+}
+
+std::string SurveyParser::existing_file(const YAML::Node& node, const std::string& key,
+                                        const std::string& what) const {
+  const std::string path = resolve(text(node, key, "a file name"));
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    reject(node, key, "an existing " + what + " (looked for " + path + ")");
+  return path;
 }
 
 Vec3 SurveyParser::inside_grid(const Vec3& position, int line, const std::string& key,
@@ -529,13 +542,8 @@ void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
                  " (type file)");
     const YAML::Node file = fields.require(
         "file", "the model file (raw float32, HDF5, SEG-Y or .npy), relative to the survey");
-    const std::string name = text(file, "model.file", "a file name");
-    model.file = resolve(name);
+    model.file = existing_file(file, "model.file", "model file");
     model.file_loc = loc(file, "model.file");
-    std::error_code ec;
-    if (!fs::is_regular_file(model.file, ec)) {
-      reject(file, "model.file", "an existing model file (looked for " + model.file + ")");
-    }
     if (auto format = fields.find("format")) {
       static const std::vector<std::string> kFormats = {"raw", "hdf5", "segy", "npy"};
       model.format = kFormats[choice(*format, "model.format", kFormats)];
@@ -613,6 +621,7 @@ void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
       const std::uintmax_t expected = static_cast<std::uintmax_t>(model.file_shape[0]) *
                                       static_cast<std::uintmax_t>(model.file_shape[1]) *
                                       static_cast<std::uintmax_t>(model.file_shape[2]) * 4;
+      std::error_code ec;
       const std::uintmax_t actual = fs::file_size(model.file, ec);
       if (!ec && actual != expected) {
         reject_at(line_of(file), "model.file",
@@ -816,11 +825,7 @@ PropertySpec SurveyParser::parse_property(const YAML::Node& node, const std::str
   case PropertySpec::Kind::File: {
     fields.allow({"type", "file", "format", "dataset", "order"}, " (type file)");
     const YAML::Node file = fields.require("file", "the file, relative to the survey");
-    p.file = resolve(text(file, key + ".file", "a file name"));
-    std::error_code ec;
-    if (!fs::is_regular_file(p.file, ec)) {
-      reject(file, key + ".file", "an existing file (looked for " + p.file + ")");
-    }
+    p.file = existing_file(file, key + ".file", "file");
     if (auto format = fields.find("format")) {
       static const std::vector<std::string> kFormats = {"raw", "hdf5", "segy", "npy"};
       p.format = kFormats[choice(*format, key + ".format", kFormats)];
@@ -862,11 +867,7 @@ void SurveyParser::parse_wavelet(const YAML::Node& node, const std::string& key,
   case WaveletSpec::Kind::File: {
     fields.allow({"type", "file", "dt", "fmax", "amplitude"}, " (type file)");
     const YAML::Node file = fields.require("file", "the file of samples, relative to the survey");
-    wavelet.file = resolve(text(file, key + ".file", "a file name"));
-    std::error_code ec;
-    if (!fs::is_regular_file(wavelet.file, ec)) {
-      reject(file, key + ".file", "an existing file of samples (looked for " + wavelet.file + ")");
-    }
+    wavelet.file = existing_file(file, key + ".file", "file of samples");
     wavelet.file_dt = number(fields.require("dt", "the sample interval of the file in seconds"),
                              key + ".dt", {is_positive, "a sample interval > 0 (seconds)"});
     if (auto fmax = fields.find("fmax")) {
