@@ -193,6 +193,13 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
   OutputFile out(options.output, meta, OutputOptions{many, options.resume});
   report.skipped = out.complete_shots();
 
+  // p of the current shot, dense (from the device when the GPU runs it).
+  auto field_p = [&] {
+    if (cpu) return cpu->wavefield_p();
+    std::vector<float> dense;
+    gpu->fetch_field(dense);
+    return dense;
+  };
   std::vector<float> raw;
   for (int shot = 0; shot < static_cast<int>(survey.shots.size()); ++shot) {
     if (std::binary_search(report.skipped.begin(), report.skipped.end(), shot)) continue;
@@ -221,12 +228,6 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
       cpu->load_shot(sources, receivers, s.interpolation);
     }
     timing.setup_ms = ms_since(t0);
-    auto field_p = [&] {
-      if (cpu) return cpu->wavefield_p();
-      std::vector<float> dense;
-      gpu->fetch_field(dense);
-      return dense;
-    };
 
     t0 = Clock::now();
     const bool snapshots =
@@ -268,8 +269,9 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     report.last.timing.median_step_ms = timing.step_ms / plan.steps;
     report.last.timing.mpoints_per_s =
         static_cast<double>(grid.points()) * plan.steps / (timing.step_ms * 1e-3) / 1e6;
-    report.last.final_field = field_stats(field_p());
   }
+  // The last shot run leaves its final field in place: one copy, not one a shot.
+  if (!report.shots.empty()) report.last.final_field = field_stats(field_p());
   report.last.plan = shown;
   report.last.backend = meta.backend;
   report.last.device = meta.device_name;
