@@ -112,15 +112,20 @@ struct TtiOperators {
   float q; ///< 2 (epsilon - delta) (L - H) s
 };
 
+/// The operators from L s, H s and H q and the point's medium.
+MINIMOD_HD TtiOperators tti_operators_from(float lap_s, float h_s, float h_q, float two_delta,
+                                           float two_eps_minus_delta) {
+  const float perp_s = lap_s - h_s; // (L - H) s
+  return TtiOperators{lap_s + two_delta * perp_s - h_q, two_eps_minus_delta * perp_s};
+}
+
 /// The operators from the derivatives of p and q and the point's medium.
 MINIMOD_HD TtiOperators tti_operators(const SecondDerivatives& dp, const SecondDerivatives& dq,
                                       const TtiWeights& w, float two_delta,
                                       float two_eps_minus_delta) {
   const SecondDerivatives ds{dp.xx + dq.xx, dp.yy + dq.yy, dp.zz + dq.zz,  dp.xy + dq.xy,
                              dp.xz + dq.xz, dp.yz + dq.yz, dp.lap + dq.lap};
-  const float lap_s = ds.lap;
-  const float perp_s = lap_s - apply_h(w, ds); // (L - H) s
-  return TtiOperators{lap_s + two_delta * perp_s - apply_h(w, dq), two_eps_minus_delta * perp_s};
+  return tti_operators_from(ds.lap, apply_h(w, ds), apply_h(w, dq), two_delta, two_eps_minus_delta);
 }
 
 /// Drive of the layer's phi for p (docs/tti.md, "Layer"). The isotropic phi is driven by
@@ -202,15 +207,14 @@ MINIMOD_HD TtiPointIn tti_load_point(const TtiFields& f, std::int64_t i) {
   return in;
 }
 
-/// The update of both fields at linear index i from the second derivatives of p and q there and
-/// the point's loaded values: inner form (kLayer = false) or Minimod's layer form (phi for p,
-/// damping alone for q; the phi drive reads its 1-point neighbours from f).
-template <bool kAzimuth, bool kLayer>
-MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, std::int64_t sy,
-                                  std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
-                                  const SecondDerivatives& dq, const TtiPointIn& in) {
-  const TtiWeights w = tti_weights(in.nx, in.ny, in.nz);
-  const TtiOperators op = tti_operators(dp, dq, w, in.two_delta, in.two_emd);
+/// The update of both fields at linear index i from their operators there (w: the point's H
+/// weights, for the layer's phi drive) and the point's loaded values: inner form (kLayer = false)
+/// or Minimod's layer form (phi for p, damping alone for q; the phi drive reads its 1-point
+/// neighbours from f).
+template <bool kLayer>
+MINIMOD_HD void tti_apply_operators(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                    std::int64_t sz, const TtiCoefs& c, const TtiWeights& w,
+                                    const TtiOperators& op, const TtiPointIn& in) {
   if constexpr (!kLayer) {
     (void)sy;
     (void)sz;
@@ -223,6 +227,17 @@ MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, std::int64
     f.phi_p[i] = phi_next;
     f.q_next[i] = layer_update(in.q, in.q_prev, in.vp2dt2, op.q, 0.0f, in.eta, 0.0f, &phi_next);
   }
+}
+
+/// The update of both fields at linear index i from the second derivatives of p and q there and
+/// the point's loaded values.
+template <bool kAzimuth, bool kLayer>
+MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                  std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
+                                  const SecondDerivatives& dq, const TtiPointIn& in) {
+  const TtiWeights w = tti_weights(in.nx, in.ny, in.nz);
+  tti_apply_operators<kLayer>(f, i, sy, sz, c, w,
+                              tti_operators(dp, dq, w, in.two_delta, in.two_emd), in);
 }
 
 /// The update of both fields at linear index i from the second derivatives of p and q there

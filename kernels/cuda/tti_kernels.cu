@@ -145,10 +145,9 @@ void register_tti_kernels(KernelRegistry& registry) {
   add<TtiMethod::Smem25d, 16, 16, 1>(registry, true);
   add<TtiMethod::Smem25d, 16, 8, 1>(registry);
   add<TtiMethod::Smem25d, 32, 8, 1>(registry);
-  // The semi-stencil kernels keep about 70 partial sums a thread in registers (capped at 128 by
-  // the launch bounds). semi+b+a_32x16, the paper's A100 best, is also the fastest single kernel
-  // here (H100, 900^3: 21.1 ms a step with azimuth); with smem_25d_32x8 on the layer slabs, the
-  // CUDA default, 20.3 ms (docs/perf/2026-11-22-h100-tti-900.md).
+  // The semi-stencil kernels keep about 60-70 partial sums a thread in registers (capped at 128
+  // by the launch bounds). semi+b+a_32x16, the paper's A100 best, is also the fastest here and
+  // the CUDA default (H100, 900^3 with azimuth: docs/perf/2026-11-22-h100-tti-900.md).
   add<TtiMethod::Semi, 32, 8, 1>(registry, true);
   add<TtiMethod::Semi, 32, 16, 1>(registry);
   add<TtiMethod::Semi, 16, 16, 1>(registry);

@@ -281,36 +281,57 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
 // compile-time constant. (Giving p and q a lane each halves the sums a thread holds, but measured
 // 1.6 times slower: 64 registers spill, and the two lanes repeat the addressing and loads.)
 
-/// Partial sums of one field at the nine pending points; index (P + d) mod 9 in phase P holds
-/// point t + d. zz, xz, yz collect one term from each of the planes k-4..k+4; xx, yy, xy come
-/// whole from the point's own plane.
+/// Partial sums at the nine pending points; index (P + d) mod 9 in phase P holds point t + d.
+/// zz, xz, yz of p and of q collect one term from each of the planes k-4..k+4. The point's own
+/// plane adds its in-plane derivatives: raw (xx, yy, xy of s = p + q and of q), or, folded with
+/// the point's axis (kFold), as 3 values instead of 6: ls = (xx + yy) s, and hs, hq the in-plane
+/// parts of H s and H q. Only the arrays a kernel uses take registers.
 struct TtiRing {
-  float zz[9], xz[9], yz[9], xx[9], yy[9], xy[9];
+  float zzp[9], xzp[9], yzp[9], zzq[9], xzq[9], yzq[9];
+  float xxp[9], yyp[9], xyp[9], xxq[9], yyq[9], xyq[9]; // raw
+  float ls[9], hs[9], hq[9];                            // folded
 };
 
-/// The derivatives of the finished point in ring slot r (without azimuth yz is not summed).
+/// The raw derivatives of p (q = false) or q at the finished point in ring slot r.
 template <bool kAz>
-__device__ __forceinline__ SecondDerivatives tti_ring_point(const TtiRing& g, int r) {
-  return SecondDerivatives{g.xx[r],
-                           g.yy[r],
-                           g.zz[r],
-                           g.xy[r],
-                           g.xz[r],
-                           kAz ? g.yz[r] : 0.0f,
-                           (g.xx[r] + g.yy[r]) + g.zz[r]};
+__device__ __forceinline__ SecondDerivatives tti_ring_derivatives(const TtiRing& g, int r, bool q) {
+  const float xx = q ? g.xxq[r] : g.xxp[r], yy = q ? g.yyq[r] : g.yyp[r];
+  const float zz = q ? g.zzq[r] : g.zzp[r];
+  return SecondDerivatives{xx,
+                           yy,
+                           zz,
+                           q ? g.xyq[r] : g.xyp[r],
+                           q ? g.xzq[r] : g.xzp[r],
+                           kAz ? (q ? g.yzq[r] : g.yzp[r]) : 0.0f,
+                           (xx + yy) + zz};
+}
+
+/// L s, H s and H q of the finished point in folded ring slot r, its H weights w.
+template <bool kAz>
+__device__ __forceinline__ void tti_ring_operators(const TtiRing& g, int r, const TtiWeights& w,
+                                                   float& lap_s, float& h_s, float& h_q) {
+  const float zzs = g.zzp[r] + g.zzq[r], xzs = g.xzp[r] + g.xzq[r];
+  lap_s = g.ls[r] + zzs;
+  h_s = g.hs[r] + w.zz * zzs + w.xz * xzs;
+  h_q = g.hq[r] + w.zz * g.zzq[r] + w.xz * g.xzq[r];
+  if constexpr (kAz) {
+    h_s += w.yz * (g.yzp[r] + g.yzq[r]);
+    h_q += w.yz * g.yzq[r];
+  }
 }
 
 /// Phase P of the semi-stencil: plane t (shared plane `u` of (p, q) pairs, the thread at c0) has
 /// arrived. Each of its values is read once and used for every pending point it feeds: the
 /// centre gives zz, a row difference dx = u(i + m) - u(i - m) the xz terms and a column
 /// difference dy the yz terms of points t - m (plane t lies m above them: + dx) and t + m (m
-/// below: - dx); the row and column sums give xx and yy of point t. The terms at distance 4 come
-/// first: they complete point t - 4, which `finish` then updates before point t + 4's sums are
-/// started, so that the two never hold registers at once. xy of point t is summed only when
-/// plane t is one of the block's own planes (`own`; the others only feed their neighbours).
-template <bool kAz, int W, int P, class Finish>
+/// below: - dx); the row and column sums give xx and yy of point t, kept raw with its xy or (kFold)
+/// folded with `w`, point t's H weights, into ls, hs, hq. The terms at distance 4 come first: they
+/// complete point t - 4, which `finish(slot)` then updates before point t + 4's sums are started,
+/// so that the two never hold registers at once. xy of point t is summed only when plane t is one
+/// of the block's own planes (`own`; the others only feed their neighbours).
+template <bool kAz, bool kFold, int W, int P, class Finish>
 __device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const TtiCoefs& c,
-                                               TtiRing& rp, TtiRing& rq, bool own,
+                                               TtiRing& g, const TtiWeights& w, bool own,
                                                Finish&& finish) {
   constexpr int kT = P % 9;
   const float2 ce = u[c0];
@@ -326,27 +347,27 @@ __device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const Tt
     yyp = fmaf(c.yy[kHalo], ya.x + yb.x, yyp);
     yyq = fmaf(c.yy[kHalo], ya.y + yb.y, yyq);
     // Point t - 4 first: its sums are then complete.
-    rp.zz[up] = fmaf(zc, ce.x, rp.zz[up]);
-    rq.zz[up] = fmaf(zc, ce.y, rq.zz[up]);
+    g.zzp[up] = fmaf(zc, ce.x, g.zzp[up]);
+    g.zzq[up] = fmaf(zc, ce.y, g.zzq[up]);
     const float dxp = a.x - b.x, dxq = a.y - b.y;
-    rp.xz[up] = fmaf(xc, dxp, rp.xz[up]);
-    rq.xz[up] = fmaf(xc, dxq, rq.xz[up]);
+    g.xzp[up] = fmaf(xc, dxp, g.xzp[up]);
+    g.xzq[up] = fmaf(xc, dxq, g.xzq[up]);
     float dyp = 0.0f, dyq = 0.0f;
     if constexpr (kAz) {
       dyp = ya.x - yb.x;
       dyq = ya.y - yb.y;
-      rp.yz[up] = fmaf(yc, dyp, rp.yz[up]);
-      rq.yz[up] = fmaf(yc, dyq, rq.yz[up]);
+      g.yzp[up] = fmaf(yc, dyp, g.yzp[up]);
+      g.yzq[up] = fmaf(yc, dyq, g.yzq[up]);
     }
-    finish(tti_ring_point<kAz>(rp, up), tti_ring_point<kAz>(rq, up));
+    finish(up);
     // Point t + 4 starts.
-    rp.zz[dn] = zc * ce.x;
-    rq.zz[dn] = zc * ce.y;
-    rp.xz[dn] = -xc * dxp;
-    rq.xz[dn] = -xc * dxq;
+    g.zzp[dn] = zc * ce.x;
+    g.zzq[dn] = zc * ce.y;
+    g.xzp[dn] = -xc * dxp;
+    g.xzq[dn] = -xc * dxq;
     if constexpr (kAz) {
-      rp.yz[dn] = -yc * dyp;
-      rq.yz[dn] = -yc * dyq;
+      g.yzp[dn] = -yc * dyp;
+      g.yzq[dn] = -yc * dyq;
     }
   }
 #pragma unroll
@@ -355,48 +376,71 @@ __device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const Tt
     const float2 a = u[c0 + m], b = u[c0 - m];
     xxp = fmaf(c.xx[m], a.x + b.x, xxp);
     xxq = fmaf(c.xx[m], a.y + b.y, xxq);
-    rp.zz[up] = fmaf(c.zz[m], ce.x, rp.zz[up]);
-    rq.zz[up] = fmaf(c.zz[m], ce.y, rq.zz[up]);
-    rp.zz[dn] = fmaf(c.zz[m], ce.x, rp.zz[dn]);
-    rq.zz[dn] = fmaf(c.zz[m], ce.y, rq.zz[dn]);
+    g.zzp[up] = fmaf(c.zz[m], ce.x, g.zzp[up]);
+    g.zzq[up] = fmaf(c.zz[m], ce.y, g.zzq[up]);
+    g.zzp[dn] = fmaf(c.zz[m], ce.x, g.zzp[dn]);
+    g.zzq[dn] = fmaf(c.zz[m], ce.y, g.zzq[dn]);
     const float dxp = a.x - b.x, dxq = a.y - b.y;
-    rp.xz[up] = fmaf(c.xz[m], dxp, rp.xz[up]);
-    rq.xz[up] = fmaf(c.xz[m], dxq, rq.xz[up]);
-    rp.xz[dn] = fmaf(-c.xz[m], dxp, rp.xz[dn]);
-    rq.xz[dn] = fmaf(-c.xz[m], dxq, rq.xz[dn]);
+    g.xzp[up] = fmaf(c.xz[m], dxp, g.xzp[up]);
+    g.xzq[up] = fmaf(c.xz[m], dxq, g.xzq[up]);
+    g.xzp[dn] = fmaf(-c.xz[m], dxp, g.xzp[dn]);
+    g.xzq[dn] = fmaf(-c.xz[m], dxq, g.xzq[dn]);
     const float2 ya = u[c0 + m * W], yb = u[c0 - m * W];
     yyp = fmaf(c.yy[m], ya.x + yb.x, yyp);
     yyq = fmaf(c.yy[m], ya.y + yb.y, yyq);
     if constexpr (kAz) {
       const float dyp = ya.x - yb.x, dyq = ya.y - yb.y;
-      rp.yz[up] = fmaf(c.yz[m], dyp, rp.yz[up]);
-      rq.yz[up] = fmaf(c.yz[m], dyq, rq.yz[up]);
-      rp.yz[dn] = fmaf(-c.yz[m], dyp, rp.yz[dn]);
-      rq.yz[dn] = fmaf(-c.yz[m], dyq, rq.yz[dn]);
+      g.yzp[up] = fmaf(c.yz[m], dyp, g.yzp[up]);
+      g.yzq[up] = fmaf(c.yz[m], dyq, g.yzq[up]);
+      g.yzp[dn] = fmaf(-c.yz[m], dyp, g.yzp[dn]);
+      g.yzq[dn] = fmaf(-c.yz[m], dyq, g.yzq[dn]);
     }
   }
-  rp.zz[kT] = fmaf(c.zz[0], ce.x, rp.zz[kT]);
-  rq.zz[kT] = fmaf(c.zz[0], ce.y, rq.zz[kT]);
-  rp.xx[kT] = xxp;
-  rq.xx[kT] = xxq;
-  rp.yy[kT] = yyp;
-  rq.yy[kT] = yyq;
-  float xyp = 0.0f, xyq = 0.0f;
-  if constexpr (kAz) {
-    if (own) {
+  g.zzp[kT] = fmaf(c.zz[0], ce.x, g.zzp[kT]);
+  g.zzq[kT] = fmaf(c.zz[0], ce.y, g.zzq[kT]);
+  if constexpr (kFold) {
+    const float xxs = xxp + xxq, yys = yyp + yyq;
+    g.ls[kT] = xxs + yys;
+    float hs = w.xx * xxs, hq = w.xx * xxq;
+    if constexpr (kAz) {
+      float xyp = 0.0f, xyq = 0.0f;
+      if (own) {
 #pragma unroll
-      for (int m = 1; m <= kHalo; ++m) {
-        const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
-        const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
-        xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
-        xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
+        for (int m = 1; m <= kHalo; ++m) {
+          const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
+          const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
+          xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
+          xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
+        }
       }
+      hs += w.yy * yys + w.xy * (xyp + xyq);
+      hq += w.yy * yyq + w.xy * xyq;
     }
+    g.hs[kT] = hs;
+    g.hq[kT] = hq;
   } else {
-    (void)own;
+    (void)w;
+    g.xxp[kT] = xxp;
+    g.xxq[kT] = xxq;
+    g.yyp[kT] = yyp;
+    g.yyq[kT] = yyq;
+    float xyp = 0.0f, xyq = 0.0f;
+    if constexpr (kAz) {
+      if (own) {
+#pragma unroll
+        for (int m = 1; m <= kHalo; ++m) {
+          const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
+          const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
+          xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
+          xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
+        }
+      }
+    } else {
+      (void)own;
+    }
+    g.xyp[kT] = xyp;
+    g.xyq[kT] = xyq;
   }
-  rp.xy[kT] = xyp;
-  rq.xy[kT] = xyq;
 }
 
 /// cp.async of 4 bytes global -> shared at a shared-window address plus a constant byte offset.
@@ -463,13 +507,18 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
   // The plane loop starts up to eight planes early so that its length is a multiple of nine:
   // those planes (clamped to the field's ghosts) only feed points before the chunk, which are
   // never finished.
-  TtiRing rp{}, rq{};
+  TtiRing g{};
   const int end = col.ze + kHalo;
   const int span = end - (col.zs - kHalo);
   const int first = col.zs - kHalo - (9 - span % 9) % 9;
   // What point t - 3 reads besides the stencil, loaded a plane before it is finished so that its
-  // memory latency hides behind a plane's work.
+  // memory latency hides behind a plane's work; and, when the in-plane derivatives are folded,
+  // the axis of point t + 1, to weigh them when its plane arrives. Folding frees 12 registers; on
+  // the H100 it pays for semi+b+a with azimuth (900^3: 21.1 -> 20.0 ms, no spills left), while the
+  // other methods and semi+b+a without azimuth ran 3-15% slower with it.
+  constexpr bool kFold = kAz && M == TtiMethod::SemiBA;
   TtiPointIn ahead{};
+  float own_nx = 0.0f, own_ny = 0.0f;
   // Phase P: plane t (in `slot`) has arrived; point t - 4 is finished on the way.
   // Threads outside the box (col.active false) compute too, on cells of the tile, and only skip
   // the global loads and stores: a phase skipped by some threads would make the compiler keep every
@@ -477,15 +526,33 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
   auto process = [&](int t, int slot, auto phase) {
     constexpr int P = decltype(phase)::value;
     const int k = t - kHalo;
-    tti_semi_phase<kAz, W, P>(
-        buffer + slot * kPlane, col.c0, a.c, rp, rq, t >= col.zs && t < col.ze,
-        [&](const SecondDerivatives& dp, const SecondDerivatives& dq) {
-          if (col.active && k >= col.zs)
-            tti_finish_loaded<kAz, kLayer>(a.f, column + k * sz, sy, sz, a.c, dp, dq, ahead);
+    tti_semi_phase<kAz, kFold, W, P>(
+        buffer + slot * kPlane, col.c0, a.c, g, tti_weights(own_nx, own_ny, 0.0f),
+        t >= col.zs && t < col.ze, [&](int r) {
+          if (col.active && k >= col.zs) {
+            if constexpr (kFold) {
+              const TtiWeights w = tti_weights(ahead.nx, ahead.ny, ahead.nz);
+              float lap_s, h_s, h_q;
+              tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
+              tti_apply_operators<kLayer>(
+                  a.f, column + k * sz, sy, sz, a.c, w,
+                  tti_operators_from(lap_s, h_s, h_q, ahead.two_delta, ahead.two_emd), ahead);
+            } else {
+              tti_finish_loaded<kAz, kLayer>(a.f, column + k * sz, sy, sz, a.c,
+                                             tti_ring_derivatives<kAz>(g, r, false),
+                                             tti_ring_derivatives<kAz>(g, r, true), ahead);
+            }
+          }
           // The next point's loads go out at once: a whole plane's work hides them.
           if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
             ahead = tti_load_point<kAz, kLayer>(a.f, column + (k + 1) * sz);
         });
+    if constexpr (kFold) {
+      if (col.active && t + 1 >= col.zs && t + 1 < col.ze) {
+        own_nx = a.f.axis_x[column + (t + 1) * sz];
+        own_ny = a.f.axis_y[column + (t + 1) * sz];
+      }
+    }
   };
 
   if constexpr (M == TtiMethod::Semi) {
