@@ -180,6 +180,15 @@ __device__ __forceinline__ SecondDerivatives tti_nine_planes(PlaneFn plane, int 
   return d;
 }
 
+/// a * b for ints a, b >= 0, as one 32 x 32 -> 64-bit multiply (IMAD.WIDE.U32): a 64-bit
+/// product of the sign-extended ints costs ptxas three multiplies and an add. The streaming
+/// kernels form plane offsets this way several times a point; a plane's size fits an int (their
+/// can_run checks it).
+__device__ __forceinline__ std::int64_t tti_wide(int a, int b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<unsigned>(a)) *
+                                   static_cast<unsigned>(b));
+}
+
 /// One block's view of its column: the tile's cells of a plane that this thread loads, the
 /// thread's own point, and the z chunk.
 template <int Dx, int Dy> struct TtiColumn {
@@ -219,7 +228,7 @@ template <int Dx, int Dy> struct TtiColumn {
   /// Offset of plane k's first padded float; planes before the first ghost plane are clamped
   /// to it (the semi-stencil loop reads a few such planes, whose values no finished point uses).
   __device__ static std::int64_t plane_offset(const FieldLayout& l, int k) {
-    return static_cast<std::int64_t>(max(k, -kHalo) + kHalo) * l.plane;
+    return tti_wide(max(k, -kHalo) + kHalo, static_cast<int>(l.plane));
   }
 };
 
@@ -483,6 +492,8 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
   const Col col(a);
   const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
   const std::int64_t column = a.layout.index(col.i, col.j, 0);
+  // Index of the column's point k >= 0 (formed three or four times a point).
+  auto point = [&](int k) { return column + tti_wide(k, static_cast<int>(sz)); };
   // Where this thread's cells of a plane come from (add the plane's offset).
   const float* src_p[L];
   const float* src_q[L];
@@ -535,22 +546,22 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
               float lap_s, h_s, h_q;
               tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
               tti_apply_operators<kLayer>(
-                  a.f, column + k * sz, sy, sz, a.c, w,
+                  a.f, point(k), sy, sz, a.c, w,
                   tti_operators_from(lap_s, h_s, h_q, ahead.two_delta, ahead.two_emd), ahead);
             } else {
-              tti_finish_loaded<kAz, kLayer>(a.f, column + k * sz, sy, sz, a.c,
+              tti_finish_loaded<kAz, kLayer>(a.f, point(k), sy, sz, a.c,
                                              tti_ring_derivatives<kAz>(g, r, false),
                                              tti_ring_derivatives<kAz>(g, r, true), ahead);
             }
           }
           // The next point's loads go out at once: a whole plane's work hides them.
           if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
-            ahead = tti_load_point<kAz, kLayer>(a.f, column + (k + 1) * sz);
+            ahead = tti_load_point<kAz, kLayer>(a.f, point(k + 1));
         });
     if constexpr (kFold) {
       if (col.active && t + 1 >= col.zs && t + 1 < col.ze) {
-        own_nx = a.f.axis_x[column + (t + 1) * sz];
-        own_ny = a.f.axis_y[column + (t + 1) * sz];
+        own_nx = a.f.axis_x[point(t + 1)];
+        own_ny = a.f.axis_y[point(t + 1)];
       }
     }
   };
