@@ -49,10 +49,11 @@ std::string default_kernel_spec(BackendKind backend, Physics physics) {
   // The pair `--kernel auto` chose on the H100 at 1000^3 (docs/perf/2026-11-21-h100-1000.md):
   // 7.55 ms a step against gmem_3d's 11.1. Other GPUs may prefer another pair: `--kernel auto`.
   if (physics == Physics::Acoustic) return "inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4";
-  // TTI: semi+b+a_32x16, the paper's A100 best, in every region: the fastest on the H100 at
-  // 900^3 with azimuth (docs/perf/2026-11-22-h100-tti-900.md). Before its in-plane derivatives
-  // were folded (which removed its spills), smem_25d_32x8 had been faster on the layer slabs.
-  return "semi+b+a_32x16";
+  // TTI: semi+b+a_32x8 in every region, the fastest on the H100 at 900^3 with and without
+  // azimuth (docs/perf/2026-11-22-h100-tti-900.md; the paper's A100 best, semi+b+a_32x16, is
+  // within 0.3% with azimuth, 2% slower without). Before its in-plane derivatives were folded
+  // (which removed its spills), smem_25d_32x8 had been faster on the layer slabs.
+  return "semi+b+a_32x8";
 }
 
 namespace {

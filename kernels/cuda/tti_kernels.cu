@@ -146,8 +146,8 @@ void register_tti_kernels(KernelRegistry& registry) {
   add<TtiMethod::Smem25d, 16, 8, 1>(registry);
   add<TtiMethod::Smem25d, 32, 8, 1>(registry);
   // The semi-stencil kernels keep about 60-70 partial sums a thread in registers (capped at 128
-  // by the launch bounds). semi+b+a_32x16, the paper's A100 best, is also the fastest here and
-  // the CUDA default (H100, 900^3 with azimuth: docs/perf/2026-11-22-h100-tti-900.md).
+  // by the launch bounds). semi+b+a_32x8 is the CUDA default, the fastest on the H100 at 900^3
+  // (docs/perf/2026-11-22-h100-tti-900.md); semi+b+a_32x16 is the paper's A100 best.
   add<TtiMethod::Semi, 32, 8, 1>(registry, true);
   add<TtiMethod::Semi, 32, 16, 1>(registry);
   add<TtiMethod::Semi, 16, 16, 1>(registry);

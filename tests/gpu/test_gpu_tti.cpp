@@ -155,13 +155,17 @@ TEST(TtiRegistry, DefaultSpecResolvesForTti) {
     ASSERT_NE(k[r], nullptr);
     EXPECT_EQ(k[r]->physics(), Physics::Tti);
   }
-  // The measured pair (selection.cpp); a bare family name sets every region (TTI kernels all do
-  // the layer update).
-  EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Tti),
-            "inner=semi+b+a_32x16,pml=smem_25d_32x8");
+  // The measured default (selection.cpp) in every region: TTI kernels all do the layer update.
+  EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Tti), "semi+b+a_32x8");
+  for (int r = 0; r < kRegionCount; ++r)
+    EXPECT_EQ(k[r]->name(), "semi+b+a_32x8") << r;
+  // A pair keeps its layer kernel.
+  k = resolve_kernels("inner=semi+b+a_32x16,pml=smem_25d_32x8", BackendKind::Cuda, Physics::Tti,
+                      p.regions, p.layout, "--kernel");
   EXPECT_EQ(k[0]->name(), "semi+b+a_32x16");
   for (int r = 1; r < kRegionCount; ++r)
     EXPECT_EQ(k[r]->name(), "smem_25d_32x8") << r;
+  // A bare family name sets every region.
   k = resolve_kernels("semi+b+a", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel");
   for (int r = 0; r < kRegionCount; ++r)
     EXPECT_EQ(k[r]->family(), "semi+b+a") << r;
