@@ -91,8 +91,16 @@ struct TtiArgs {
 
 // ---- gmem_3d ---------------------------------------------------------------------------------
 
+/// Resident blocks per SM asked of the register allocator for gmem_3d and smem_25d: 1024 threads
+/// a SM, at most 64 registers. Both lost a third or more of their speed on the H100 when the
+/// compiler drifted past 64 (smem_25d: 78-109 registers, 25.1 -> 31.5 ms; gmem_3d_32x4x4: 66
+/// registers after an equivalent rewrite of tti_operators, one 512-thread block a SM, 34.2
+/// -> 48.8).
+template <int Threads> constexpr int kTtiMinBlocks = Threads >= 1024 ? 1 : 1024 / Threads;
+
 template <int Dx, int Dy, int Dz, bool kAz, bool kLayer>
-__global__ void __launch_bounds__(Dx* Dy* Dz) tti_gmem_3d_kernel(const TtiArgs a) {
+__global__ void __launch_bounds__(Dx* Dy* Dz, kTtiMinBlocks<Dx * Dy * Dz>)
+    tti_gmem_3d_kernel(const TtiArgs a) {
   const int i = a.box.x0 + static_cast<int>(blockIdx.x) * Dx + static_cast<int>(threadIdx.x);
   const int j = a.box.y0 + static_cast<int>(blockIdx.y) * Dy + static_cast<int>(threadIdx.y);
   const int k = a.box.z0 + static_cast<int>(blockIdx.z) * Dz + static_cast<int>(threadIdx.z);
@@ -232,11 +240,6 @@ template <int Dx, int Dy> struct TtiColumn {
   }
 };
 
-/// Resident blocks per SM asked of the register allocator for smem_25d: 1024 threads a SM at 64
-/// registers (it ran at 64 and 25.1 ms on the H100 before the compiler moved to 78-109 and
-/// 31.5 ms).
-template <int Threads> constexpr int kTtiMinBlocks = Threads >= 1024 ? 1 : 1024 / Threads;
-
 /// smem_25d: the nine planes k-4..k+4 of p and q in a circular buffer of shared planes; plane t
 /// lives in slot t mod 9.
 template <int Dx, int Dy, bool kAz, bool kLayer>
@@ -335,9 +338,11 @@ __device__ __forceinline__ void tti_ring_operators(const TtiRing& g, int r, cons
 /// difference dy the yz terms of points t - m (plane t lies m above them: + dx) and t + m (m
 /// below: - dx); the row and column sums give xx and yy of point t, kept raw with its xy or (kFold)
 /// folded with `w`, point t's H weights, into ls, hs, hq. The terms at distance 4 come first: they
-/// complete point t - 4, which `finish(slot)` then updates before point t + 4's sums are started,
-/// so that the two never hold registers at once. xy of point t is summed only when plane t is one
-/// of the block's own planes (`own`; the others only feed their neighbours).
+/// complete point t - 4, which `finish(slot, dp, dq)` then updates before point t + 4's sums are
+/// started, so that the two never hold registers at once (dp, dq: its raw derivatives, formed
+/// before the call, which kept semi+b at 20 bytes of spills instead of 104; unused with kFold,
+/// where finish reads the folded slot). xy of point t is summed only when plane t is one of the
+/// block's own planes (`own`; the others only feed their neighbours).
 template <bool kAz, bool kFold, int W, int P, class Finish>
 __device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const TtiCoefs& c,
                                                TtiRing& g, const TtiWeights& w, bool own,
@@ -368,7 +373,11 @@ __device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const Tt
       g.yzp[up] = fmaf(yc, dyp, g.yzp[up]);
       g.yzq[up] = fmaf(yc, dyq, g.yzq[up]);
     }
-    finish(up);
+    if constexpr (kFold) {
+      finish(up, SecondDerivatives{}, SecondDerivatives{});
+    } else {
+      finish(up, tti_ring_derivatives<kAz>(g, up, false), tti_ring_derivatives<kAz>(g, up, true));
+    }
     // Point t + 4 starts.
     g.zzp[dn] = zc * ce.x;
     g.zzq[dn] = zc * ce.y;
@@ -539,7 +548,8 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
     const int k = t - kHalo;
     tti_semi_phase<kAz, kFold, W, P>(
         buffer + slot * kPlane, col.c0, a.c, g, tti_weights(own_nx, own_ny, 0.0f),
-        t >= col.zs && t < col.ze, [&](int r) {
+        t >= col.zs && t < col.ze,
+        [&](int r, const SecondDerivatives& dp, const SecondDerivatives& dq) {
           if (col.active && k >= col.zs) {
             if constexpr (kFold) {
               const TtiWeights w = tti_weights(ahead.nx, ahead.ny, ahead.nz);
@@ -549,9 +559,8 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
                   a.f, point(k), sy, sz, a.c, w,
                   tti_operators_from(lap_s, h_s, h_q, ahead.two_delta, ahead.two_emd), ahead);
             } else {
-              tti_finish_loaded<kAz, kLayer>(a.f, point(k), sy, sz, a.c,
-                                             tti_ring_derivatives<kAz>(g, r, false),
-                                             tti_ring_derivatives<kAz>(g, r, true), ahead);
+              (void)r;
+              tti_finish_loaded<kAz, kLayer>(a.f, point(k), sy, sz, a.c, dp, dq, ahead);
             }
           }
           // The next point's loads go out at once: a whole plane's work hides them.
