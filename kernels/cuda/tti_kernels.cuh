@@ -70,12 +70,19 @@ constexpr int tti_planes(TtiMethod m) {
                                                            : 2;
 }
 
+/// Spare cells a shared plane of method m has: the register-prefetch methods store every
+/// thread's last fetched cell, and a thread without one stores it there (guarding that load and
+/// store cost semi+b_32x8 9% on the H100); smem_25d and semi+b+a skip such a cell instead.
+constexpr int tti_spare_cells(TtiMethod m) {
+  return m == TtiMethod::Semi || m == TtiMethod::SemiB || m == TtiMethod::Semi2z ? 1 : 0;
+}
+
 /// Bytes of shared memory a kernel of method m and tile Dx x Dy x Dz stages (p and q).
 constexpr int tti_smem_bytes(TtiMethod m, int dx, int dy, int dz) {
   return m == TtiMethod::Gmem3d ? 0
          : m == TtiMethod::Smem3d
              ? 2 * (dx + 2 * kHalo) * (dy + 2 * kHalo) * (dz + 2 * kHalo) * 4
-             : 2 * tti_planes(m) * ((dx + 2 * kHalo) * (dy + 2 * kHalo) + 1) * 4;
+             : 2 * tti_planes(m) * ((dx + 2 * kHalo) * (dy + 2 * kHalo) + tti_spare_cells(m)) * 4;
 }
 
 /// Everything a TTI kernel reads, passed by value (the constant bank).
@@ -204,7 +211,7 @@ template <int Dx, int Dy> struct TtiColumn {
   static constexpr int kCells = W * H, kThreads = Dx * Dy;
   static constexpr int kLoads = (kCells + kThreads - 1) / kThreads;
   int gofs[kLoads]; ///< offset of each of the thread's cells inside a padded plane
-  int sofs[kLoads]; ///< its index inside a shared plane (kCells: no cell)
+  int sofs[kLoads]; ///< its index inside a shared plane (kCells: no cell, see has())
   int i, j;         ///< the thread's point
   bool active;      ///< (i, j) lies inside the box
   int c0;           ///< the thread's point inside a shared plane
@@ -233,6 +240,15 @@ template <int Dx, int Dy> struct TtiColumn {
     ze = min(zs + a.z_chunk, a.box.z1);
   }
 
+  /// Whether the thread has an n-th cell (smem_25d and semi+b+a copy only those). Only the last
+  /// of its loads can be empty, and then for whole warps (a tile's cell count minus (kLoads - 1)
+  /// blocks is a multiple of 32). Skipping it instead of copying a dummy cell took semi+b+a_32x8
+  /// from 20.05 to 19.32 ms a step and smem_25d_32x8 from 24.18 to 23.03 (H100, 900^3): half the
+  /// warps of a 32x8 block had copied one cell of two fields for nothing, every plane.
+  __device__ bool has(int n) const {
+    return n + 1 < kLoads || sofs[n] < kCells;
+  }
+
   /// Offset of plane k's first padded float; planes before the first ghost plane are clamped
   /// to it (the semi-stencil loop reads a few such planes, whose values no finished point uses).
   __device__ static std::int64_t plane_offset(const FieldLayout& l, int k) {
@@ -248,8 +264,7 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
   using Col = TtiColumn<Dx, Dy>;
   constexpr int W = Col::W;
   constexpr int NB = tti_planes(TtiMethod::Smem25d);
-  // One spare cell per plane: the target of the loads of threads that have no cell.
-  constexpr int kPlane = Col::kCells + 1;
+  constexpr int kPlane = Col::kCells;
   __shared__ float buffer[2 * NB * kPlane];
   float* const sp = buffer;
   float* const sq = buffer + NB * kPlane;
@@ -264,8 +279,10 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
     const std::int64_t base = Col::plane_offset(a.layout, t);
 #pragma unroll
     for (int n = 0; n < Col::kLoads; ++n) {
-      sp[cur * kPlane + col.sofs[n]] = __ldg(a.f.p + base + col.gofs[n]);
-      sq[cur * kPlane + col.sofs[n]] = __ldg(a.f.q + base + col.gofs[n]);
+      if (col.has(n)) {
+        sp[cur * kPlane + col.sofs[n]] = __ldg(a.f.p + base + col.gofs[n]);
+        sq[cur * kPlane + col.sofs[n]] = __ldg(a.f.q + base + col.gofs[n]);
+      }
     }
     __syncthreads();
     const int k = t - kHalo;
@@ -494,8 +511,7 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
   constexpr int NB = tti_planes(M);
   constexpr int L = Col::kLoads;
   static_assert(9 % NB == 0 || M == TtiMethod::Semi2z, "slots must be constant in the 9-loop");
-  // One spare cell per plane: the target of the loads of threads that have no cell.
-  constexpr int kPlane = Col::kCells + 1;
+  constexpr int kPlane = Col::kCells + tti_spare_cells(M);
   __shared__ float2 buffer[NB * kPlane];
 
   const Col col(a);
@@ -641,8 +657,10 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
       const std::int64_t base = Col::plane_offset(a.layout, t);
 #pragma unroll
       for (int n = 0; n < L; ++n) {
-        tti_cp_async_4_at<kBytes>(dst[n], src_p[n] + base);
-        tti_cp_async_4_at<kBytes + 4>(dst[n], src_q[n] + base);
+        if (col.has(n)) {
+          tti_cp_async_4_at<kBytes>(dst[n], src_p[n] + base);
+          tti_cp_async_4_at<kBytes + 4>(dst[n], src_q[n] + base);
+        }
       }
     };
     copy(first, std::integral_constant<int, 0>{});
