@@ -50,8 +50,8 @@ std::string default_kernel_spec(BackendKind backend, Physics physics) {
   // 7.55 ms a step against gmem_3d's 11.1. Other GPUs may prefer another pair: `--kernel auto`.
   if (physics == Physics::Acoustic) return "inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4";
   // TTI: semi+b+a_32x8 in every region, the fastest on the H100 at 900^3 with and without
-  // azimuth (docs/perf/2026-11-22-h100-tti-900.md; the paper's A100 best, semi+b+a_32x16, is
-  // within 0.3% with azimuth, 2% slower without). Before its in-plane derivatives were folded
+  // azimuth (19.3 and 16.8 ms a step, docs/perf/2026-11-22-h100-tti-900-session4.md; the paper's
+  // A100 best, semi+b+a_32x16, is 2% and 5% slower). Before its in-plane derivatives were folded
   // (which removed its spills), smem_25d_32x8 had been faster on the layer slabs.
   return "semi+b+a_32x8";
 }
