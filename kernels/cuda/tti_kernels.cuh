@@ -349,6 +349,19 @@ __device__ __forceinline__ void tti_ring_operators(const TtiRing& g, int r, cons
   }
 }
 
+/// xy of p (xyp) and q (xyq) at shared cell c0 of a plane of (p, q) pairs: the 16 diagonal points.
+template <int W>
+__device__ __forceinline__ void tti_plane_xy(const float2* u, int c0, const TtiCoefs& c, float& xyp,
+                                             float& xyq) {
+#pragma unroll
+  for (int m = 1; m <= kHalo; ++m) {
+    const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
+    const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
+    xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
+    xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
+  }
+}
+
 /// Phase P of the semi-stencil: plane t (shared plane `u` of (p, q) pairs, the thread at c0) has
 /// arrived. Each of its values is read once and used for every pending point it feeds: the
 /// centre gives zz, a row difference dx = u(i + m) - u(i - m) the xz terms and a column
@@ -439,15 +452,7 @@ __device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const Tt
     float hs = w.xx * xxs, hq = w.xx * xxq;
     if constexpr (kAz) {
       float xyp = 0.0f, xyq = 0.0f;
-      if (own) {
-#pragma unroll
-        for (int m = 1; m <= kHalo; ++m) {
-          const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
-          const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
-          xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
-          xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
-        }
-      }
+      if (own) tti_plane_xy<W>(u, c0, c, xyp, xyq);
       hs += w.yy * yys + w.xy * (xyp + xyq);
       hq += w.yy * yyq + w.xy * xyq;
     }
@@ -461,15 +466,7 @@ __device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const Tt
     g.yyq[kT] = yyq;
     float xyp = 0.0f, xyq = 0.0f;
     if constexpr (kAz) {
-      if (own) {
-#pragma unroll
-        for (int m = 1; m <= kHalo; ++m) {
-          const float2 pp = u[c0 + m + m * W], mm = u[c0 - m - m * W];
-          const float2 pm = u[c0 + m - m * W], mp = u[c0 - m + m * W];
-          xyp = fmaf(c.xy[m], (pp.x + mm.x) - (pm.x + mp.x), xyp);
-          xyq = fmaf(c.xy[m], (pp.y + mm.y) - (pm.y + mp.y), xyq);
-        }
-      }
+      if (own) tti_plane_xy<W>(u, c0, c, xyp, xyq);
     } else {
       (void)own;
     }
