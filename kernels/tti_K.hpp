@@ -185,7 +185,8 @@ struct TtiFields {
 
 /// What the update of one point reads besides the stencil: the fields' centre values, the
 /// previous steps, the medium, and in the layer phi and eta. Kernels that hide memory latency load
-/// it early (tti_load_point) and finish the point later (tti_finish_loaded).
+/// it early (tti_load_point) and finish the point later (tti_finish_loaded or, having formed the
+/// operators themselves, tti_apply_operators).
 struct TtiPointIn {
   float p, q, p_prev, q_prev, vp2dt2, two_delta, two_emd, nx, ny, nz, phi, eta;
 };
@@ -247,7 +248,9 @@ MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, std::int64
 /// The update of both fields at linear index i from the second derivatives of p and q there
 /// (what tti_load_point then tti_finish_loaded compute). Every GPU kernel computes dp and dq its
 /// own way (global memory, shared tiles, semi-stencil partial sums) and finishes with this update,
-/// the CPU reference's. kAzimuth must be false exactly when axis_y is null.
+/// the CPU reference's, or with tti_finish_loaded (the streaming kernels, which load a point's
+/// values early; semi+b+a with azimuth folds first and calls tti_apply_operators). kAzimuth must
+/// be false exactly when axis_y is null.
 template <bool kAzimuth, bool kLayer>
 MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
                                  std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,

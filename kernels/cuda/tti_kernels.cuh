@@ -1,8 +1,11 @@
 #pragma once
 /// The TTI kernel family on CUDA (the semi-stencil paper, Sai et al. 2022: Table I and section
 /// III; docs/kernels.md, "TTI"). Every kernel computes the six second derivatives of p and q at
-/// its points its own way and finishes with tti_finish_point (kernels/tti_K.hpp), the update that
-/// the CPU reference uses, so that all of them compute one function:
+/// its points its own way and finishes with the update that the CPU reference uses
+/// (kernels/tti_K.hpp: tti_finish_point, or tti_finish_loaded with the point's values loaded
+/// early), so that all of them compute one function up to the order of the sums (semi+b+a with
+/// azimuth folds the in-plane terms into L s, H s, H q first and finishes with
+/// tti_apply_operators):
 ///
 ///   gmem_3d   3D blocks, one point a thread, all 2 x 73 stencil points read from global memory
 ///   smem_3d   3D blocks; the (Dx+8)(Dy+8)(Dz+8) boxes of p and q staged in shared memory
@@ -242,9 +245,11 @@ template <int Dx, int Dy> struct TtiColumn {
 
   /// Whether the thread has an n-th cell (smem_25d and semi+b+a copy only those). Only the last
   /// of its loads can be empty, and then for whole warps (a tile's cell count minus (kLoads - 1)
-  /// blocks is a multiple of 32). Skipping it instead of copying a dummy cell took semi+b+a_32x8
-  /// from 20.05 to 19.32 ms a step and smem_25d_32x8 from 24.18 to 23.03 (H100, 900^3): half the
-  /// warps of a 32x8 block had copied one cell of two fields for nothing, every plane.
+  /// blocks is a multiple of 32 when Dx and Dy are multiples of 8, as in every registered tile;
+  /// otherwise one warp diverges there). Skipping it instead of copying a dummy cell took
+  /// semi+b+a_32x8 from 20.05 to 19.32 ms a step and smem_25d_32x8 from 24.18 to 23.03 (H100,
+  /// 900^3): half the warps of a 32x8 block had copied one cell of two fields for nothing, every
+  /// plane.
   __device__ bool has(int n) const {
     return n + 1 < kLoads || sofs[n] < kCells;
   }
@@ -491,10 +496,10 @@ template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
 }
 
 /// Resident blocks per SM for the semi-stencil kernels: ~70 live partial sums need up to 128
-/// registers (two 256-thread blocks or one of 512 a SM, 16 warps; with azimuth 8-44 bytes spill
-/// in the inner form, ~110 in the layer form). Measured on the H100 (900^3): fewer registers
-/// for more warps spill far more (80 registers, 24 warps: 43 ms a step), and no spill at 168
-/// registers with 12 warps (32x12) was slower too (24.6 against 23.0 ms then).
+/// registers (two 256-thread blocks or one of 512 a SM, 16 warps; with azimuth semi_25d, semi+b
+/// and semi+2z spill 20-160 bytes, semi+b+a with its fold 0-8). Measured on the H100 (900^3): fewer
+/// registers for more warps spill far more (80 registers, 24 warps: 43 ms a step), and no spill at
+/// 168 registers with 12 warps (32x12) was slower too (24.6 against 23.0 ms then).
 template <int Threads> constexpr int kTtiSemiMinBlocks = Threads <= 256 ? 2 : 1;
 
 /// The streaming kernel of the semi-stencil methods. The shared buffer holds NB planes of (p, q)
@@ -583,7 +588,7 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
     if constexpr (kFold) {
       if (col.active && t + 1 >= col.zs && t + 1 < col.ze) {
         own_nx = a.f.axis_x[point(t + 1)];
-        own_ny = a.f.axis_y[point(t + 1)];
+        if constexpr (kAz) own_ny = a.f.axis_y[point(t + 1)];
       }
     }
   };

@@ -285,6 +285,20 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
     const bool ring = i >= -1 && i <= l.nx && j >= -1 && j <= l.ny && k >= -1 && k <= l.nz;
     return ring ? p.eta[static_cast<std::size_t>(l.index(i, j, k))] : nan;
   });
+  // vp2dt2 and the symmetry axis at random point by point (the problem's smooth medium would let
+  // a kernel that weighs a point with its neighbour's medium pass: semi+b+a loads a point's axis a
+  // plane ahead to fold its in-plane derivatives).
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i) {
+        const auto q = static_cast<std::size_t>(l.index(i, j, k));
+        vp[q] *= 1.0f + 0.2f * unit(rng);
+        const float nx = unit(rng), ny = az ? unit(rng) : 0.0f, nz = std::fabs(unit(rng)) + 0.1f;
+        const float norm = std::sqrt(nx * nx + ny * ny + nz * nz);
+        ax[q] = nx / norm;
+        if (az) ay[q] = ny / norm;
+        azz[q] = nz / norm;
+      }
 
   const std::size_t bytes = size * sizeof(float);
   auto up = [&](const std::vector<float>& h, const char* what) {
