@@ -125,11 +125,7 @@ MINIMOD_HD TtiOperators tti_operators(const SecondDerivatives& dp, const SecondD
                                       float two_eps_minus_delta) {
   const SecondDerivatives ds{dp.xx + dq.xx, dp.yy + dq.yy, dp.zz + dq.zz,  dp.xy + dq.xy,
                              dp.xz + dq.xz, dp.yz + dq.yz, dp.lap + dq.lap};
-  // tti_operators_from(ds.lap, apply_h(w, ds), apply_h(w, dq), ...) written out: in that form the
-  // compiler gave gmem_3d 66 registers instead of 64 (see kTtiMinBlocks in tti_kernels.cuh).
-  const float lap_s = ds.lap;
-  const float perp_s = lap_s - apply_h(w, ds); // (L - H) s
-  return TtiOperators{lap_s + two_delta * perp_s - apply_h(w, dq), two_eps_minus_delta * perp_s};
+  return tti_operators_from(ds.lap, apply_h(w, ds), apply_h(w, dq), two_delta, two_eps_minus_delta);
 }
 
 /// Drive of the layer's phi for p (docs/tti.md, "Layer"). The isotropic phi is driven by
