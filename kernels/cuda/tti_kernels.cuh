@@ -317,7 +317,7 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
 
 /// Partial sums at the nine pending points; index (P + d) mod 9 in phase P holds point t + d.
 /// zz, xz, yz of p and of q collect one term from each of the planes k-4..k+4. The point's own
-/// plane adds its in-plane derivatives: raw (xx, yy, xy of s = p + q and of q), or, folded with
+/// plane adds its in-plane derivatives: raw (xx, yy, xy of p and of q), or, folded with
 /// the point's axis (kFold), as 3 values instead of 6: ls = (xx + yy) s, and hs, hq the in-plane
 /// parts of H s and H q. Only the arrays a kernel uses take registers.
 struct TtiRing {
