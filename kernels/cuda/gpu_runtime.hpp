@@ -24,6 +24,10 @@ inline constexpr gpuMemcpyKind gpuMemcpyDeviceToHost = hipMemcpyDeviceToHost;
 inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = hipMemcpyDeviceToDevice;
 inline constexpr unsigned gpuStreamNonBlocking = hipStreamNonBlocking;
 inline constexpr unsigned gpuEventDisableTiming = hipEventDisableTiming;
+inline constexpr hipDeviceAttribute_t gpuDevAttrComputeCapabilityMajor =
+    hipDeviceAttributeComputeCapabilityMajor;
+inline constexpr hipDeviceAttribute_t gpuDevAttrComputeCapabilityMinor =
+    hipDeviceAttributeComputeCapabilityMinor;
 
 #define gpuGetDeviceCount hipGetDeviceCount
 #define gpuSetDevice hipSetDevice
@@ -38,6 +42,7 @@ inline constexpr unsigned gpuEventDisableTiming = hipEventDisableTiming;
 #define gpuGetErrorName hipGetErrorName
 #define gpuGetErrorString hipGetErrorString
 #define gpuFuncGetAttributes hipFuncGetAttributes
+#define gpuDeviceGetAttribute hipDeviceGetAttribute
 #define gpuMalloc hipMalloc
 #define gpuFree hipFree
 #define gpuMallocHost hipHostMalloc
@@ -59,8 +64,13 @@ inline constexpr unsigned gpuEventDisableTiming = hipEventDisableTiming;
 /// Name of the runtime in messages.
 inline constexpr const char* kGpuRuntimeName = "HIP";
 
+/// Whether the Hopper tensor memory accelerator (TMA) can be used: CUtensorMap, bulk tensor
+/// copies and transaction-counting mbarriers (kernels/cuda/tensor_map.hpp).
+#define MINIMOD_GPU_TENSOR_COPY 0
+
 #else
 
+#include <cuda.h> // CUtensorMap (no driver-API calls are linked; tensor_map.cpp looks one up)
 #include <cuda_runtime.h>
 
 using gpuError_t = cudaError_t;               ///< status code of every runtime call
@@ -76,6 +86,10 @@ inline constexpr gpuMemcpyKind gpuMemcpyDeviceToHost = cudaMemcpyDeviceToHost;
 inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = cudaMemcpyDeviceToDevice;
 inline constexpr unsigned gpuStreamNonBlocking = cudaStreamNonBlocking;
 inline constexpr unsigned gpuEventDisableTiming = cudaEventDisableTiming;
+inline constexpr cudaDeviceAttr gpuDevAttrComputeCapabilityMajor =
+    cudaDevAttrComputeCapabilityMajor;
+inline constexpr cudaDeviceAttr gpuDevAttrComputeCapabilityMinor =
+    cudaDevAttrComputeCapabilityMinor;
 
 #define gpuGetDeviceCount cudaGetDeviceCount
 #define gpuSetDevice cudaSetDevice
@@ -90,6 +104,7 @@ inline constexpr unsigned gpuEventDisableTiming = cudaEventDisableTiming;
 #define gpuGetErrorName cudaGetErrorName
 #define gpuGetErrorString cudaGetErrorString
 #define gpuFuncGetAttributes cudaFuncGetAttributes
+#define gpuDeviceGetAttribute cudaDeviceGetAttribute
 #define gpuMalloc cudaMalloc
 #define gpuFree cudaFree
 #define gpuMallocHost cudaMallocHost
@@ -110,5 +125,9 @@ inline constexpr unsigned gpuEventDisableTiming = cudaEventDisableTiming;
 
 /// Name of the runtime in messages.
 inline constexpr const char* kGpuRuntimeName = "CUDA";
+
+/// Whether the Hopper tensor memory accelerator (TMA) can be used: CUtensorMap, bulk tensor
+/// copies and transaction-counting mbarriers (kernels/cuda/tensor_map.hpp).
+#define MINIMOD_GPU_TENSOR_COPY 1
 
 #endif

@@ -25,10 +25,14 @@
 ///             ahead (no staging registers)
 ///   semi+2z   semi_25d loading two planes per barrier pair (2z folding of the loads; the ring
 ///             still advances plane by plane), two shared planes
+///   semi+b+tma semi+b+a with each plane copied by the Hopper tensor memory accelerator: one
+///             thread issues a box copy of p and one of q, the block waits on an mbarrier; no
+///             per-thread copies (sm_90 and newer)
 ///
 /// The layer form reads its phi drive's 1-point neighbours (p, q, eta) from global memory.
 
 #include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/cuda/tensor_copy.cuh"
 #include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
 #include "kernels/tti_K.hpp"
@@ -45,9 +49,12 @@ namespace minimod::gpu {
 
 /// Register the TTI kernels (kernels/cuda/tti_kernels.cu).
 void register_tti_kernels(KernelRegistry& registry);
+/// Register semi+b+tma where the tensor copies are available (kernels/cuda/tti_kernels_tma.cu;
+/// called by register_tti_kernels).
+void register_tti_tma_kernels(KernelRegistry& registry);
 
 /// How a TTI kernel reaches its stencil points.
-enum class TtiMethod : int { Gmem3d, Smem3d, Smem25d, Semi, SemiB, SemiBA, Semi2z };
+enum class TtiMethod : int { Gmem3d, Smem3d, Smem25d, Semi, SemiB, SemiBA, Semi2z, SemiBT };
 
 /// Family name of a method, as users type it.
 constexpr const char* tti_family_name(TtiMethod m) {
@@ -57,7 +64,8 @@ constexpr const char* tti_family_name(TtiMethod m) {
          : m == TtiMethod::Semi    ? "semi_25d"
          : m == TtiMethod::SemiB   ? "semi+b"
          : m == TtiMethod::SemiBA  ? "semi+b+a"
-                                   : "semi+2z";
+         : m == TtiMethod::Semi2z  ? "semi+2z"
+                                   : "semi+b+tma";
 }
 
 /// Whether a method streams along z (2D blocks, one column of points a thread).
@@ -67,10 +75,10 @@ constexpr bool tti_streams(TtiMethod m) {
 
 /// Shared planes of a streaming method's circular buffer.
 constexpr int tti_planes(TtiMethod m) {
-  return m == TtiMethod::Smem25d                           ? 2 * kHalo + 1
-         : m == TtiMethod::Semi                            ? 1
-         : m == TtiMethod::SemiB || m == TtiMethod::SemiBA ? 3
-                                                           : 2;
+  return m == TtiMethod::Smem25d  ? 2 * kHalo + 1
+         : m == TtiMethod::Semi   ? 1
+         : m == TtiMethod::Semi2z ? 2
+                                  : 3;
 }
 
 /// Spare cells a shared plane of method m has: the register-prefetch methods store every
@@ -82,9 +90,10 @@ constexpr int tti_spare_cells(TtiMethod m) {
 
 /// Bytes of shared memory a kernel of method m and tile Dx x Dy x Dz stages (p and q).
 constexpr int tti_smem_bytes(TtiMethod m, int dx, int dy, int dz) {
-  return m == TtiMethod::Gmem3d ? 0
-         : m == TtiMethod::Smem3d
-             ? 2 * (dx + 2 * kHalo) * (dy + 2 * kHalo) * (dz + 2 * kHalo) * 4
+  return m == TtiMethod::Gmem3d   ? 0
+         : m == TtiMethod::Smem3d ? 2 * (dx + 2 * kHalo) * (dy + 2 * kHalo) * (dz + 2 * kHalo) * 4
+         : m == TtiMethod::SemiBT // rows 4 floats wider, planes on 128 bytes (tti_semi_kernel)
+             ? 2 * tti_planes(m) * (((dx + 2 * kHalo + 4) * (dy + 2 * kHalo) + 31) / 32 * 32) * 4
              : 2 * tti_planes(m) * ((dx + 2 * kHalo) * (dy + 2 * kHalo) + tti_spare_cells(m)) * 4;
 }
 
@@ -245,7 +254,8 @@ template <int Dx, int Dy> struct TtiColumn {
 
   /// Whether the thread has an n-th cell (smem_25d and semi+b+a copy only those). Only the last
   /// of its loads can be empty, and then for whole warps (a tile's cell count minus (kLoads - 1)
-  /// blocks is a multiple of 32 when Dx and Dy are multiples of 8, as in every registered tile;
+  /// blocks is a multiple of 32 when Dx and Dy are multiples of 8, as in every registered tile
+  /// of the methods that copy cell by cell (semi+b+tma copies boxes);
   /// otherwise one warp diverges there). Skipping it instead of copying a dummy cell took
   /// semi+b+a_32x8 from 20.05 to 19.32 ms a step and smem_25d_32x8 from 24.18 to 23.03 (H100,
   /// 900^3): half the warps of a 32x8 block had copied one cell of two fields for nothing, every
@@ -354,9 +364,19 @@ __device__ __forceinline__ void tti_ring_operators(const TtiRing& g, int r, cons
   }
 }
 
-/// xy of p (xyp) and q (xyq) at shared cell c0 of a plane of (p, q) pairs: the 16 diagonal points.
-template <int W>
-__device__ __forceinline__ void tti_plane_xy(const float2* u, int c0, const TtiCoefs& c, float& xyp,
+/// A shared plane of p followed by one of q, kQ floats further (the layout a tensor copy of
+/// each field writes), read as pairs: two 4-byte loads a cell, as many bytes and shared-memory
+/// wavefronts as the 8-byte load of a plane of (p, q) pairs (a `const float2*`, the other
+/// semi-stencil kernels' plane).
+template <int kQ> struct TtiSplitPlane {
+  const float* p;
+  __device__ float2 operator[](int cell) const { return make_float2(p[cell], p[cell + kQ]); }
+};
+
+/// xy of p (xyp) and q (xyq) at shared cell c0 of a plane (of pairs, or a TtiSplitPlane): the 16
+/// diagonal points.
+template <int W, class Plane>
+__device__ __forceinline__ void tti_plane_xy(Plane u, int c0, const TtiCoefs& c, float& xyp,
                                              float& xyq) {
 #pragma unroll
   for (int m = 1; m <= kHalo; ++m) {
@@ -367,7 +387,7 @@ __device__ __forceinline__ void tti_plane_xy(const float2* u, int c0, const TtiC
   }
 }
 
-/// Phase P of the semi-stencil: plane t (shared plane `u` of (p, q) pairs, the thread at c0) has
+/// Phase P of the semi-stencil: plane t (shared plane `u`, the thread at c0) has
 /// arrived. Each of its values is read once and used for every pending point it feeds: the
 /// centre gives zz, a row difference dx = u(i + m) - u(i - m) the xz terms and a column
 /// difference dy the yz terms of points t - m (plane t lies m above them: + dx) and t + m (m
@@ -378,10 +398,9 @@ __device__ __forceinline__ void tti_plane_xy(const float2* u, int c0, const TtiC
 /// before the call, which kept semi+b at 20 bytes of spills instead of 104; unused with kFold,
 /// where finish reads the folded slot). xy of point t is summed only when plane t is one of the
 /// block's own planes (`own`; the others only feed their neighbours).
-template <bool kAz, bool kFold, int W, int P, class Finish>
-__device__ __forceinline__ void tti_semi_phase(const float2* u, int c0, const TtiCoefs& c,
-                                               TtiRing& g, const TtiWeights& w, bool own,
-                                               Finish&& finish) {
+template <bool kAz, bool kFold, int W, int P, class Plane, class Finish>
+__device__ __forceinline__ void tti_semi_phase(Plane u, int c0, const TtiCoefs& c, TtiRing& g,
+                                               const TtiWeights& w, bool own, Finish&& finish) {
   constexpr int kT = P % 9;
   const float2 ce = u[c0];
   float xxp = c.xx[0] * ce.x, xxq = c.xx[0] * ce.y;
@@ -502,19 +521,53 @@ template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
 /// 168 registers with 12 warps (32x12) was slower too (24.6 against 23.0 ms then).
 template <int Threads> constexpr int kTtiSemiMinBlocks = Threads <= 256 ? 2 : 1;
 
-/// The streaming kernel of the semi-stencil methods. The shared buffer holds NB planes of (p, q)
-/// pairs; in phase P of the nine-plane loop plane t lives in slot P mod NB (NB is 1 or 3, or 2
-/// with semi+2z's pairing, so the slot is a constant).
+/// Registers a thread of semi+b+tma needs without spilling (sm_90, ptxas 13.0): no per-thread
+/// copy addresses leave its inner form 80 registers without azimuth and 96 with; the layer form
+/// spills at 96 with azimuth, so it keeps 128.
+constexpr int tti_tma_registers(bool az, bool layer) {
+  return layer ? 128 : az ? 96 : 80;
+}
+
+/// Resident blocks per SM asked for a semi-stencil kernel of `threads` threads: kTtiSemiMinBlocks,
+/// except semi+b+tma, which asks for as many blocks as its register need allows (65536 registers
+/// a SM): 24 warps for 256-thread blocks without azimuth, 20 for 128-thread blocks with it.
+constexpr int tti_semi_min_blocks(TtiMethod m, int threads, bool az, bool layer) {
+  return m == TtiMethod::SemiBT ? (65536 / (tti_tma_registers(az, layer) * threads) > 1
+                                       ? 65536 / (tti_tma_registers(az, layer) * threads)
+                                       : 1)
+         : threads <= 256       ? 2
+                                : 1;
+}
+
+#if MINIMOD_GPU_TENSOR_COPY
+/// The tensor maps of semi+b+tma: boxes of (Dx + 12) x (Dy + 8) x 1 floats of p and of q.
+struct TtiTensorMaps {
+  CUtensorMap p, q;
+};
+#else
+struct TtiTensorMaps {};
+#endif
+
+/// The streaming kernel of the semi-stencil methods (`maps` is used by semi+b+tma only; the
+/// others get an empty one, which keeps their code as it was). The shared buffer holds NB planes;
+/// in phase P of the nine-plane loop plane t lives in slot P mod NB (NB is 1 or 3, or 2 with
+/// semi+2z's pairing, so the slot is a constant). A slot holds (p, q) pairs, or with semi+b+tma
+/// the plane of p followed by that of q (a tensor copy writes one field's box), 128-byte
+/// aligned.
 template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer>
-__global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
-    tti_semi_kernel(const TtiArgs a) {
+__global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kLayer))
+    tti_semi_kernel(const TtiArgs a, const __grid_constant__ TtiTensorMaps maps) {
   using Col = TtiColumn<Dx, Dy>;
-  constexpr int W = Col::W;
+  constexpr bool kSplit = M == TtiMethod::SemiBT;
+  // semi+b+tma's shared rows are 4 floats wider than the tile with its halos: a tensor copy's box
+  // must start on 16 bytes, so it starts up to 3 floats before the halo (box_x below).
+  constexpr int W = kSplit ? Col::W + 4 : Col::W;
   constexpr int NB = tti_planes(M);
   constexpr int L = Col::kLoads;
   static_assert(9 % NB == 0 || M == TtiMethod::Semi2z, "slots must be constant in the 9-loop");
-  constexpr int kPlane = Col::kCells + tti_spare_cells(M);
-  __shared__ float2 buffer[NB * kPlane];
+  // A slot's planes of p and q start on 128 bytes (tensor copies write there).
+  constexpr int kPlane = kSplit ? (W * Col::H + 31) / 32 * 32 : Col::kCells + tti_spare_cells(M);
+  __shared__ alignas(kSplit ? 128 : 8) float2 buffer[NB * kPlane];
 
   const Col col(a);
   const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
@@ -553,10 +606,21 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
   // memory latency hides behind a plane's work; and, when the in-plane derivatives are folded,
   // the axis of point t + 1, to weigh them when its plane arrives. Folding frees 12 registers; on
   // the H100 it pays for semi+b+a with azimuth (900^3: 21.1 -> 20.0 ms, no spills left), while the
-  // other methods and semi+b+a without azimuth ran 3-15% slower with it.
-  constexpr bool kFold = kAz && M == TtiMethod::SemiBA;
+  // other methods and semi+b+a without azimuth ran 3-15% slower with it. semi+b+tma is semi+b+a
+  // with other copies, and folds too.
+  constexpr bool kFold = kAz && (M == TtiMethod::SemiBA || M == TtiMethod::SemiBT);
   TtiPointIn ahead{};
   float own_nx = 0.0f, own_ny = 0.0f;
+  // semi+b+tma: the box of the tile's plane starts at padded x `box_x` (16-byte aligned), 0-3
+  // floats before the tile's halo; the thread's point in a shared plane.
+  int box_x = 0, split_c0 = 0;
+  if constexpr (kSplit) {
+    const int halo_x =
+        col.i - static_cast<int>(threadIdx.x) - kHalo + static_cast<int>(a.layout.x_offset);
+    box_x = halo_x & ~3;
+    split_c0 = (static_cast<int>(threadIdx.y) + kHalo) * W + static_cast<int>(threadIdx.x) + kHalo +
+               (halo_x - box_x);
+  }
   // Phase P: plane t (in `slot`) has arrived; point t - 4 is finished on the way.
   // Threads outside the box (col.active false) compute too, on cells of the tile, and only skip
   // the global loads and stores: a phase skipped by some threads would make the compiler keep every
@@ -564,27 +628,33 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
   auto process = [&](int t, int slot, auto phase) {
     constexpr int P = decltype(phase)::value;
     const int k = t - kHalo;
-    tti_semi_phase<kAz, kFold, W, P>(
-        buffer + slot * kPlane, col.c0, a.c, g, tti_weights(own_nx, own_ny, 0.0f),
-        t >= col.zs && t < col.ze,
-        [&](int r, const SecondDerivatives& dp, const SecondDerivatives& dq) {
-          if (col.active && k >= col.zs) {
-            if constexpr (kFold) {
-              const TtiWeights w = tti_weights(ahead.nx, ahead.ny, ahead.nz);
-              float lap_s, h_s, h_q;
-              tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
-              tti_apply_operators<kLayer>(
-                  a.f, point(k), sy, sz, a.c, w,
-                  tti_operators_from(lap_s, h_s, h_q, ahead.two_delta, ahead.two_emd), ahead);
-            } else {
-              (void)r;
-              tti_finish_loaded<kAz, kLayer>(a.f, point(k), sy, sz, a.c, dp, dq, ahead);
-            }
-          }
-          // The next point's loads go out at once: a whole plane's work hides them.
-          if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
-            ahead = tti_load_point<kAz, kLayer>(a.f, point(k + 1));
-        });
+    auto finish = [&](int r, const SecondDerivatives& dp, const SecondDerivatives& dq) {
+      if (col.active && k >= col.zs) {
+        if constexpr (kFold) {
+          const TtiWeights w = tti_weights(ahead.nx, ahead.ny, ahead.nz);
+          float lap_s, h_s, h_q;
+          tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
+          tti_apply_operators<kLayer>(
+              a.f, point(k), sy, sz, a.c, w,
+              tti_operators_from(lap_s, h_s, h_q, ahead.two_delta, ahead.two_emd), ahead);
+        } else {
+          (void)r;
+          tti_finish_loaded<kAz, kLayer>(a.f, point(k), sy, sz, a.c, dp, dq, ahead);
+        }
+      }
+      // The next point's loads go out at once: a whole plane's work hides them.
+      if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
+        ahead = tti_load_point<kAz, kLayer>(a.f, point(k + 1));
+    };
+    const bool own = t >= col.zs && t < col.ze;
+    if constexpr (kSplit) {
+      tti_semi_phase<kAz, kFold, W, P>(
+          TtiSplitPlane<kPlane>{reinterpret_cast<const float*>(buffer) + slot * 2 * kPlane},
+          split_c0, a.c, g, tti_weights(own_nx, own_ny, 0.0f), own, finish);
+    } else {
+      tti_semi_phase<kAz, kFold, W, P>(buffer + slot * kPlane, col.c0, a.c, g,
+                                       tti_weights(own_nx, own_ny, 0.0f), own, finish);
+    }
     if constexpr (kFold) {
       if (col.active && t + 1 >= col.zs && t + 1 < col.ze) {
         own_nx = a.f.axis_x[point(t + 1)];
@@ -646,8 +716,8 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
         __syncthreads();
       });
     }
-  } else { // SemiBA: planes t + 1 and t + 2 in flight by cp.async while plane t is computed
-    static_assert(M == TtiMethod::SemiBA, "unknown semi-stencil method");
+  } else if constexpr (M == TtiMethod::SemiBA) {
+    // Planes t + 1 and t + 2 in flight by cp.async while plane t is computed.
     unsigned dst[L];
 #pragma unroll
     for (int n = 0; n < L; ++n)
@@ -682,6 +752,57 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiSemiMinBlocks<Dx * Dy>)
         __syncthreads();
       });
     }
+  } else {
+    // semi+b+tma: planes t + 1 and t + 2 in flight by tensor copies while plane t is computed.
+    // Thread 0 copies a plane as one (Dx + 12) x (Dy + 8) box of p and one of q into its slot,
+    // whose mbarrier counts the bytes; everyone waits on that barrier's phase before reading
+    // the slot. The k-th use of a slot completes its barrier's phase k, so plane t, the
+    // ((t - first) / 3)-th of its slot, waits for parity ((t - first) / 3) mod 2. The slot of
+    // plane t + 2 held plane t - 1, whose readers all passed the previous plane's block
+    // barrier. (Per-slot "empty" mbarriers that each warp arrives on, instead of that block
+    // barrier, made semi+b+tma_32x8 1.5 times slower on the H100: thread 0 then waits for the
+    // slowest warp before each copy, and the copy's latency lands on everyone's path.)
+    static_assert(M == TtiMethod::SemiBT, "unknown semi-stencil method");
+#if MINIMOD_GPU_TENSOR_COPY
+    __shared__ alignas(8) std::uint64_t bars[3];
+    const bool leader = threadIdx.x == 0 && threadIdx.y == 0;
+    const unsigned bar0 = tma_smem_address(bars);
+    const unsigned buf0 = tma_smem_address(buffer);
+    // The box's padded y is the tile's y0 (its halo starts kHalo before, padded y counts from
+    // the first ghost row); its x is box_x.
+    const int by = col.j - static_cast<int>(threadIdx.y);
+    auto copy = [&](int t, auto slot) {
+      constexpr int S = decltype(slot)::value;
+      constexpr unsigned kBox = W * Col::H * 4u, kSlot = 2u * kPlane * 4u;
+      const int bz = max(t, -kHalo) + kHalo;
+      tma_expect_bytes(bar0 + 8 * S, 2 * kBox);
+      tma_load_3d(buf0 + S * kSlot, &maps.p, box_x, by, bz, bar0 + 8 * S);
+      tma_load_3d(buf0 + S * kSlot + kSlot / 2, &maps.q, box_x, by, bz, bar0 + 8 * S);
+    };
+    if (leader) {
+      for (int s = 0; s < 3; ++s)
+        tma_barrier_init(bar0 + 8 * s, 1);
+    }
+    __syncthreads();
+    if (leader) {
+      copy(first, std::integral_constant<int, 0>{});
+      copy(first + 1, std::integral_constant<int, 1>{});
+    }
+    tma_wait(bar0, 0);
+    // Nine planes a round, three uses of each slot: plane t0 + P + 1 of round r is the
+    // (3r + (P + 1) / 3)-th use of its slot, of parity (r + (P + 1) / 3) mod 2.
+    unsigned round = 0;
+    for (int t0 = first; t0 < end; t0 += 9, ++round) {
+      tti_phases<0>([&](auto phase) {
+        constexpr int P = decltype(phase)::value;
+        const int t = t0 + P;
+        if (leader && t + 2 < end) copy(t + 2, std::integral_constant<int, (P + 2) % 3>{});
+        process(t, P % 3, phase);
+        if (t + 1 < end) tma_wait(bar0 + 8 * ((P + 1) % 3), (round + (P + 1) / 3) & 1u);
+        __syncthreads();
+      });
+    }
+#endif
   }
 }
 

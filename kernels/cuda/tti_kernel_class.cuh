@@ -1,0 +1,159 @@
+#pragma once
+/// The TTI kernels' class and launcher (host code; tti_kernels.cuh has the device code), shared
+/// by the two files that register them: tti_kernels.cu, and tti_kernels_tma.cu for semi+b+tma.
+/// semi+b+tma is compiled on its own because its kernels in the same file made the compiler
+/// allocate the other semi-stencil kernels' registers differently (semi+b_32x8 from no spills to
+/// 96 bytes of them).
+
+#include "kernels/cuda/gpu_check.hpp"
+#include "kernels/cuda/launch_limits.hpp"
+#include "kernels/cuda/tensor_map.hpp"
+#include "kernels/cuda/tti_kernels.cuh"
+#include "kernels/kernel.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace minimod::gpu {
+
+/// Planes a streaming block walks along z: short chunks give many blocks (the launch fills the
+/// GPU several times over) and keep the blocks that share halo rows close in time, at the price
+/// of 2R planes loaded again per chunk; a box not much deeper than a chunk is one chunk.
+constexpr int kTtiChunk = 64;
+inline int tti_z_chunk(const Box& b) {
+  return b.nz() <= kTtiChunk + kTtiChunk / 2 ? std::max(b.nz(), 1) : kTtiChunk;
+}
+
+/// A TTI kernel of method M with a Dx x Dy x Dz tile (Dz = 1 for the streaming methods).
+template <TtiMethod M, int Dx, int Dy, int Dz> class TtiCudaKernel final : public StencilKernel {
+  static_assert(Dx * Dy * Dz <= 1024, "a thread block holds at most 1024 threads");
+  static_assert(tti_smem_bytes(M, Dx, Dy, Dz) <= 48 * 1024,
+                "static shared memory is limited to 48 KB");
+  static_assert(tti_streams(M) == (Dz == 1), "streaming methods have 2D tiles");
+
+public:
+  std::string name() const override {
+    std::string n =
+        std::string(tti_family_name(M)) + "_" + std::to_string(Dx) + "x" + std::to_string(Dy);
+    if (!tti_streams(M)) n += "x" + std::to_string(Dz);
+    return n;
+  }
+  std::string family() const override { return tti_family_name(M); }
+  std::string description() const override {
+    static const char* const what[] = {
+        "3D blocks, both fields' 73-point stencils read from global memory",
+        "3D blocks, the tiles of p and q with their halos staged in shared memory",
+        "2.5D streaming along z, nine planes of p and q in shared memory",
+        "2.5D streaming with the semi-stencil: one shared plane, each value read once into the "
+        "partial sums of the nine points it feeds (registers)",
+        "the semi-stencil streaming, the next plane prefetched into registers",
+        "the semi-stencil streaming, the next two planes copied by cp.async into shared memory",
+        "the semi-stencil streaming, two planes loaded per barrier pair (2z folding)",
+        "the semi-stencil streaming, the next two planes copied into shared memory by the tensor "
+        "memory accelerator (sm_90+)"};
+    std::string tile = std::to_string(Dx) + "x" + std::to_string(Dy);
+    if (!tti_streams(M)) tile += "x" + std::to_string(Dz);
+    return std::string("TTI: ") + what[static_cast<int>(M)] + ", " + tile + " threads, " +
+           std::to_string(tti_smem_bytes(M, Dx, Dy, Dz) / 1024) + " KB shared (inner and layer)";
+  }
+  BackendKind backend() const override { return BackendKind::Cuda; }
+  Physics physics() const override { return Physics::Tti; }
+  bool handles(RegionKind) const override { return true; }
+
+  std::string can_run(const Region& region, const FieldLayout& layout) const override {
+    std::string why = StencilKernel::can_run(region, layout);
+    if (!why.empty()) return why;
+    const Box& b = region.box;
+    if (b.empty()) return {};
+    if constexpr (M == TtiMethod::SemiBT) {
+#if MINIMOD_GPU_TENSOR_COPY
+      why = tensor_copy_unavailable(
+          reinterpret_cast<const void*>(&tti_semi_kernel<M, Dx, Dy, false, false>), name());
+      if (!why.empty()) return why;
+#endif
+    }
+    if (tti_streams(M)) {
+      // Offsets inside a plane are ints.
+      if (layout.plane > std::numeric_limits<int>::max())
+        return "planes of " + std::to_string(layout.plane) + " floats are too large for " + name();
+      return launch_grid_limit(ceil_div(b.nx(), Dx), ceil_div(b.ny(), Dy),
+                               ceil_div(b.nz(), tti_z_chunk(b)));
+    }
+    return tile_grid_limit(b.nx(), b.ny(), b.nz(), Dx, Dy, Dz);
+  }
+
+  void launch(const IsoFields&, const FieldLayout&, const StencilCoefs&, const Region&,
+              void*) const override {
+    throw std::logic_error(name() + " is a TTI kernel: launch it with launch_tti");
+  }
+
+  void launch_tti(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
+                  const Region& region, void* stream) const override {
+    const Box& b = region.box;
+    if (b.empty()) return;
+    const bool layer = region.kind() == RegionKind::Layer;
+    if (layer && (f.phi_p == nullptr || f.eta == nullptr))
+      throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
+    TtiArgs a;
+    a.f = f;
+    a.layout = layout;
+    a.c = coefs;
+    a.box = b;
+    dim3 grid, block;
+    if (tti_streams(M)) {
+      a.z_chunk = tti_z_chunk(b);
+      block = dim3(Dx, Dy, 1);
+      grid = dim3(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
+                  static_cast<unsigned>(ceil_div(b.ny(), Dy)),
+                  static_cast<unsigned>(ceil_div(b.nz(), a.z_chunk)));
+    } else {
+      block = dim3(Dx, Dy, Dz);
+      grid = dim3(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
+                  static_cast<unsigned>(ceil_div(b.ny(), Dy)),
+                  static_cast<unsigned>(ceil_div(b.nz(), Dz)));
+    }
+    const auto s = static_cast<gpuStream_t>(stream);
+    const bool az = f.axis_y != nullptr;
+    if (az) {
+      layer ? run<true, true>(a, grid, block, s) : run<true, false>(a, grid, block, s);
+    } else {
+      layer ? run<false, true>(a, grid, block, s) : run<false, false>(a, grid, block, s);
+    }
+    const std::string what = name() + (layer ? "<layer" : "<inner") + (az ? ",azimuth>" : ">");
+    MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, 0);
+  }
+
+private:
+  template <bool kAz, bool kLayer>
+  static void run(const TtiArgs& a, dim3 grid, dim3 block, gpuStream_t s) {
+    if constexpr (M == TtiMethod::Gmem3d) {
+      tti_gmem_3d_kernel<Dx, Dy, Dz, kAz, kLayer><<<grid, block, 0, s>>>(a);
+    } else if constexpr (M == TtiMethod::Smem3d) {
+      tti_smem_3d_kernel<Dx, Dy, Dz, kAz, kLayer><<<grid, block, 0, s>>>(a);
+    } else if constexpr (M == TtiMethod::Smem25d) {
+      tti_smem_25d_kernel<Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a);
+    } else if constexpr (M == TtiMethod::SemiBT) {
+#if MINIMOD_GPU_TENSOR_COPY
+      // The maps are built for every launch: the time loop swaps the fields' buffers. Boxes are
+      // 4 floats wider than the tile with its halos, since they start on 16 bytes.
+      constexpr int W = Dx + 2 * kHalo + 4, H = Dy + 2 * kHalo;
+      const TtiTensorMaps maps{
+          plane_tile_map(a.f.p, a.layout, W, H, std::string(tti_family_name(M)) + " field p"),
+          plane_tile_map(a.f.q, a.layout, W, H, std::string(tti_family_name(M)) + " field q")};
+      tti_semi_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a, maps);
+#endif
+    } else {
+      tti_semi_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a, TtiTensorMaps{});
+    }
+  }
+};
+
+template <TtiMethod M, int Dx, int Dy, int Dz = 1>
+void add(KernelRegistry& registry, bool family_default = false) {
+  registry.add(std::make_unique<TtiCudaKernel<M, Dx, Dy, Dz>>(), family_default);
+}
+
+} // namespace minimod::gpu

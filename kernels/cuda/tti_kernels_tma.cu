@@ -1,0 +1,24 @@
+/// Registration of semi+b+tma, the semi-stencil kernels whose planes the Hopper tensor memory
+/// accelerator copies (tti_kernel_class.cuh says why they have a file of their own).
+
+#include "kernels/cuda/tti_kernel_class.cuh"
+
+namespace minimod::gpu {
+
+void register_tti_tma_kernels(KernelRegistry& registry) {
+#if MINIMOD_GPU_TENSOR_COPY
+  // 32x4 first: the fastest on the H100 (900^3: 19.2 ms a step with azimuth, 15.4 without;
+  // docs/perf/2026-11-22-h100-tti-900-session5.md). Small blocks let more of them share a SM
+  // within the kernel's register need (tti_semi_min_blocks): 20 warps with azimuth, 24 without.
+  add<TtiMethod::SemiBT, 32, 4, 1>(registry, true);
+  add<TtiMethod::SemiBT, 32, 6, 1>(registry);
+  add<TtiMethod::SemiBT, 32, 8, 1>(registry);
+  add<TtiMethod::SemiBT, 32, 16, 1>(registry);
+  add<TtiMethod::SemiBT, 16, 16, 1>(registry);
+  add<TtiMethod::SemiBT, 64, 8, 1>(registry);
+#else
+  (void)registry;
+#endif
+}
+
+} // namespace minimod::gpu
