@@ -49,11 +49,19 @@ std::string default_kernel_spec(BackendKind backend, Physics physics) {
   // The pair `--kernel auto` chose on the H100 at 1000^3 (docs/perf/2026-11-21-h100-1000.md):
   // 7.55 ms a step against gmem_3d's 11.1. Other GPUs may prefer another pair: `--kernel auto`.
   if (physics == Physics::Acoustic) return "inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4";
-  // TTI: semi+b+a_32x8 in every region, the fastest on the H100 at 900^3 with and without
-  // azimuth (19.3 and 16.8 ms a step, docs/perf/2026-11-22-h100-tti-900-session4.md; the paper's
-  // A100 best, semi+b+a_32x16, is 2% and 5% slower). Before its in-plane derivatives were folded
-  // (which removed its spills), smem_25d_32x8 had been faster on the layer slabs.
+  // TTI: semi+b+tma_32x4 inside and semi+b+a_32x8 on the layers, the fastest on the H100 at
+  // 900^3 with azimuth and within 0.5% of the fastest without (18.8 and 15.5 ms a step against
+  // semi+b+a_32x8's 19.3 and 16.8; docs/perf/2026-11-22-h100-tti-900-session5.md). semi+b+tma
+  // needs the Hopper tensor copies: where they cannot run, the inner region falls back to
+  // semi+b+a_32x8 (default_fallback_name), and a build without them defaults to semi+b+a_32x8.
+  if (kernel_registry().find("semi+b+tma_32x4", backend, physics) != nullptr)
+    return "inner=semi+b+tma_32x4,pml=semi+b+a_32x8";
   return "semi+b+a_32x8";
+}
+
+const char* default_fallback_name(BackendKind backend, Physics physics) {
+  return backend == BackendKind::Cuda && physics == Physics::Tti ? "semi+b+a_32x8"
+                                                                 : default_kernel_name(backend);
 }
 
 namespace {
@@ -109,16 +117,22 @@ void apply_spec(const std::string& spec, BackendKind backend, Physics physics,
 RegionKernels resolve_kernels(const std::string& spec_in, BackendKind backend, Physics physics,
                               const std::array<Region, kRegionCount>& regions,
                               const FieldLayout& layout, const std::string& what) {
-  // Start from the default pair; a region whose default kernel cannot run it (a launch-grid or
-  // layout limit on an unusual grid) gets the baseline kernel instead, since nobody asked for it.
+  // Start from the default pair; a region whose default kernel cannot run it (an older GPU, a
+  // launch-grid or layout limit on an unusual grid) gets the fallback kernel instead, or where that
+  // cannot either the baseline, since nobody asked for it.
   const std::string def = default_kernel_spec(backend, physics);
   const StencilKernel* baseline = lookup(default_kernel_name(backend), backend, physics, what, def);
+  const StencilKernel* fallback =
+      kernel_registry().find(default_fallback_name(backend, physics), backend, physics);
   RegionKernels chosen{};
   chosen.fill(baseline);
   apply_spec(def, backend, physics, what + " (default '" + def + "')", chosen);
   for (int r = 0; r < kRegionCount; ++r) {
-    if (!regions[r].box.empty() && !chosen[r]->can_run(regions[r], layout).empty())
-      chosen[r] = baseline;
+    const Region& region = regions[r];
+    if (region.box.empty() || chosen[r]->can_run(region, layout).empty()) continue;
+    const bool fallback_runs = fallback != nullptr && fallback->handles(region.kind()) &&
+                               fallback->can_run(region, layout).empty();
+    chosen[r] = fallback_runs ? fallback : baseline;
   }
   const std::string spec = trim(spec_in);
   if (!spec.empty()) apply_spec(spec, backend, physics, what, chosen);

@@ -28,6 +28,11 @@ const char* default_kernel_name(BackendKind backend);
 /// CPU; on CUDA the pair `--kernel auto` chose on the H100, docs/kernels.md).
 std::string default_kernel_spec(BackendKind backend, Physics physics);
 
+/// The kernel a region gets instead when the default's kernel cannot run it (no tensor copies on
+/// an older GPU, a limit on an unusual grid): semi+b+a_32x8 for CUDA TTI, otherwise the baseline.
+/// Where the fallback cannot run the region either, the baseline runs it.
+const char* default_fallback_name(BackendKind backend, Physics physics);
+
 /// Resolve `spec` (empty: the default) for a backend and physics and check every kernel can run
 /// its region (`can_run`). Throws InputError starting with `what` (e.g. "--kernel") that names the
 /// spec and lists the kernels that exist.

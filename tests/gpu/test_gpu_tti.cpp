@@ -133,6 +133,19 @@ TEST(TtiRegistry, EveryFamilyOfThePaperIsRegistered) {
       << "the paper's best kernel on the A100";
 }
 
+TEST(TtiRegistry, TensorCopyFamilyIsRegistered) {
+  if (tti_cuda_kernels().empty()) GTEST_SKIP() << "this build has no CUDA backend";
+  // semi+b+a with the Hopper tensor memory accelerator's copies (every CUDA build has it; it runs
+  // where the device and the compiled architecture are 9.0 or newer).
+  for (const char* name : {"semi+b+tma_32x8", "semi+b+tma_32x16", "semi+b+tma_16x16",
+                           "semi+b+tma_64x8", "semi+b+tma_32x4", "semi+b+tma_32x6"})
+    EXPECT_NE(kernel_registry().find(name, BackendKind::Cuda, Physics::Tti), nullptr) << name;
+  // The family's default tile is its fastest on the H100 (docs/kernels.md).
+  const StencilKernel* k = kernel_registry().find("semi+b+tma", BackendKind::Cuda, Physics::Tti);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->name(), "semi+b+tma_32x4");
+}
+
 TEST(TtiRegistry, IsotropicLaunchOfATtiKernelThrows) {
   const StencilKernel* k = kernel_registry().find("semi_25d", BackendKind::Cuda, Physics::Tti);
   if (k == nullptr) GTEST_SKIP() << "this build has no CUDA backend";
@@ -155,9 +168,18 @@ TEST(TtiRegistry, DefaultSpecResolvesForTti) {
     ASSERT_NE(k[r], nullptr);
     EXPECT_EQ(k[r]->physics(), Physics::Tti);
   }
-  // The measured default (selection.cpp) in every region: TTI kernels all do the layer update.
-  EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Tti), "semi+b+a_32x8");
-  for (int r = 0; r < kRegionCount; ++r)
+  // The measured default (selection.cpp): semi+b+tma_32x4 inside where the tensor copies run
+  // (this device, or no device to ask), else its fallback semi+b+a_32x8; semi+b+a_32x8 on the
+  // layers.
+  EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Tti),
+            "inner=semi+b+tma_32x4,pml=semi+b+a_32x8");
+  EXPECT_STREQ(default_fallback_name(BackendKind::Cuda, Physics::Tti), "semi+b+a_32x8");
+  const StencilKernel* tma =
+      kernel_registry().find("semi+b+tma_32x4", BackendKind::Cuda, Physics::Tti);
+  ASSERT_NE(tma, nullptr);
+  const std::string why = tma->can_run(p.regions[0], p.layout);
+  EXPECT_EQ(k[0]->name(), why.empty() ? "semi+b+tma_32x4" : "semi+b+a_32x8") << why;
+  for (int r = 1; r < kRegionCount; ++r)
     EXPECT_EQ(k[r]->name(), "semi+b+a_32x8") << r;
   // A pair keeps its layer kernel.
   k = resolve_kernels("inner=semi+b+a_32x16,pml=smem_25d_32x8", BackendKind::Cuda, Physics::Tti,
