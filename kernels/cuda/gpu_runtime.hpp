@@ -68,6 +68,11 @@ inline constexpr const char* kGpuRuntimeName = "HIP";
 /// copies and transaction-counting mbarriers (kernels/cuda/tensor_map.hpp).
 #define MINIMOD_GPU_TENSOR_COPY 0
 
+/// Kernel parameters whose address is taken (CUDA's tensor maps) need no marker on HIP.
+#ifndef __grid_constant__
+#define __grid_constant__
+#endif
+
 #else
 
 #include <cuda.h> // CUtensorMap (no driver-API calls are linked; tensor_map.cpp looks one up)

@@ -21,9 +21,15 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
     MINIMOD_GPU_CHECK_WHAT(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
                                                             cudaEnableDefault, &found),
                            "looking up the driver's cuTensorMapEncodeTiled");
+#else
+    MINIMOD_GPU_CHECK_WHAT(
+        cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &found),
+        "looking up the driver's cuTensorMapEncodeTiled");
+#endif
     if (found != cudaDriverEntryPointSuccess || f == nullptr)
       throw RuntimeFailure("the CUDA driver has no cuTensorMapEncodeTiled (tensor copies need a "
                            "driver for CUDA 12.0 or newer)");
@@ -50,7 +56,7 @@ CUtensorMap plane_tile_map(const float* field, const FieldLayout& l, int w, int 
       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     std::ostringstream msg;
-    msg << "cuTensorMapEncodeTiled refused the tensor map of " << what << " (CUresult "
+    msg << "cuTensorMapEncodeTiled refused the tensor map of " << what << " (CUDA driver error "
         << static_cast<int>(r) << "): field at " << static_cast<const void*>(field)
         << ", padded extents " << dims[0] << " x " << dims[1] << " x " << dims[2]
         << " floats, row pitch " << strides[0] << " B, plane " << strides[1] << " B, box " << w
@@ -75,7 +81,10 @@ std::string tensor_copy_unavailable(const void* kernel, const std::string& name)
            "compute capability 9.0 or newer; device " +
            std::to_string(device) + " is " + std::to_string(major) + "." + std::to_string(minor);
   gpuFuncAttributes attr{};
-  MINIMOD_GPU_CHECK_WHAT(gpuFuncGetAttributes(&attr, kernel), "attributes of " + name);
+  if (const gpuError_t err = gpuFuncGetAttributes(&attr, kernel); err != gpuSuccess) {
+    (void)gpuGetLastError();
+    return name + " has no code this device can load (" + error_text(err) + ")";
+  }
   if (attr.ptxVersion < 90)
     return name + " was compiled for compute_" + std::to_string(attr.ptxVersion) +
            ", without the tensor copies (build with CMAKE_CUDA_ARCHITECTURES=90 or newer)";

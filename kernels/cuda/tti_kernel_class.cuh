@@ -69,6 +69,12 @@ public:
     const Box& b = region.box;
     if (b.empty()) return {};
     if constexpr (M == TtiMethod::SemiBT) {
+      // The tensor maps need 16-byte rows (make_field_layout pads rows to 128 bytes).
+      if (layout.pitch % 4 != 0)
+        return name() +
+               " copies boxes with tensor copies, which need a row pitch of a multiple of "
+               "4 floats (16 bytes); this layout's is " +
+               std::to_string(layout.pitch);
 #if MINIMOD_GPU_TENSOR_COPY
       why = tensor_copy_unavailable(
           reinterpret_cast<const void*>(&tti_semi_kernel<M, Dx, Dy, false, false>), name());
@@ -117,18 +123,21 @@ public:
     }
     const auto s = static_cast<gpuStream_t>(stream);
     const bool az = f.axis_y != nullptr;
+    const std::string n = name();
     if (az) {
-      layer ? run<true, true>(a, grid, block, s) : run<true, false>(a, grid, block, s);
+      layer ? run<true, true>(a, grid, block, s, n) : run<true, false>(a, grid, block, s, n);
     } else {
-      layer ? run<false, true>(a, grid, block, s) : run<false, false>(a, grid, block, s);
+      layer ? run<false, true>(a, grid, block, s, n) : run<false, false>(a, grid, block, s, n);
     }
     const std::string what = name() + (layer ? "<layer" : "<inner") + (az ? ",azimuth>" : ">");
     MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, 0);
   }
 
 private:
+  /// Launch the kernel; `name` is this kernel's, for errors.
   template <bool kAz, bool kLayer>
-  static void run(const TtiArgs& a, dim3 grid, dim3 block, gpuStream_t s) {
+  static void run(const TtiArgs& a, dim3 grid, dim3 block, gpuStream_t s, const std::string& name) {
+    (void)name; // used by semi+b+tma only
     if constexpr (M == TtiMethod::Gmem3d) {
       tti_gmem_3d_kernel<Dx, Dy, Dz, kAz, kLayer><<<grid, block, 0, s>>>(a);
     } else if constexpr (M == TtiMethod::Smem3d) {
@@ -137,13 +146,13 @@ private:
       tti_smem_25d_kernel<Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a);
     } else if constexpr (M == TtiMethod::SemiBT) {
 #if MINIMOD_GPU_TENSOR_COPY
-      // The maps are built for every launch: the time loop swaps the fields' buffers. Boxes are
-      // 4 floats wider than the tile with its halos, since they start on 16 bytes.
-      constexpr int W = Dx + 2 * kHalo + 4, H = Dy + 2 * kHalo;
-      const TtiTensorMaps maps{
-          plane_tile_map(a.f.p, a.layout, W, H, std::string(tti_family_name(M)) + " field p"),
-          plane_tile_map(a.f.q, a.layout, W, H, std::string(tti_family_name(M)) + " field q")};
+      // The maps are built for every launch: the time loop swaps the fields' buffers.
+      constexpr int W = tti_tma_box_w(Dx), H = tti_tma_box_h(Dy);
+      const TtiTensorMaps maps{plane_tile_map(a.f.p, a.layout, W, H, name + ", field p"),
+                               plane_tile_map(a.f.q, a.layout, W, H, name + ", field q")};
       tti_semi_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a, maps);
+#else
+      static_assert(M != TtiMethod::SemiBT, "semi+b+tma needs the tensor copies");
 #endif
     } else {
       tti_semi_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a, TtiTensorMaps{});

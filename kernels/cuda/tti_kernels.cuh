@@ -3,8 +3,8 @@
 /// III; docs/kernels.md, "TTI"). Every kernel computes the six second derivatives of p and q at
 /// its points its own way and finishes with the update that the CPU reference uses
 /// (kernels/tti_K.hpp: tti_finish_point, or tti_finish_loaded with the point's values loaded
-/// early), so that all of them compute one function up to the order of the sums (semi+b+a with
-/// azimuth folds the in-plane terms into L s, H s, H q first and finishes with
+/// early), so that all of them compute one function up to the order of the sums (semi+b+a and
+/// semi+b+tma with azimuth fold the in-plane terms into L s, H s, H q first and finish with
 /// tti_apply_operators):
 ///
 ///   gmem_3d   3D blocks, one point a thread, all 2 x 73 stencil points read from global memory
@@ -88,12 +88,22 @@ constexpr int tti_spare_cells(TtiMethod m) {
   return m == TtiMethod::Semi || m == TtiMethod::SemiB || m == TtiMethod::Semi2z ? 1 : 0;
 }
 
+/// The box a semi+b+tma tensor copy brings in for a Dx x Dy tile, in floats: the tile with its
+/// halos, 4 floats wider since a box must start on 16 bytes (it starts 0-3 floats before the
+/// halo). The kernel's shared rows and the host's tensor maps both use these.
+constexpr int tti_tma_box_w(int dx) {
+  return dx + 2 * kHalo + 4;
+}
+constexpr int tti_tma_box_h(int dy) {
+  return dy + 2 * kHalo;
+}
+
 /// Bytes of shared memory a kernel of method m and tile Dx x Dy x Dz stages (p and q).
 constexpr int tti_smem_bytes(TtiMethod m, int dx, int dy, int dz) {
   return m == TtiMethod::Gmem3d   ? 0
          : m == TtiMethod::Smem3d ? 2 * (dx + 2 * kHalo) * (dy + 2 * kHalo) * (dz + 2 * kHalo) * 4
-         : m == TtiMethod::SemiBT // rows 4 floats wider, planes on 128 bytes (tti_semi_kernel)
-             ? 2 * tti_planes(m) * (((dx + 2 * kHalo + 4) * (dy + 2 * kHalo) + 31) / 32 * 32) * 4
+         : m == TtiMethod::SemiBT // the copy's box, planes on 128 bytes (tti_semi_kernel)
+             ? 2 * tti_planes(m) * ((tti_tma_box_w(dx) * tti_tma_box_h(dy) + 31) / 32 * 32) * 4
              : 2 * tti_planes(m) * ((dx + 2 * kHalo) * (dy + 2 * kHalo) + tti_spare_cells(m)) * 4;
 }
 
@@ -319,10 +329,11 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
 // ---- The semi-stencil methods ----------------------------------------------------------------
 //
 // A shared plane holds (p, q) pairs, so that one 8-byte load gives both fields at a cell (33
-// loads a point for both fields instead of 66). Each thread keeps, for the nine points t-4..t+4
-// that plane t feeds, the partial sums of both fields in registers (TtiRing); the plane loop is
-// unrolled by nine, so every ring index, and every slot of a buffer of 1, 2 or 3 planes, is a
-// compile-time constant. (Giving p and q a lane each halves the sums a thread holds, but measured
+// loads a point for both fields instead of 66; semi+b+tma, whose tensor copies write a plane of p
+// and one of q, makes them 66 4-byte loads, as many bytes). Each thread keeps, for the nine points
+// t-4..t+4 that plane t feeds, the partial sums of both fields in registers (TtiRing); the plane
+// loop is unrolled by nine, so every ring index, and every slot of a buffer of 1, 2 or 3 planes, is
+// a compile-time constant. (Giving p and q a lane each halves the sums a thread holds, but measured
 // 1.6 times slower: 64 registers spill, and the two lanes repeat the addressing and loads.)
 
 /// Partial sums at the nine pending points; index (P + d) mod 9 in phase P holds point t + d.
@@ -514,12 +525,12 @@ template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-/// Resident blocks per SM for the semi-stencil kernels: ~70 live partial sums need up to 128
+/// Resident blocks per SM for the semi-stencil kernels (tti_semi_min_blocks): ~70 live partial
+/// sums need up to 128
 /// registers (two 256-thread blocks or one of 512 a SM, 16 warps; with azimuth semi_25d, semi+b
 /// and semi+2z spill 20-160 bytes, semi+b+a with its fold 0-8). Measured on the H100 (900^3): fewer
 /// registers for more warps spill far more (80 registers, 24 warps: 43 ms a step), and no spill at
 /// 168 registers with 12 warps (32x12) was slower too (24.6 against 23.0 ms then).
-template <int Threads> constexpr int kTtiSemiMinBlocks = Threads <= 256 ? 2 : 1;
 
 /// Registers a thread of semi+b+tma needs without spilling (sm_90, ptxas 13.0): no per-thread
 /// copy addresses leave its inner form 80 registers without azimuth and 96 with; the layer form
@@ -528,9 +539,10 @@ constexpr int tti_tma_registers(bool az, bool layer) {
   return layer ? 128 : az ? 96 : 80;
 }
 
-/// Resident blocks per SM asked for a semi-stencil kernel of `threads` threads: kTtiSemiMinBlocks,
-/// except semi+b+tma, which asks for as many blocks as its register need allows (65536 registers
-/// a SM): 24 warps for 256-thread blocks without azimuth, 20 for 128-thread blocks with it.
+/// Resident blocks per SM asked for a semi-stencil kernel of `threads` threads: two blocks of up
+/// to 256 threads or one larger (16 warps at 128 registers), except semi+b+tma, which asks for as
+/// many blocks as its register need allows (65536 registers a SM): 24 warps for 256-thread blocks
+/// without azimuth, 20 for 128-thread blocks with it.
 constexpr int tti_semi_min_blocks(TtiMethod m, int threads, bool az, bool layer) {
   return m == TtiMethod::SemiBT ? (65536 / (tti_tma_registers(az, layer) * threads) > 1
                                        ? 65536 / (tti_tma_registers(az, layer) * threads)
@@ -549,7 +561,8 @@ struct TtiTensorMaps {};
 #endif
 
 /// The streaming kernel of the semi-stencil methods (`maps` is used by semi+b+tma only; the
-/// others get an empty one, which keeps their code as it was). The shared buffer holds NB planes;
+/// others get an empty one: their compiled code kept its spills, registers moved by 2 at most).
+/// The shared buffer holds NB planes;
 /// in phase P of the nine-plane loop plane t lives in slot P mod NB (NB is 1 or 3, or 2 with
 /// semi+2z's pairing, so the slot is a constant). A slot holds (p, q) pairs, or with semi+b+tma
 /// the plane of p followed by that of q (a tensor copy writes one field's box), 128-byte
@@ -559,9 +572,12 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
     tti_semi_kernel(const TtiArgs a, const __grid_constant__ TtiTensorMaps maps) {
   using Col = TtiColumn<Dx, Dy>;
   constexpr bool kSplit = M == TtiMethod::SemiBT;
-  // semi+b+tma's shared rows are 4 floats wider than the tile with its halos: a tensor copy's box
-  // must start on 16 bytes, so it starts up to 3 floats before the halo (box_x below).
-  constexpr int W = kSplit ? Col::W + 4 : Col::W;
+  // semi+b+tma's shared rows are its copy's box rows, 4 floats wider than the tile with its halos
+  // (tti_tma_box_w; the box starts at box_x below).
+  constexpr int W = kSplit ? tti_tma_box_w(Dx) : Col::W;
+  static_assert(!kSplit ||
+                    (Col::H == tti_tma_box_h(Dy) && W * 4 % 16 == 0 && W <= 256 && Col::H <= 256),
+                "a tensor copy's box rows are multiples of 16 bytes, its sides at most 256");
   constexpr int NB = tti_planes(M);
   constexpr int L = Col::kLoads;
   static_assert(9 % NB == 0 || M == TtiMethod::Semi2z, "slots must be constant in the 9-loop");
