@@ -1,40 +1,16 @@
 /// Launchers, explicit instantiations and registration of the gmem_3d family.
 
 #include "kernels/cuda/gmem_3d.cuh"
-#include "kernels/cuda/launch_limits.hpp"
 
 #include "kernels/cuda/gpu_check.hpp"
 
 #include <memory>
-#include <stdexcept>
 
 namespace minimod::gpu {
 
-template <int Dx, int Dy, int Dz>
-Gmem3dKernel<Dx, Dy, Dz>::Gmem3dKernel()
-    : m_inner_launch_name(Gmem3dKernel::name() + "<inner>"),
-      m_layer_launch_name(Gmem3dKernel::name() + "<layer>") {}
-
-template <int Dx, int Dy, int Dz> std::string Gmem3dKernel<Dx, Dy, Dz>::name() const {
-  return "gmem_3d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" + std::to_string(Dz);
-}
-
 template <int Dx, int Dy, int Dz> std::string Gmem3dKernel<Dx, Dy, Dz>::description() const {
-  return "3D blocking, " + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" +
-         std::to_string(Dz) +
+  return "3D blocking, " + tile() +
          " threads, one point per thread, stencil read from global memory (inner and layer)";
-}
-
-template <int Dx, int Dy, int Dz>
-std::string Gmem3dKernel<Dx, Dy, Dz>::can_run(const Region& region,
-                                              const FieldLayout& layout) const {
-  // Block size: checked at compile time (static_assert in the class).
-  // The common checks: the kind is handled and the box lies inside the field.
-  std::string why = StencilKernel::can_run(region, layout);
-  if (!why.empty()) return why;
-  const Box& b = region.box;
-  if (b.empty()) return {};
-  return tile_grid_limit(b.nx(), b.ny(), b.nz(), Dx, Dy, Dz);
 }
 
 template <int Dx, int Dy, int Dz>
@@ -44,21 +20,17 @@ void Gmem3dKernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& lay
   const Box& b = region.box;
   if (b.empty()) return;
   const dim3 block(Dx, Dy, Dz);
-  const dim3 grid(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
-                  static_cast<unsigned>(ceil_div(b.ny(), Dy)),
-                  static_cast<unsigned>(ceil_div(b.nz(), Dz)));
+  const dim3 grid = tile_grid(b);
   const auto s = static_cast<gpuStream_t>(stream);
   if (region.kind() == RegionKind::Inner) {
     gmem_3d_kernel<Dx, Dy, Dz, RegionKind::Inner>
         <<<grid, block, 0, s>>>(f.u, f.v, f.vp2dt2, nullptr, nullptr, layout, coefs, b);
-    MINIMOD_GPU_CHECK_LAUNCH(m_inner_launch_name.c_str(), grid, block, 0);
   } else {
-    if (f.phi == nullptr || f.eta == nullptr)
-      throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
+    require_layer_fields(f);
     gmem_3d_kernel<Dx, Dy, Dz, RegionKind::Layer>
         <<<grid, block, 0, s>>>(f.u, f.v, f.vp2dt2, f.phi, f.eta, layout, coefs, b);
-    MINIMOD_GPU_CHECK_LAUNCH(m_layer_launch_name.c_str(), grid, block, 0);
   }
+  MINIMOD_GPU_CHECK_LAUNCH(launch_name(region.kind()), grid, block, 0);
 }
 
 // The registered tiles. 32 along x keeps each warp on one 128-byte line of a row.

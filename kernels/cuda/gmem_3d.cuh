@@ -6,6 +6,7 @@
 /// stencil_K.hpp, so these kernels compute exactly the CPU reference's function.
 
 #include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/cuda/tiled_kernel.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
@@ -62,7 +63,7 @@ __global__ void __launch_bounds__(kTileThreads<Dx, Dy, Dz>)
 /// \tparam Dx threads per block along x
 /// \tparam Dy threads per block along y
 /// \tparam Dz threads per block along z
-template <int Dx, int Dy, int Dz> class Gmem3dKernel final : public StencilKernel {
+template <int Dx, int Dy, int Dz> class Gmem3dKernel final : public TiledCudaKernel {
 public:
   static_assert(Dx > 0 && Dy > 0 && Dz > 0, "tile extents must be positive");
   static_assert(Dx * Dy * Dz <= 1024, "a thread block holds at most 1024 threads");
@@ -70,20 +71,10 @@ public:
   /// Threads per block.
   static constexpr int kThreads = kTileThreads<Dx, Dy, Dz>;
 
-  Gmem3dKernel();
-  std::string name() const override;
-  std::string family() const override { return "gmem_3d"; }
+  Gmem3dKernel() : TiledCudaKernel("gmem_3d", Dx, Dy, Dz, true, true) {}
   std::string description() const override;
-  BackendKind backend() const override { return BackendKind::Cuda; }
-  Physics physics() const override { return Physics::Acoustic; }
-  bool handles(RegionKind) const override { return true; }
-  std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
               const Region& region, void* stream) const override;
-
-private:
-  std::string m_inner_launch_name; ///< name in launch errors, inner instantiation
-  std::string m_layer_launch_name; ///< name in launch errors, layer instantiation
 };
 
 /// Add every gmem_3d tile to `registry`, gmem_3d_32x4x4 as the family default.

@@ -50,18 +50,8 @@ template <int Dx, int Dy, int Dz> int Gmem3dF4Kernel<Dx, Dy, Dz>::x_shift_for(lo
   return shift;
 }
 
-template <int Dx, int Dy, int Dz>
-Gmem3dF4Kernel<Dx, Dy, Dz>::Gmem3dF4Kernel()
-    : m_inner_launch_name(Gmem3dF4Kernel::name() + "<inner>"),
-      m_layer_launch_name(Gmem3dF4Kernel::name() + "<layer>") {}
-
-template <int Dx, int Dy, int Dz> std::string Gmem3dF4Kernel<Dx, Dy, Dz>::name() const {
-  return "gmem_3d_f4_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" + std::to_string(Dz);
-}
-
 template <int Dx, int Dy, int Dz> std::string Gmem3dF4Kernel<Dx, Dy, Dz>::description() const {
-  return "3D blocking, " + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" +
-         std::to_string(Dz) + " threads, 4 consecutive x points per thread (a tile of " +
+  return "3D blocking, " + tile() + " threads, 4 consecutive x points per thread (a tile of " +
          std::to_string(kQuad * Dx) + "x" + std::to_string(Dy) + "x" + std::to_string(Dz) +
          " points), stencil read from global memory with float4 loads (inner and layer)";
 }
@@ -106,14 +96,12 @@ void Gmem3dF4Kernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& l
   if (region.kind() == RegionKind::Inner) {
     gmem_3d_f4_kernel<Dx, Dy, Dz, RegionKind::Inner><<<grid, block, 0, s>>>(
         f.u, f.v, f.vp2dt2, nullptr, nullptr, layout, coefs, b, quads.x0, shift);
-    MINIMOD_GPU_CHECK_LAUNCH(m_inner_launch_name.c_str(), grid, block, 0);
   } else {
-    if (f.phi == nullptr || f.eta == nullptr)
-      throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
+    require_layer_fields(f);
     gmem_3d_f4_kernel<Dx, Dy, Dz, RegionKind::Layer><<<grid, block, 0, s>>>(
         f.u, f.v, f.vp2dt2, f.phi, f.eta, layout, coefs, b, quads.x0, shift);
-    MINIMOD_GPU_CHECK_LAUNCH(m_layer_launch_name.c_str(), grid, block, 0);
   }
+  MINIMOD_GPU_CHECK_LAUNCH(launch_name(region.kind()), grid, block, 0);
 }
 
 // The registered tiles (threads; points along x are 4 times Dx), the family default first. Tiles

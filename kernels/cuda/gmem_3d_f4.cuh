@@ -13,6 +13,7 @@
 /// store float4. Thus any box works, the layer slabs (x0 = 0 or nx - n) included.
 
 #include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/cuda/tiled_kernel.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
@@ -184,7 +185,7 @@ __global__ void __launch_bounds__(Dx* Dy* Dz)
 /// \tparam Dx threads per block along x (4 Dx grid points)
 /// \tparam Dy threads per block along y
 /// \tparam Dz threads per block along z
-template <int Dx, int Dy, int Dz> class Gmem3dF4Kernel final : public StencilKernel {
+template <int Dx, int Dy, int Dz> class Gmem3dF4Kernel final : public TiledCudaKernel {
 public:
   static_assert(Dx > 0 && Dy > 0 && Dz > 0, "tile extents must be positive");
   static_assert(Dx * Dy * Dz <= 1024, "a thread block holds at most 1024 threads");
@@ -194,13 +195,9 @@ public:
   /// Threads per block.
   static constexpr int kThreads = Dx * Dy * Dz;
 
-  Gmem3dF4Kernel();
-  std::string name() const override;
-  std::string family() const override { return "gmem_3d_f4"; }
+  Gmem3dF4Kernel() : TiledCudaKernel("gmem_3d_f4", Dx, Dy, Dz, true, true) {}
   std::string description() const override;
-  BackendKind backend() const override { return BackendKind::Cuda; }
-  Physics physics() const override { return Physics::Acoustic; }
-  bool handles(RegionKind) const override { return true; }
+  /// Also the float4 layout conditions; the block grid covers quads, reshaped for narrow slabs.
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
               const Region& region, void* stream) const override;
@@ -209,9 +206,6 @@ private:
   /// Reshape of the block for a region `quads` quads wide: 0 for regions at least Dx quads wide,
   /// else the largest s with Dx >> s >= quads (one block row covers the region's width).
   static int x_shift_for(long long quads);
-
-  std::string m_inner_launch_name; ///< name in launch errors, inner instantiation
-  std::string m_layer_launch_name; ///< name in launch errors, layer instantiation
 };
 
 /// Add every gmem_3d_f4 tile to `registry`, the best measured one as the family default.

@@ -21,18 +21,8 @@ int tile_x0(const Box& b, const FieldLayout& layout) {
 
 } // namespace
 
-template <int Dx, int Dy, int Dz>
-Smem3dKernel<Dx, Dy, Dz>::Smem3dKernel()
-    : m_inner_launch_name(Smem3dKernel::name() + "<inner>"),
-      m_layer_launch_name(Smem3dKernel::name() + "<layer>") {}
-
-template <int Dx, int Dy, int Dz> std::string Smem3dKernel<Dx, Dy, Dz>::name() const {
-  return "smem_3d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" + std::to_string(Dz);
-}
-
 template <int Dx, int Dy, int Dz> std::string Smem3dKernel<Dx, Dy, Dz>::description() const {
-  return "3D blocking, " + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" +
-         std::to_string(Dz) + " threads, one point per thread, u tile and 4-point halo in " +
+  return "3D blocking, " + tile() + " threads, one point per thread, u tile and 4-point halo in " +
          std::to_string(kSharedBytes) +
          " B of shared memory, loaded by one flat loop (inner and layer)";
 }
@@ -67,14 +57,12 @@ void Smem3dKernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& lay
   if (region.kind() == RegionKind::Inner) {
     smem_3d_kernel<Dx, Dy, Dz, RegionKind::Inner>
         <<<grid, block, 0, s>>>(f.u, f.v, f.vp2dt2, nullptr, nullptr, layout, coefs, b, x0);
-    MINIMOD_GPU_CHECK_LAUNCH(m_inner_launch_name.c_str(), grid, block, 0);
   } else {
-    if (f.phi == nullptr || f.eta == nullptr)
-      throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
+    require_layer_fields(f);
     smem_3d_kernel<Dx, Dy, Dz, RegionKind::Layer>
         <<<grid, block, 0, s>>>(f.u, f.v, f.vp2dt2, f.phi, f.eta, layout, coefs, b, x0);
-    MINIMOD_GPU_CHECK_LAUNCH(m_layer_launch_name.c_str(), grid, block, 0);
   }
+  MINIMOD_GPU_CHECK_LAUNCH(launch_name(region.kind()), grid, block, 0);
 }
 
 // The registered tiles, the family default first. 32 along x keeps each warp on one row of the

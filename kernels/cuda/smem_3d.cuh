@@ -9,6 +9,7 @@
 /// memory (read-only path); u's neighbours for the eta-gradient term come from the tile.
 
 #include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/cuda/tiled_kernel.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
@@ -154,7 +155,7 @@ __global__ void __launch_bounds__(Dx* Dy* Dz)
 /// \tparam Dx threads per block along x
 /// \tparam Dy threads per block along y
 /// \tparam Dz threads per block along z
-template <int Dx, int Dy, int Dz> class Smem3dKernel final : public StencilKernel {
+template <int Dx, int Dy, int Dz> class Smem3dKernel final : public TiledCudaKernel {
 public:
   static_assert(Dx > 0 && Dy > 0 && Dz > 0, "tile extents must be positive");
   static_assert(Dx * Dy * Dz <= 1024, "a thread block holds at most 1024 threads");
@@ -167,20 +168,12 @@ public:
   static constexpr int kSharedBytes =
       (Dx + 2 * kHalo) * (Dy + 2 * kHalo) * (Dz + 2 * kHalo) * static_cast<int>(sizeof(float));
 
-  Smem3dKernel();
-  std::string name() const override;
-  std::string family() const override { return "smem_3d"; }
+  Smem3dKernel() : TiledCudaKernel("smem_3d", Dx, Dy, Dz, true, true) {}
   std::string description() const override;
-  BackendKind backend() const override { return BackendKind::Cuda; }
-  Physics physics() const override { return Physics::Acoustic; }
-  bool handles(RegionKind) const override { return true; }
+  /// The block grid starts at tile_x0 (a 16-byte aligned x), not at the box.
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
               const Region& region, void* stream) const override;
-
-private:
-  std::string m_inner_launch_name; ///< name in launch errors, inner instantiation
-  std::string m_layer_launch_name; ///< name in launch errors, layer instantiation
 };
 
 /// Add every smem_3d tile to `registry`, the best measured one as the family default.

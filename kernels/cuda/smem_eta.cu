@@ -1,6 +1,5 @@
 /// Launchers, explicit instantiations and registration of the smem_eta family.
 
-#include "kernels/cuda/launch_limits.hpp"
 #include "kernels/cuda/smem_eta.cuh"
 
 #include "kernels/cuda/gpu_check.hpp"
@@ -10,29 +9,11 @@
 
 namespace minimod::gpu {
 
-template <int Dx, int Dy, int Dz>
-SmemEtaKernel<Dx, Dy, Dz>::SmemEtaKernel() : m_launch_name(SmemEtaKernel::name() + "<layer>") {}
-
-template <int Dx, int Dy, int Dz> std::string SmemEtaKernel<Dx, Dy, Dz>::name() const {
-  return "smem_eta_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" + std::to_string(Dz);
-}
-
 template <int Dx, int Dy, int Dz> std::string SmemEtaKernel<Dx, Dy, Dz>::description() const {
-  return "3D blocking, " + std::to_string(Dx) + "x" + std::to_string(Dy) + "x" +
-         std::to_string(Dz) + " threads, one point per thread, eta tile and 1-point halo in " +
+  return "3D blocking, " + tile() +
+         " threads, one point per thread, eta tile and 1-point halo in " +
          std::to_string(kSharedBytes) +
          " B of shared memory, u from global memory (absorbing layer only)";
-}
-
-template <int Dx, int Dy, int Dz>
-std::string SmemEtaKernel<Dx, Dy, Dz>::can_run(const Region& region,
-                                               const FieldLayout& layout) const {
-  // The common checks: the kind is handled (layer only) and the box lies inside the field.
-  std::string why = StencilKernel::can_run(region, layout);
-  if (!why.empty()) return why;
-  const Box& b = region.box;
-  if (b.empty()) return {};
-  return tile_grid_limit(b.nx(), b.ny(), b.nz(), Dx, Dy, Dz);
 }
 
 template <int Dx, int Dy, int Dz>
@@ -44,15 +25,12 @@ void SmemEtaKernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& la
   if (region.kind() != RegionKind::Layer)
     throw std::invalid_argument(name() + " updates absorbing-layer regions only, not region " +
                                 region_name(region.id));
-  if (f.phi == nullptr || f.eta == nullptr)
-    throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
+  require_layer_fields(f);
   const dim3 block(Dx, Dy, Dz);
-  const dim3 grid(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
-                  static_cast<unsigned>(ceil_div(b.ny(), Dy)),
-                  static_cast<unsigned>(ceil_div(b.nz(), Dz)));
+  const dim3 grid = tile_grid(b);
   smem_eta_kernel<Dx, Dy, Dz><<<grid, block, 0, static_cast<gpuStream_t>(stream)>>>(
       f.u, f.v, f.vp2dt2, f.phi, f.eta, layout, coefs, b);
-  MINIMOD_GPU_CHECK_LAUNCH(m_launch_name.c_str(), grid, block, 0);
+  MINIMOD_GPU_CHECK_LAUNCH(launch_name(RegionKind::Layer), grid, block, 0);
 }
 
 // The registered tiles: the seeds' 8x8x8, and 32x4x4 whose warps read whole rows of u.

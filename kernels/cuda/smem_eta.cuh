@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/cuda/smem_3d.cuh"
+#include "kernels/cuda/tiled_kernel.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
@@ -85,7 +86,7 @@ __global__ void __launch_bounds__(Dx* Dy* Dz)
 /// \tparam Dx threads per block along x
 /// \tparam Dy threads per block along y
 /// \tparam Dz threads per block along z
-template <int Dx, int Dy, int Dz> class SmemEtaKernel final : public StencilKernel {
+template <int Dx, int Dy, int Dz> class SmemEtaKernel final : public TiledCudaKernel {
 public:
   static_assert(Dx > 0 && Dy > 0 && Dz > 0, "tile extents must be positive");
   static_assert(Dx * Dy * Dz <= 1024, "a thread block holds at most 1024 threads");
@@ -96,19 +97,10 @@ public:
   static constexpr int kSharedBytes = (Dx + 2 * kEtaHalo) * (Dy + 2 * kEtaHalo) *
                                       (Dz + 2 * kEtaHalo) * static_cast<int>(sizeof(float));
 
-  SmemEtaKernel();
-  std::string name() const override;
-  std::string family() const override { return "smem_eta"; }
+  SmemEtaKernel() : TiledCudaKernel("smem_eta", Dx, Dy, Dz, false, true) {}
   std::string description() const override;
-  BackendKind backend() const override { return BackendKind::Cuda; }
-  Physics physics() const override { return Physics::Acoustic; }
-  bool handles(RegionKind kind) const override { return kind == RegionKind::Layer; }
-  std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
               const Region& region, void* stream) const override;
-
-private:
-  std::string m_launch_name; ///< name in launch errors
 };
 
 /// Add every smem_eta tile to `registry`, the best measured one as the family default.
