@@ -525,12 +525,8 @@ template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-/// Resident blocks per SM for the semi-stencil kernels (tti_semi_min_blocks): ~70 live partial
-/// sums need up to 128
-/// registers (two 256-thread blocks or one of 512 a SM, 16 warps; with azimuth semi_25d, semi+b
-/// and semi+2z spill 20-160 bytes, semi+b+a with its fold 0-8). Measured on the H100 (900^3): fewer
-/// registers for more warps spill far more (80 registers, 24 warps: 43 ms a step), and no spill at
-/// 168 registers with 12 warps (32x12) was slower too (24.6 against 23.0 ms then).
+/// Registers a SM holds (sm_90), which the launch bounds below share among resident threads.
+inline constexpr int kTtiRegistersPerSm = 65536;
 
 /// Registers a thread of semi+b+tma needs without spilling (sm_90, ptxas 13.0): no per-thread
 /// copy addresses leave its inner form 80 registers without azimuth and 96 with; the layer form
@@ -539,16 +535,17 @@ constexpr int tti_tma_registers(bool az, bool layer) {
   return layer ? 128 : az ? 96 : 80;
 }
 
-/// Resident blocks per SM asked for a semi-stencil kernel of `threads` threads: two blocks of up
-/// to 256 threads or one larger (16 warps at 128 registers), except semi+b+tma, which asks for as
-/// many blocks as its register need allows (65536 registers a SM): 24 warps for 256-thread blocks
-/// without azimuth, 20 for 128-thread blocks with it.
+/// Resident blocks per SM asked for a semi-stencil kernel of `threads` threads. ~70 live partial
+/// sums need up to 128 registers: two blocks of up to 256 threads or one larger, 16 warps (with
+/// azimuth semi_25d, semi+b and semi+2z spill 20-160 bytes, semi+b+a with its fold 0-8). Measured
+/// on the H100 (900^3): fewer registers for more warps spill far more (80 registers, 24 warps: 43
+/// ms a step), and no spill at 168 registers with 12 warps (32x12) was slower too (24.6 against
+/// 23.0 ms then). semi+b+tma asks for as many blocks as its register need allows: 24 warps for
+/// 256-thread blocks without azimuth, 20 for 128-thread blocks with it.
 constexpr int tti_semi_min_blocks(TtiMethod m, int threads, bool az, bool layer) {
-  return m == TtiMethod::SemiBT ? (65536 / (tti_tma_registers(az, layer) * threads) > 1
-                                       ? 65536 / (tti_tma_registers(az, layer) * threads)
-                                       : 1)
-         : threads <= 256       ? 2
-                                : 1;
+  if (m != TtiMethod::SemiBT) return threads <= 256 ? 2 : 1;
+  const int blocks = kTtiRegistersPerSm / (tti_tma_registers(az, layer) * threads);
+  return blocks > 1 ? blocks : 1;
 }
 
 #if MINIMOD_GPU_TENSOR_COPY
