@@ -35,12 +35,7 @@ template <TtiMethod M, int Dx, int Dy, int Dz> class TtiCudaKernel final : publi
   static_assert(tti_streams(M) == (Dz == 1), "streaming methods have 2D tiles");
 
 public:
-  std::string name() const override {
-    std::string n =
-        std::string(tti_family_name(M)) + "_" + std::to_string(Dx) + "x" + std::to_string(Dy);
-    if (!tti_streams(M)) n += "x" + std::to_string(Dz);
-    return n;
-  }
+  std::string name() const override { return std::string(tti_family_name(M)) + "_" + tile(); }
   std::string family() const override { return tti_family_name(M); }
   std::string description() const override {
     static const char* const what[] = {
@@ -54,9 +49,7 @@ public:
         "the semi-stencil streaming, two planes loaded per barrier pair (2z folding)",
         "the semi-stencil streaming, the next two planes copied into shared memory by the tensor "
         "memory accelerator (sm_90+)"};
-    std::string tile = std::to_string(Dx) + "x" + std::to_string(Dy);
-    if (!tti_streams(M)) tile += "x" + std::to_string(Dz);
-    return std::string("TTI: ") + what[static_cast<int>(M)] + ", " + tile + " threads, " +
+    return std::string("TTI: ") + what[static_cast<int>(M)] + ", " + tile() + " threads, " +
            std::to_string(tti_smem_bytes(M, Dx, Dy, Dz) / 1024) + " KB shared (inner and layer)";
   }
   BackendKind backend() const override { return BackendKind::Cuda; }
@@ -134,6 +127,13 @@ public:
   }
 
 private:
+  /// The tile in names and descriptions: "32x8", or "32x4x4" for the 3D-blocked methods.
+  static std::string tile() {
+    std::string t = std::to_string(Dx) + "x" + std::to_string(Dy);
+    if (!tti_streams(M)) t += "x" + std::to_string(Dz);
+    return t;
+  }
+
   /// Launch the kernel; `name` is this kernel's, for errors.
   template <bool kAz, bool kLayer>
   static void run(const TtiArgs& a, dim3 grid, dim3 block, gpuStream_t s, const std::string& name) {
