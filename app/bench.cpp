@@ -341,7 +341,7 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
                 "azimuth 20 degrees; default grid 900)")
       ->capture_default_str();
   b->add_flag("--no-azimuth", a.no_azimuth,
-              "tti: azimuth 0, so that no axis_y array is stored or read (the 44 B/point floor)");
+              "tti: azimuth 0, so that no axis_y array is stored or read (the 36 B/point floor)");
   b->add_option("--json", a.json, "Write one JSON record per kernel to this file");
   b->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
   return b;
@@ -485,12 +485,12 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
   rep.layer = plan.layer;
   rep.dt = plan.dt;
 
-  // The TTI floor (docs/tti.md): 48 B a point with azimuth, 44 without, 12 more in the layer.
+  // The TTI floor (docs/tti.md): 38 B a point with azimuth, 36 without, 12 more in the layer.
   const auto points = static_cast<std::int64_t>(g.points());
   std::int64_t layer_points = 0;
   for (const Region& r : problem.regions)
     if (r.kind() == RegionKind::Layer) layer_points += r.box.points();
-  const double inner_bytes = problem.has_azimuth() ? 48.0 : 44.0;
+  const double inner_bytes = problem.has_azimuth() ? 38.0 : 36.0;
   rep.bytes_per_point =
       inner_bytes + 12.0 * static_cast<double>(layer_points) / static_cast<double>(points);
 

@@ -74,9 +74,11 @@ std::unique_ptr<TtiBackend> make_cuda_tti_backend() {
 
 std::size_t tti_device_bytes(const TtiProblem& p) {
   const std::size_t field = static_cast<std::size_t>(p.layout.size) * sizeof(float);
-  // p, q and their previous steps, vp2dt2, 2 delta, 2 (epsilon - delta), the axis (2 or 3
-  // floats), and phi_p and eta with a layer.
-  const std::size_t arrays = 4 + 3 + (p.has_azimuth() ? 3 : 2) + (p.eta.empty() ? 0 : 2);
+  // p, q and their previous steps, vp2dt2, the 16-bit pairs (2 delta, 2 (epsilon - delta)) and
+  // (n_x, n_z) (a float's size each), n_y (half of one) with azimuth, and phi_p and eta with a
+  // layer.
+  const std::size_t arrays = 4 + 1 + 2 + (p.eta.empty() ? 0 : 2);
+  const std::size_t axis_y = p.has_azimuth() ? field / 2 : 0;
   const std::size_t taps =
       (p.sources.index.size() + p.receivers.index.size()) * (sizeof(std::int64_t) + sizeof(float)) +
       (p.sources.begin.size() + p.receivers.begin.size()) * sizeof(std::int64_t) +
@@ -84,7 +86,7 @@ std::size_t tti_device_bytes(const TtiProblem& p) {
   const std::size_t samples = p.source_samples.size() * sizeof(float);
   const std::size_t traces =
       p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1) * sizeof(float);
-  return field * arrays + taps + samples + traces;
+  return field * arrays + axis_y + taps + samples + traces;
 }
 
 } // namespace minimod

@@ -13,9 +13,99 @@
 #include "kernels/stencil_K.hpp"
 #include "solver/grid.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace minimod {
+
+// ---- The compact medium (docs/tti.md, "Medium layout and the TTI floor") ----------------------
+//
+// Besides vp2dt2 (a float, as in the isotropic update) a point's medium is four or five 16-bit
+// numbers: 2 delta and 2 (epsilon - delta) as IEEE binary16 (11 significant bits), the unit
+// symmetry axis as fixed point with 14 fraction bits (steps of 2^-14, exact at 0 and +-1). Two of
+// them share a 32-bit word, the first in the low half, so that a point reads each pair with one
+// 4-byte load: `aniso` (2 delta, 2 (epsilon - delta)) and `axis_xz` (n_x, n_z); n_y, present only
+// with azimuth, is a 16-bit array of its own.
+
+/// The step of the axis' fixed point (2^-14).
+inline constexpr float kTtiAxisStep = 1.0f / 16384.0f;
+
+/// The float a binary16 holds (bits in the low 16 bits of h; every binary16 is a float).
+MINIMOD_HD float tti_half_to_float(std::uint32_t h) {
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(static_cast<unsigned short>(h)));
+  return f;
+#else
+  const std::uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu,
+                      mantissa = h & 0x3ffu;
+  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in a float
+    const float v = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  // Normal (the encoder never stores infinities or NaNs): rebias 15 -> 127.
+  const std::uint32_t bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
+
+/// The low and the high binary16 of a pair.
+MINIMOD_HD float tti_pair_lo_half(std::uint32_t w) {
+  return tti_half_to_float(w & 0xffffu);
+}
+MINIMOD_HD float tti_pair_hi_half(std::uint32_t w) {
+  return tti_half_to_float(w >> 16);
+}
+/// An axis component from its fixed point.
+MINIMOD_HD float tti_axis_value(std::int32_t fixed) {
+  return static_cast<float>(fixed) * kTtiAxisStep;
+}
+/// The low and the high axis component of a pair (each a signed 16-bit number).
+MINIMOD_HD float tti_pair_lo_axis(std::uint32_t w) {
+  return tti_axis_value(static_cast<std::int32_t>(w << 16) >> 16);
+}
+MINIMOD_HD float tti_pair_hi_axis(std::uint32_t w) {
+  return tti_axis_value(static_cast<std::int32_t>(w) >> 16);
+}
+
+/// The binary16 nearest to v (ties to even), as bits. Throws std::invalid_argument, naming `what`,
+/// for a value that is not finite or beyond the largest binary16 (65504).
+inline std::uint32_t tti_half_bits(double v, const char* what) {
+  if (!std::isfinite(v) || std::fabs(v) >= 65520.0) { // 65520 and above round to infinity
+    throw std::invalid_argument(std::string(what) + " = " + std::to_string(v) +
+                                " does not fit the medium's 16-bit floats (|value| < 65520)");
+  }
+  const std::uint32_t sign = std::signbit(v) ? 0x8000u : 0u;
+  const double a = std::fabs(v);
+  if (a < 0x1p-14) // subnormal: steps of 2^-24 (1024 steps round up to the smallest normal)
+    return sign | static_cast<std::uint32_t>(std::nearbyint(std::ldexp(a, 24)));
+  int e = 0;
+  (void)std::frexp(a, &e); // a in [2^(e-1), 2^e): binary16 exponent e - 1, 10 fraction bits
+  auto m = static_cast<std::uint32_t>(std::nearbyint(std::ldexp(a, 11 - e)));
+  if (m == 2048u) { // rounded up to the next power of two
+    m = 1024u;
+    ++e;
+  }
+  return sign | (static_cast<std::uint32_t>(e - 1 + 15) << 10) | (m - 1024u);
+}
+
+/// An axis component (|v| <= 1) in fixed point, to the nearest step.
+inline std::int16_t tti_axis_fixed(double v) {
+  if (!(std::fabs(v) <= 1.0))
+    throw std::invalid_argument("symmetry axis component " + std::to_string(v) +
+                                " outside [-1, 1]");
+  return static_cast<std::int16_t>(std::lround(v * 16384.0));
+}
+
+/// Two 16-bit values in one word, `lo` in the low half.
+inline std::uint32_t tti_pair(std::uint32_t lo, std::uint32_t hi) {
+  return (lo & 0xffffu) | ((hi & 0xffffu) << 16);
+}
 
 /// Stencil coefficients of the 73-point TTI operator, scaled by the grid spacing. Passed to kernels
 /// by value (constant bank on GPUs).
@@ -61,7 +151,7 @@ struct SecondDerivatives {
 /// Second derivatives at linear index p of a field with strides sy, sz (floats): the 25-point star
 /// for xx, yy, zz and 16 points along the two diagonals of each plane for the mixed ones,
 ///   d_ab u = sum_m c_m [u(+m,+m) + u(-m,-m) - u(+m,-m) - u(-m,+m)] / (4 h_a h_b).
-/// kAzimuth = false skips xy and yz (they are weighted by n_y = 0): 57 points instead of 73.
+/// kAzimuth = false skips xy and yz (they are weighted by n_y = 0): 41 points instead of 73.
 template <bool kAzimuth>
 MINIMOD_HD SecondDerivatives second_derivatives_73(const float* __restrict__ u, std::int64_t p,
                                                    std::int64_t sy, std::int64_t sz,
@@ -161,20 +251,19 @@ MINIMOD_HD float tti_layer_drive(const float* __restrict__ p, const float* __res
 
 /// Pointers (host or device) to the TTI fields, all in one FieldLayout. p and q are the fields at
 /// step n; p_next and q_next hold step n - 1 on entry and step n + 1 on exit. The medium is stored
-/// per point as vp2dt2, 2 delta, 2 (epsilon - delta) and the symmetry axis (n_x, n_y, n_z) with
-/// n_z >= 0 (docs/tti.md: 6 floats; axis_y is null without azimuth). phi_p (the layer's phi of p;
-/// q has none, see tti_layer_drive) and eta may be null when no layer point is updated.
+/// per point as vp2dt2 and the compact 16-bit pairs above: 2 delta and 2 (epsilon - delta), the
+/// symmetry axis (n_x, n_y, n_z) with n_z >= 0 (docs/tti.md: 12 bytes, 14 with azimuth; axis_y is
+/// null without it). phi_p (the layer's phi of p; q has none, see tti_layer_drive) and eta may be
+/// null when no layer point is updated.
 struct TtiFields {
   const float* p = nullptr;
   float* p_next = nullptr;
   const float* q = nullptr;
   float* q_next = nullptr;
   const float* vp2dt2 = nullptr;
-  const float* two_delta = nullptr;
-  const float* two_eps_minus_delta = nullptr;
-  const float* axis_x = nullptr;
-  const float* axis_y = nullptr; ///< null: no azimuth (n_y = 0)
-  const float* axis_z = nullptr;
+  const std::uint32_t* aniso = nullptr;   ///< 2 delta (low), 2 (epsilon - delta) (high): binary16
+  const std::uint32_t* axis_xz = nullptr; ///< n_x (low), n_z (high): fixed point
+  const std::int16_t* axis_y = nullptr;   ///< n_y, fixed point; null: no azimuth (n_y = 0)
   float* phi_p = nullptr;
   const float* eta = nullptr;
 };
@@ -195,12 +284,13 @@ MINIMOD_HD TtiPointIn tti_load_point(const TtiFields& f, std::int64_t i) {
   in.p_prev = f.p_next[i];
   in.q_prev = f.q_next[i];
   in.vp2dt2 = f.vp2dt2[i];
-  in.two_delta = f.two_delta[i];
-  in.two_emd = f.two_eps_minus_delta[i];
-  in.nx = f.axis_x[i];
+  const std::uint32_t aniso = f.aniso[i], axis = f.axis_xz[i];
+  in.two_delta = tti_pair_lo_half(aniso);
+  in.two_emd = tti_pair_hi_half(aniso);
+  in.nx = tti_pair_lo_axis(axis);
   in.ny = 0.0f;
-  if constexpr (kAzimuth) in.ny = f.axis_y[i];
-  in.nz = f.axis_z[i];
+  if constexpr (kAzimuth) in.ny = tti_axis_value(f.axis_y[i]);
+  in.nz = tti_pair_hi_axis(axis);
   if constexpr (kLayer) {
     in.phi = f.phi_p[i];
     in.eta = f.eta[i];
@@ -257,10 +347,12 @@ MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, std::int64_
   // another change (the shared-memory carveout) that was reverted at the same time, so which of
   // the two cost the time was not isolated.
   float ny = 0.0f;
-  if constexpr (kAzimuth) ny = f.axis_y[i];
-  const TtiWeights w = tti_weights(f.axis_x[i], ny, f.axis_z[i]);
-  const float two_delta = f.two_delta[i];
-  const float two_emd = f.two_eps_minus_delta[i];
+  if constexpr (kAzimuth) ny = tti_axis_value(f.axis_y[i]);
+  const std::uint32_t axis = f.axis_xz[i];
+  const TtiWeights w = tti_weights(tti_pair_lo_axis(axis), ny, tti_pair_hi_axis(axis));
+  const std::uint32_t aniso = f.aniso[i];
+  const float two_delta = tti_pair_lo_half(aniso);
+  const float two_emd = tti_pair_hi_half(aniso);
   const TtiOperators op = tti_operators(dp, dq, w, two_delta, two_emd);
   const float vp2dt2 = f.vp2dt2[i];
   if constexpr (!kLayer) {

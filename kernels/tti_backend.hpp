@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,9 +28,11 @@ struct TtiProblem {
   TtiCoefs coefs{};
   double dt = 0;
   int steps = 0;
-  std::vector<float> vp2dt2, two_delta, two_eps_minus_delta;
-  std::vector<float> axis_x, axis_y, axis_z; ///< axis_y empty: no azimuth
-  std::vector<float> eta;                    ///< empty: no absorbing layer
+  std::vector<float> vp2dt2;
+  std::vector<std::uint32_t> aniso;   ///< 2 delta, 2 (epsilon - delta): binary16 pairs (tti_K.hpp)
+  std::vector<std::uint32_t> axis_xz; ///< n_x, n_z: fixed-point pairs (tti_K.hpp)
+  std::vector<std::int16_t> axis_y;   ///< n_y, fixed point; empty: no azimuth
+  std::vector<float> eta;             ///< empty: no absorbing layer
   /// Source taps into p (physical scaling folded into the weights); injection after the update of
   /// step n adds weight * source_samples[s * steps + n].
   TapTable sources;

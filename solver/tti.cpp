@@ -111,6 +111,12 @@ void validate_tti_model(const Grid& g, const TtiModel& m, const std::string& whe
                  "epsilon " + num(eps) + " < delta " + num(del) +
                      ": the coupled p-q system is unstable there; allowed: epsilon >= delta");
         }
+        if (!(eps - del < kTtiAnisotropyMax && del < kTtiAnisotropyMax)) {
+          reject(where, g, i, j, k,
+                 "epsilon " + num(eps) + ", delta " + num(del) +
+                     " do not fit the medium's 16-bit floats (docs/tti.md); allowed: delta < " +
+                     num(kTtiAnisotropyMax) + " and epsilon - delta < " + num(kTtiAnisotropyMax));
+        }
         if (!(std::abs(theta) <= theta_max)) {
           reject(where, g, i, j, k,
                  "tilt theta " + num(theta) + " (" + num(degrees(theta)) +
@@ -278,8 +284,9 @@ TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
   p.coefs = make_tti_coefs(g);
   p.regions = make_regions(g, plan.layer);
   const auto size = static_cast<std::size_t>(p.layout.size);
-  for (auto* a : {&p.vp2dt2, &p.two_delta, &p.two_eps_minus_delta, &p.axis_x, &p.axis_z})
-    a->assign(size, 0.0f);
+  p.vp2dt2.assign(size, 0.0f);
+  p.aniso.assign(size, 0u);
+  p.axis_xz.assign(size, 0u);
 
   // The medium, per point: vp2dt2, 2 delta, 2 (epsilon - delta), the axis (docs/tti.md).
   bool azimuth = false;
@@ -287,7 +294,7 @@ TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
     for (std::size_t n = 0; n < model.phi.size() && !azimuth; ++n)
       azimuth = model.phi[n] != 0.0f && model.theta[n] != 0.0f;
   }
-  if (azimuth) p.axis_y.assign(size, 0.0f);
+  if (azimuth) p.axis_y.assign(size, 0);
   const FieldLayout& layout = p.layout;
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < g.nz; ++k) {
@@ -306,12 +313,12 @@ TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
         }
         const double c = model.vp[n] * plan.dt;
         p.vp2dt2[idx] = static_cast<float>(c * c);
-        p.two_delta[idx] = static_cast<float>(2.0 * pm.delta);
-        p.two_eps_minus_delta[idx] =
-            static_cast<float>(2.0 * (static_cast<double>(pm.epsilon) - pm.delta));
-        p.axis_x[idx] = static_cast<float>(axis[0]);
-        if (azimuth) p.axis_y[idx] = static_cast<float>(axis[1]);
-        p.axis_z[idx] = static_cast<float>(axis[2]);
+        p.aniso[idx] = tti_pair(tti_half_bits(2.0 * pm.delta, "2 delta"),
+                                tti_half_bits(2.0 * (static_cast<double>(pm.epsilon) - pm.delta),
+                                              "2 (epsilon - delta)"));
+        p.axis_xz[idx] = tti_pair(static_cast<std::uint16_t>(tti_axis_fixed(axis[0])),
+                                  static_cast<std::uint16_t>(tti_axis_fixed(axis[2])));
+        if (azimuth) p.axis_y[idx] = tti_axis_fixed(axis[1]);
       }
     }
   }
@@ -398,11 +405,9 @@ void TtiSimulation::update_regions() {
   f.q = m_q.data();
   f.q_next = m_q_next.data();
   f.vp2dt2 = m_problem.vp2dt2.data();
-  f.two_delta = m_problem.two_delta.data();
-  f.two_eps_minus_delta = m_problem.two_eps_minus_delta.data();
-  f.axis_x = m_problem.axis_x.data();
+  f.aniso = m_problem.aniso.data();
+  f.axis_xz = m_problem.axis_xz.data();
   f.axis_y = m_problem.axis_y.empty() ? nullptr : m_problem.axis_y.data();
-  f.axis_z = m_problem.axis_z.data();
   f.phi_p = m_phi_p.empty() ? nullptr : m_phi_p.data();
   f.eta = m_problem.eta.empty() ? nullptr : m_problem.eta.data();
   const bool azimuth = f.axis_y != nullptr;

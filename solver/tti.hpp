@@ -30,10 +30,15 @@ struct TtiModel {
 /// Slack on the angle limits for angles rounded to float (float(pi/2) > pi/2).
 inline constexpr double kTtiAngleSlack = 1e-6;
 
+/// Bound on delta and epsilon - delta: the medium stores twice each as a 16-bit float (largest
+/// 65504; docs/tti.md, "Medium layout and the TTI floor"). Real rocks stay below 1.
+inline constexpr double kTtiAnisotropyMax = 30000.0;
+
 /// Check a model against its grid; throws InputError, prefixed by `where` (the survey's
 /// `file:line: key`), naming the first offending point (i, j, k) in memory order, its position and
 /// values: array sizes, vp > 0, finite values, delta > -1/2, epsilon >= delta (the system is
-/// unstable otherwise), |theta| <= pi/2 and |phi| <= pi (radians, with kTtiAngleSlack).
+/// unstable otherwise), delta and epsilon - delta below kTtiAnisotropyMax, |theta| <= pi/2 and
+/// |phi| <= pi (radians, with kTtiAngleSlack).
 void validate_tti_model(const Grid& grid, const TtiModel& model,
                         const std::string& where = "tti model");
 

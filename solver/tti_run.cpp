@@ -181,11 +181,12 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     gpu->setup(problem, kernels);
     for (int r = 0; r < kRegionCount; ++r)
       kernel_names[r] = problem.regions[r].box.empty() ? "-" : kernels[r]->name();
-    // The host copy of the medium is no longer needed (a 900^3 model is ~20 GB of it), except
+    // The host copy of the medium is no longer needed (a 900^3 model is ~10 GB of it), except
     // vp2dt2: set_tti_shot scales physical sources by it.
-    for (auto* a : {&problem.two_delta, &problem.two_eps_minus_delta, &problem.axis_x,
-                    &problem.axis_y, &problem.axis_z, &problem.eta})
-      std::vector<float>().swap(*a);
+    for (auto* a : {&problem.aniso, &problem.axis_xz})
+      std::vector<std::uint32_t>().swap(*a);
+    std::vector<std::int16_t>().swap(problem.axis_y);
+    std::vector<float>().swap(problem.eta);
   }
   // On the CPU one reference simulation owns the medium and serves every shot.
   std::unique_ptr<TtiSimulation> cpu;

@@ -8,14 +8,17 @@
 #include "solver/wavelet.hpp"
 
 #include "io/errors.hpp"
+#include "kernels/tti_K.hpp"
 #include "tests/grid_helpers.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -294,10 +297,76 @@ TEST(TtiModelChecks, AnglesSizesAndDelta) {
   bad = m;
   bad.vp[at] = 0.0f;
   EXPECT_NE(rejection(g, bad).find("vp 0 m/s"), std::string::npos);
+  // 2 delta and 2 (epsilon - delta) are stored as 16-bit floats.
+  bad = m;
+  bad.delta[at] = 4e4f;
+  bad.epsilon[at] = 4e4f;
+  msg = rejection(g, bad);
+  EXPECT_NE(msg.find("delta 40000 do not fit the medium's 16-bit floats"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("allowed: delta < 30000 and epsilon - delta < 30000"), std::string::npos)
+      << msg;
+  bad = m;
+  bad.epsilon[at] = 3.5e4f;
+  EXPECT_NE(rejection(g, bad).find("epsilon 35000, delta 0.1 do not fit"), std::string::npos);
   bad = m;
   bad.epsilon.pop_back();
   EXPECT_NE(rejection(g, bad).find("epsilon has 503 values for a grid of 504 points"),
             std::string::npos);
+}
+
+// The compact medium (kernels/tti_K.hpp): binary16 anisotropy and fixed-point axis.
+TEST(TtiCompactMedium, HalfFloatsRoundTripAndRoundToNearestEven) {
+  // Every finite binary16 decodes to a float that encodes back to the same bits (-0 included).
+  for (std::uint32_t h = 0; h < 0x10000u; ++h) {
+    if (((h >> 10) & 0x1fu) == 0x1fu) continue; // infinities and NaNs are never stored
+    const float v = tti_half_to_float(h);
+    ASSERT_EQ(tti_half_bits(v, "v"), h) << "bits " << h << " value " << v;
+  }
+  EXPECT_EQ(tti_half_to_float(0x3c00u), 1.0f);
+  EXPECT_EQ(tti_half_to_float(0xc000u), -2.0f);
+  EXPECT_EQ(tti_half_to_float(0x0001u), std::ldexp(1.0f, -24));
+  // Ties go to the even significand, in the normal and the subnormal range.
+  EXPECT_EQ(tti_half_bits(1.0 + std::ldexp(1.0, -11), "v"), 0x3c00u);
+  EXPECT_EQ(tti_half_bits(1.0 + 3 * std::ldexp(1.0, -11), "v"), 0x3c02u);
+  EXPECT_EQ(tti_half_bits(std::ldexp(1.0, -25), "v"), 0x0000u);
+  EXPECT_EQ(tti_half_bits(3 * std::ldexp(1.0, -25), "v"), 0x0002u);
+  EXPECT_EQ(tti_half_bits(std::ldexp(1.0, -14) - std::ldexp(1.0, -25), "v"), 0x0400u);
+  EXPECT_EQ(tti_half_bits(2.0 - std::ldexp(1.0, -12), "v"), 0x4000u); // carries into the exponent
+  EXPECT_EQ(tti_half_bits(-0.4, "v"), 0x8000u | tti_half_bits(0.4, "v"));
+  // Within half a unit in the last place (2^-11 relative) across the normal range.
+  for (double v = 1e-4; v < 6e4; v *= 1.37)
+    EXPECT_LE(std::fabs(tti_half_to_float(tti_half_bits(v, "v")) - v), std::ldexp(v, -11)) << v;
+  // The largest binary16 is 65504; 65520 would round to infinity.
+  EXPECT_EQ(tti_half_bits(65519.9, "v"), 0x7bffu);
+  try {
+    (void)tti_half_bits(65520.0, "2 delta");
+    ADD_FAILURE() << "65520 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("2 delta = 65520"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)tti_half_bits(std::nan(""), "v"), std::invalid_argument);
+  EXPECT_THROW((void)tti_half_bits(-HUGE_VAL, "v"), std::invalid_argument);
+}
+
+TEST(TtiCompactMedium, AxisFixedPointAndPairs) {
+  EXPECT_EQ(tti_axis_fixed(1.0), 16384);
+  EXPECT_EQ(tti_axis_fixed(-1.0), -16384);
+  EXPECT_EQ(tti_axis_value(tti_axis_fixed(1.0)), 1.0f);
+  EXPECT_EQ(tti_axis_value(tti_axis_fixed(-0.5)), -0.5f);
+  for (double v = -1.0; v <= 1.0; v += 0.0123)
+    EXPECT_LE(std::fabs(tti_axis_value(tti_axis_fixed(v)) - v), std::ldexp(1.0, -15) + 1e-12) << v;
+  EXPECT_THROW((void)tti_axis_fixed(1.0001), std::invalid_argument);
+  EXPECT_THROW((void)tti_axis_fixed(std::nan("")), std::invalid_argument);
+  // Pairs: the low half first, each half signed for the axis.
+  const std::uint32_t axis = tti_pair(static_cast<std::uint16_t>(tti_axis_fixed(-0.75)),
+                                      static_cast<std::uint16_t>(tti_axis_fixed(0.25)));
+  EXPECT_EQ(tti_pair_lo_axis(axis), -0.75f);
+  EXPECT_EQ(tti_pair_hi_axis(axis), 0.25f);
+  const std::uint32_t aniso = tti_pair(tti_half_bits(-0.2, "v"), tti_half_bits(0.3, "v"));
+  EXPECT_EQ(tti_pair_lo_half(aniso), tti_half_to_float(tti_half_bits(-0.2, "v")));
+  EXPECT_EQ(tti_pair_hi_half(aniso), tti_half_to_float(tti_half_bits(0.3, "v")));
+  EXPECT_NEAR(tti_pair_hi_half(aniso), 0.3, 0.3 * std::ldexp(1.0, -11));
 }
 
 // (e) The stable dt: equal to the isotropic bound when epsilon = delta = 0 whatever the axis and

@@ -55,11 +55,9 @@ public:
     for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next})
       *b = DeviceBuffer(bytes, "TTI field");
     m_vp2dt2 = upload_new(p.vp2dt2, "vp2dt2");
-    m_two_delta = upload_new(p.two_delta, "2 delta");
-    m_two_emd = upload_new(p.two_eps_minus_delta, "2 (epsilon - delta)");
-    m_axis_x = upload_new(p.axis_x, "axis x");
+    m_aniso = upload_new(p.aniso, "2 delta, 2 (epsilon - delta)");
+    m_axis_xz = upload_new(p.axis_xz, "axis x, z");
     if (p.has_azimuth()) m_axis_y = upload_new(p.axis_y, "axis y");
-    m_axis_z = upload_new(p.axis_z, "axis z");
     if (!p.eta.empty()) {
       m_eta = upload_new(p.eta, "eta");
       m_phi = DeviceBuffer(bytes, "phi_p");
@@ -96,11 +94,9 @@ public:
     f.q = m_q.as<const float>();
     f.q_next = m_q_next.as<float>();
     f.vp2dt2 = m_vp2dt2.as<const float>();
-    f.two_delta = m_two_delta.as<const float>();
-    f.two_eps_minus_delta = m_two_emd.as<const float>();
-    f.axis_x = m_axis_x.as<const float>();
-    f.axis_y = m_axis_y.empty() ? nullptr : m_axis_y.as<const float>();
-    f.axis_z = m_axis_z.as<const float>();
+    f.aniso = m_aniso.as<const std::uint32_t>();
+    f.axis_xz = m_axis_xz.as<const std::uint32_t>();
+    f.axis_y = m_axis_y.empty() ? nullptr : m_axis_y.as<const std::int16_t>();
     f.phi_p = m_phi.empty() ? nullptr : m_phi.as<float>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
     // The region kernels read p and q and write only their own points of p_next, q_next and
@@ -169,8 +165,8 @@ private:
   /// Free every device buffer of a previous setup.
   void release() {
     m_ready = false;
-    for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next, &m_vp2dt2, &m_two_delta, &m_two_emd,
-                            &m_axis_x, &m_axis_y, &m_axis_z, &m_phi, &m_eta})
+    for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next, &m_vp2dt2, &m_aniso, &m_axis_xz,
+                            &m_axis_y, &m_phi, &m_eta})
       *b = DeviceBuffer();
     m_taps = DeviceTaps();
   }
@@ -178,21 +174,20 @@ private:
   static void validate(const TtiProblem& p) {
     const auto size = static_cast<std::size_t>(p.layout.size);
     if (p.steps < 0) throw std::invalid_argument("TTI problem: negative step count");
-    const std::pair<const std::vector<float>*, const char*> arrays[] = {
-        {&p.vp2dt2, "vp2dt2"},
-        {&p.two_delta, "two_delta"},
-        {&p.two_eps_minus_delta, "two_eps_minus_delta"},
-        {&p.axis_x, "axis_x"},
-        {&p.axis_z, "axis_z"}};
-    for (const auto& [a, name] : arrays)
-      if (a->size() != size)
-        throw std::invalid_argument(std::string("TTI problem: ") + name + " has " +
-                                    std::to_string(a->size()) + " floats, the padded layout " +
+    // Every medium array covers the padded layout; axis_y and eta may instead be empty.
+    struct Sized {
+      std::size_t n;
+      const char* name;
+      bool optional;
+    };
+    for (const Sized& a :
+         {Sized{p.vp2dt2.size(), "vp2dt2", false}, Sized{p.aniso.size(), "aniso", false},
+          Sized{p.axis_xz.size(), "axis_xz", false}, Sized{p.axis_y.size(), "axis_y", true},
+          Sized{p.eta.size(), "eta", true}})
+      if (a.n != size && !(a.optional && a.n == 0))
+        throw std::invalid_argument(std::string("TTI problem: ") + a.name + " has " +
+                                    std::to_string(a.n) + " values, the padded layout " +
                                     std::to_string(size));
-    for (const auto* a : {&p.axis_y, &p.eta})
-      if (!a->empty() && a->size() != size)
-        throw std::invalid_argument("TTI problem: axis_y or eta has " + std::to_string(a->size()) +
-                                    " floats, the padded layout " + std::to_string(size));
     check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
   }
 
@@ -225,7 +220,7 @@ private:
   int m_steps = 0;
 
   DeviceBuffer m_p, m_p_next, m_q, m_q_next;
-  DeviceBuffer m_vp2dt2, m_two_delta, m_two_emd, m_axis_x, m_axis_y, m_axis_z, m_phi, m_eta;
+  DeviceBuffer m_vp2dt2, m_aniso, m_axis_xz, m_axis_y, m_phi, m_eta;
   DeviceTaps m_taps; ///< sources into p, receivers of p, traces
 };
 

@@ -670,8 +670,8 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
     }
     if constexpr (kFold) {
       if (col.active && t + 1 >= col.zs && t + 1 < col.ze) {
-        own_nx = a.f.axis_x[point(t + 1)];
-        if constexpr (kAz) own_ny = a.f.axis_y[point(t + 1)];
+        own_nx = tti_pair_lo_axis(a.f.axis_xz[point(t + 1)]);
+        if constexpr (kAz) own_ny = tti_axis_value(a.f.axis_y[point(t + 1)]);
       }
     }
   };

@@ -22,9 +22,12 @@ template <class F> void for_each_padded(const FieldLayout& l, F&& f) {
         f(i, j, k);
 }
 
-/// A field of layout l with value(i, j, k) in every padded slot (NaN in any slot beyond them).
-template <class F> void fill_padded(const FieldLayout& l, std::vector<float>& field, F&& value) {
-  field.assign(static_cast<std::size_t>(l.size), std::numeric_limits<float>::quiet_NaN());
+/// An array of layout l with value(i, j, k) in every padded slot and `beyond` in any slot beyond
+/// them (NaN for floats).
+template <class T, class F>
+void fill_padded(const FieldLayout& l, std::vector<T>& field, F&& value,
+                 T beyond = std::numeric_limits<T>::quiet_NaN()) {
+  field.assign(static_cast<std::size_t>(l.size), beyond);
   for_each_padded(l, [&](int i, int j, int k) {
     field[static_cast<std::size_t>(l.index(i, j, k))] = value(i, j, k);
   });

@@ -342,7 +342,7 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
       return in_grid(i, j, k) ? a[static_cast<std::size_t>(l.index(i, j, k))] : nan;
     };
   };
-  std::vector<float> hp, hq, hpn, hqn, hphi, vp, td, temd, ax, ay, azz, eta;
+  std::vector<float> hp, hq, hpn, hqn, hphi, vp, eta;
   fill_padded(l, hp, field_in);
   fill_padded(l, hq, field_in);
   fill_padded(l, hpn, random_in);
@@ -350,15 +350,28 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   fill_padded(l, hphi,
               [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
   fill_padded(l, vp, copy_in(p.vp2dt2));
-  fill_padded(l, td, copy_in(p.two_delta));
-  fill_padded(l, temd, copy_in(p.two_eps_minus_delta));
-  fill_padded(l, ax, copy_in(p.axis_x));
-  if (az) fill_padded(l, ay, copy_in(p.axis_y));
-  fill_padded(l, azz, copy_in(p.axis_z));
   fill_padded(l, eta, [&](int i, int j, int k) {
     const bool ring = i >= -1 && i <= l.nx && j >= -1 && j <= l.ny && k >= -1 && k <= l.nz;
     return ring ? p.eta[static_cast<std::size_t>(l.index(i, j, k))] : nan;
   });
+  // The 16-bit medium outside the grid: binary16 NaNs for the anisotropy; the axis has no NaN, so
+  // it holds -2 there (fixed point -32768), far from any unit vector.
+  const std::uint32_t aniso_poison = tti_pair(0x7e00u, 0x7e00u), axis_poison = 0x80008000u;
+  std::vector<std::uint32_t> aniso, axis_xz;
+  std::vector<std::int16_t> axis_y;
+  fill_padded(
+      l, aniso,
+      [&](int i, int j, int k) {
+        return in_grid(i, j, k) ? p.aniso[static_cast<std::size_t>(l.index(i, j, k))]
+                                : aniso_poison;
+      },
+      aniso_poison);
+  fill_padded(
+      l, axis_xz, [](int, int, int) { return 0x80008000u; }, axis_poison);
+  if (az) {
+    fill_padded(
+        l, axis_y, [](int, int, int) { return std::int16_t{-32768}; }, std::int16_t{-32768});
+  }
   // vp2dt2 and the symmetry axis at random point by point (the problem's smooth medium would let
   // a kernel that weighs a point with its neighbour's medium pass: semi+b+a loads a point's axis a
   // plane ahead to fold its in-plane derivatives).
@@ -367,36 +380,35 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
       for (int i = 0; i < l.nx; ++i) {
         const auto q = static_cast<std::size_t>(l.index(i, j, k));
         vp[q] *= 1.0f + 0.2f * unit(rng);
-        const float nx = unit(rng), ny = az ? unit(rng) : 0.0f, nz = std::fabs(unit(rng)) + 0.1f;
-        const float norm = std::sqrt(nx * nx + ny * ny + nz * nz);
-        ax[q] = nx / norm;
-        if (az) ay[q] = ny / norm;
-        azz[q] = nz / norm;
+        const double nx = unit(rng), ny = az ? unit(rng) : 0.0, nz = std::fabs(unit(rng)) + 0.1;
+        const double norm = std::sqrt(nx * nx + ny * ny + nz * nz);
+        axis_xz[q] = tti_pair(static_cast<std::uint16_t>(tti_axis_fixed(nx / norm)),
+                              static_cast<std::uint16_t>(tti_axis_fixed(nz / norm)));
+        if (az) axis_y[q] = tti_axis_fixed(ny / norm);
       }
 
-  const std::size_t bytes = size * sizeof(float);
-  auto up = [&](const std::vector<float>& h, const char* what) {
+  auto up = [&](const auto& h, const char* what) {
+    const std::size_t bytes = h.size() * sizeof(h[0]);
     gpu::DeviceBuffer b(bytes, what);
     b.upload(h.data(), bytes);
     return b;
   };
+  const std::size_t bytes = size * sizeof(float);
   gpu::DeviceBuffer d_p = up(hp, "p"), d_q = up(hq, "q"), d_pn = up(hpn, "p_next"),
                     d_qn = up(hqn, "q_next"), d_phi = up(hphi, "phi_p"), d_vp = up(vp, "vp2dt2"),
-                    d_td = up(td, "2 delta"), d_temd = up(temd, "2 (eps - delta)"),
-                    d_ax = up(ax, "axis x"), d_az = up(azz, "axis z"), d_eta = up(eta, "eta");
+                    d_aniso = up(aniso, "aniso"), d_axis_xz = up(axis_xz, "axis x, z"),
+                    d_eta = up(eta, "eta");
   gpu::DeviceBuffer d_ay;
-  if (az) d_ay = up(ay, "axis y");
+  if (az) d_ay = up(axis_y, "axis y");
   TtiFields f;
   f.p = d_p.as<const float>();
   f.q = d_q.as<const float>();
   f.p_next = d_pn.as<float>();
   f.q_next = d_qn.as<float>();
   f.vp2dt2 = d_vp.as<const float>();
-  f.two_delta = d_td.as<const float>();
-  f.two_eps_minus_delta = d_temd.as<const float>();
-  f.axis_x = d_ax.as<const float>();
-  f.axis_y = az ? d_ay.as<const float>() : nullptr;
-  f.axis_z = d_az.as<const float>();
+  f.aniso = d_aniso.as<const std::uint32_t>();
+  f.axis_xz = d_axis_xz.as<const std::uint32_t>();
+  f.axis_y = az ? d_ay.as<const std::int16_t>() : nullptr;
   f.phi_p = d_phi.as<float>();
   f.eta = d_eta.as<const float>();
 
@@ -408,11 +420,9 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   h.p_next = wpn.data();
   h.q_next = wqn.data();
   h.vp2dt2 = vp.data();
-  h.two_delta = td.data();
-  h.two_eps_minus_delta = temd.data();
-  h.axis_x = ax.data();
-  h.axis_y = az ? ay.data() : nullptr;
-  h.axis_z = azz.data();
+  h.aniso = aniso.data();
+  h.axis_xz = axis_xz.data();
+  h.axis_y = az ? axis_y.data() : nullptr;
   h.phi_p = wphi.data();
   h.eta = eta.data();
   for (const Region& region : p.regions) {
