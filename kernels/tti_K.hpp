@@ -271,9 +271,18 @@ struct TtiFields {
 /// What the update of one point reads besides the stencil: the fields' centre values, the
 /// previous steps, the medium, and in the layer phi and eta. Kernels that hide memory latency load
 /// it early (tti_load_point) and finish the point later (tti_finish_loaded or, having formed the
-/// operators themselves, tti_apply_operators).
+/// operators themselves, tti_apply_operators). The medium stays in its 16-bit words until used:
+/// decoding at the load would wait for the load there, and hold five floats instead of 2-3 words.
 struct TtiPointIn {
-  float p, q, p_prev, q_prev, vp2dt2, two_delta, two_emd, nx, ny, nz, phi, eta;
+  float p, q, p_prev, q_prev, vp2dt2;
+  std::uint32_t aniso, axis_xz; ///< as stored (TtiFields)
+  std::int32_t axis_y;          ///< n_y's fixed point; 0 without azimuth
+  float phi, eta;
+  MINIMOD_HD float two_delta() const { return tti_pair_lo_half(aniso); }
+  MINIMOD_HD float two_emd() const { return tti_pair_hi_half(aniso); }
+  MINIMOD_HD float nx() const { return tti_pair_lo_axis(axis_xz); }
+  MINIMOD_HD float ny() const { return tti_axis_value(axis_y); }
+  MINIMOD_HD float nz() const { return tti_pair_hi_axis(axis_xz); }
 };
 
 template <bool kAzimuth, bool kLayer>
@@ -284,13 +293,10 @@ MINIMOD_HD TtiPointIn tti_load_point(const TtiFields& f, std::int64_t i) {
   in.p_prev = f.p_next[i];
   in.q_prev = f.q_next[i];
   in.vp2dt2 = f.vp2dt2[i];
-  const std::uint32_t aniso = f.aniso[i], axis = f.axis_xz[i];
-  in.two_delta = tti_pair_lo_half(aniso);
-  in.two_emd = tti_pair_hi_half(aniso);
-  in.nx = tti_pair_lo_axis(axis);
-  in.ny = 0.0f;
-  if constexpr (kAzimuth) in.ny = tti_axis_value(f.axis_y[i]);
-  in.nz = tti_pair_hi_axis(axis);
+  in.aniso = f.aniso[i];
+  in.axis_xz = f.axis_xz[i];
+  in.axis_y = 0;
+  if constexpr (kAzimuth) in.axis_y = f.axis_y[i];
   if constexpr (kLayer) {
     in.phi = f.phi_p[i];
     in.eta = f.eta[i];
@@ -312,7 +318,8 @@ MINIMOD_HD void tti_apply_operators(const TtiFields& f, std::int64_t i, std::int
     f.p_next[i] = inner_update(in.p, in.p_prev, in.vp2dt2, op.p);
     f.q_next[i] = inner_update(in.q, in.q_prev, in.vp2dt2, op.q);
   } else {
-    const float drive = tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, in.two_delta, in.two_emd);
+    const float drive =
+        tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, in.two_delta(), in.two_emd());
     float phi_next;
     f.p_next[i] = layer_update(in.p, in.p_prev, in.vp2dt2, op.p, in.phi, in.eta, drive, &phi_next);
     f.phi_p[i] = phi_next;
@@ -326,9 +333,9 @@ template <bool kAzimuth, bool kLayer>
 MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, std::int64_t sy,
                                   std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
                                   const SecondDerivatives& dq, const TtiPointIn& in) {
-  const TtiWeights w = tti_weights(in.nx, in.ny, in.nz);
+  const TtiWeights w = tti_weights(in.nx(), in.ny(), in.nz());
   tti_apply_operators<kLayer>(f, i, sy, sz, c, w,
-                              tti_operators(dp, dq, w, in.two_delta, in.two_emd), in);
+                              tti_operators(dp, dq, w, in.two_delta(), in.two_emd()), in);
 }
 
 /// The update of both fields at linear index i from the second derivatives of p and q there

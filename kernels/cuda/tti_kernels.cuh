@@ -623,7 +623,12 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
   // with other copies, and folds too.
   constexpr bool kFold = kAz && (M == TtiMethod::SemiBA || M == TtiMethod::SemiBT);
   TtiPointIn ahead{};
-  float own_nx = 0.0f, own_ny = 0.0f;
+  // (the axis of point t + 1 as stored, decoded where used: at the end of its plane's phase)
+  std::uint32_t own_axis = 0;
+  std::int32_t own_y = 0;
+  auto own_weights = [&] {
+    return tti_weights(tti_pair_lo_axis(own_axis), tti_axis_value(own_y), 0.0f);
+  };
   // semi+b+tma: the box of the tile's plane starts at padded x `box_x` (16-byte aligned), 0-3
   // floats before the tile's halo; the thread's point in a shared plane.
   int box_x = 0, split_c0 = 0;
@@ -644,12 +649,12 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
     auto finish = [&](int r, const SecondDerivatives& dp, const SecondDerivatives& dq) {
       if (col.active && k >= col.zs) {
         if constexpr (kFold) {
-          const TtiWeights w = tti_weights(ahead.nx, ahead.ny, ahead.nz);
+          const TtiWeights w = tti_weights(ahead.nx(), ahead.ny(), ahead.nz());
           float lap_s, h_s, h_q;
           tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
           tti_apply_operators<kLayer>(
               a.f, point(k), sy, sz, a.c, w,
-              tti_operators_from(lap_s, h_s, h_q, ahead.two_delta, ahead.two_emd), ahead);
+              tti_operators_from(lap_s, h_s, h_q, ahead.two_delta(), ahead.two_emd()), ahead);
         } else {
           (void)r;
           tti_finish_loaded<kAz, kLayer>(a.f, point(k), sy, sz, a.c, dp, dq, ahead);
@@ -663,15 +668,15 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
     if constexpr (kSplit) {
       tti_semi_phase<kAz, kFold, W, P>(
           TtiSplitPlane<kPlane>{reinterpret_cast<const float*>(buffer) + slot * 2 * kPlane},
-          split_c0, a.c, g, tti_weights(own_nx, own_ny, 0.0f), own, finish);
+          split_c0, a.c, g, own_weights(), own, finish);
     } else {
-      tti_semi_phase<kAz, kFold, W, P>(buffer + slot * kPlane, col.c0, a.c, g,
-                                       tti_weights(own_nx, own_ny, 0.0f), own, finish);
+      tti_semi_phase<kAz, kFold, W, P>(buffer + slot * kPlane, col.c0, a.c, g, own_weights(), own,
+                                       finish);
     }
     if constexpr (kFold) {
       if (col.active && t + 1 >= col.zs && t + 1 < col.ze) {
-        own_nx = tti_pair_lo_axis(a.f.axis_xz[point(t + 1)]);
-        if constexpr (kAz) own_ny = tti_axis_value(a.f.axis_y[point(t + 1)]);
+        own_axis = a.f.axis_xz[point(t + 1)];
+        if constexpr (kAz) own_y = a.f.axis_y[point(t + 1)];
       }
     }
   };
