@@ -166,6 +166,16 @@ inline StreamHandle make_stream(const char* what) {
   return StreamHandle(s);
 }
 
+/// A stream of the highest priority the device has: as SMs free up, the blocks of its kernels are
+/// dispatched before those of ordinary streams' kernels.
+inline StreamHandle make_priority_stream(const char* what) {
+  int least = 0, greatest = 0;
+  MINIMOD_GPU_CHECK_WHAT(gpuDeviceGetStreamPriorityRange(&least, &greatest), what);
+  gpuStream_t s = nullptr;
+  MINIMOD_GPU_CHECK_WHAT(gpuStreamCreateWithPriority(&s, gpuStreamNonBlocking, greatest), what);
+  return StreamHandle(s);
+}
+
 inline EventHandle make_event(const char* what) {
   gpuEvent_t e = nullptr;
   MINIMOD_GPU_CHECK_WHAT(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), what);

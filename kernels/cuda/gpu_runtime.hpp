@@ -52,6 +52,8 @@ inline constexpr hipDeviceAttribute_t gpuDevAttrComputeCapabilityMinor =
 #define gpuMemset hipMemset
 #define gpuMemsetAsync hipMemsetAsync
 #define gpuStreamCreateWithFlags hipStreamCreateWithFlags
+#define gpuStreamCreateWithPriority hipStreamCreateWithPriority
+#define gpuDeviceGetStreamPriorityRange hipDeviceGetStreamPriorityRange
 #define gpuStreamDestroy hipStreamDestroy
 #define gpuStreamSynchronize hipStreamSynchronize
 #define gpuStreamWaitEvent hipStreamWaitEvent
@@ -119,6 +121,8 @@ inline constexpr cudaDeviceAttr gpuDevAttrComputeCapabilityMinor =
 #define gpuMemset cudaMemset
 #define gpuMemsetAsync cudaMemsetAsync
 #define gpuStreamCreateWithFlags cudaStreamCreateWithFlags
+#define gpuStreamCreateWithPriority cudaStreamCreateWithPriority
+#define gpuDeviceGetStreamPriorityRange cudaDeviceGetStreamPriorityRange
 #define gpuStreamDestroy cudaStreamDestroy
 #define gpuStreamSynchronize cudaStreamSynchronize
 #define gpuStreamWaitEvent cudaStreamWaitEvent

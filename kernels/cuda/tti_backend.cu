@@ -25,11 +25,15 @@ public:
     m_device = d.id;
     m_device_name = d.name;
     m_stream = make_stream("TTI compute stream");
+    m_layer_stream = make_priority_stream("TTI layer stream");
+    m_fork = make_event("TTI layer fork event");
+    m_join = make_event("TTI layer join event");
     m_start = make_timing_event("TTI time_steps start event");
     m_stop = make_timing_event("TTI time_steps stop event");
   }
 
   ~CudaTtiBackend() override {
+    if (m_layer_stream) (void)gpuStreamSynchronize(m_layer_stream.get());
     if (m_stream) (void)gpuStreamSynchronize(m_stream.get());
   }
 
@@ -100,11 +104,22 @@ public:
     f.phi_p = m_phi.empty() ? nullptr : m_phi.as<float>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
     // The region kernels read p and q and write only their own points of p_next, q_next and
-    // phi_p; the injection must follow all of them (same stream).
+    // phi_p, so they may run at once: the six layer slabs on a stream of the highest priority,
+    // whose blocks take SMs as the inner kernel's blocks retire (alone, each thin slab leaves SMs
+    // idle at its tail), and the inner region on the main stream, which the injection follows.
+    gpuStream_t layers = m_layer_stream.get();
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_fork.get(), s));
+    MINIMOD_GPU_CHECK(gpuStreamWaitEvent(layers, m_fork.get(), 0));
     for (int r = 0; r < kRegionCount; ++r) {
-      if (!m_regions[r].box.empty())
+      if (m_regions[r].kind() == RegionKind::Layer && !m_regions[r].box.empty())
+        m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(layers));
+    }
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_join.get(), layers));
+    for (int r = 0; r < kRegionCount; ++r) {
+      if (m_regions[r].kind() == RegionKind::Inner && !m_regions[r].box.empty())
         m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
     }
+    MINIMOD_GPU_CHECK(gpuStreamWaitEvent(s, m_join.get(), 0));
     m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
     std::swap(m_p, m_p_next);
     std::swap(m_q, m_q_next);
@@ -210,6 +225,8 @@ private:
   int m_device = 0;
   std::string m_device_name;
   StreamHandle m_stream;
+  StreamHandle m_layer_stream; ///< the layer slabs' kernels (step)
+  EventHandle m_fork, m_join;  ///< step: the layer stream after the main one, and back
   EventHandle m_start, m_stop;
 
   bool m_ready = false;
