@@ -46,8 +46,10 @@ MINIMOD_HD float tti_half_to_float(std::uint32_t h) {
     const float v = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
     return sign ? -v : v;
   }
-  // Normal (the encoder never stores infinities or NaNs): rebias 15 -> 127.
-  const std::uint32_t bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  // Normal: rebias 15 -> 127; infinities and NaNs (never encoded) stay what they are, as on GPUs.
+  const std::uint32_t bits = exponent == 0x1fu
+                                 ? sign | 0x7f800000u | (mantissa << 13)
+                                 : sign | ((exponent + 112u) << 23) | (mantissa << 13);
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -296,32 +297,41 @@ TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
   }
   if (azimuth) p.axis_y.assign(size, 0);
   const FieldLayout& layout = p.layout;
+  // The encoders throw on values the model check rejects; an exception must not leave the
+  // parallel region, so the first one is kept and thrown after it.
+  std::exception_ptr failure;
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < g.nz; ++k) {
     PointMedium last;
     std::array<double, 3> axis{};
     bool have_last = false;
-    for (int j = 0; j < g.ny; ++j) {
-      for (int i = 0; i < g.nx; ++i) {
-        const std::size_t n = (static_cast<std::size_t>(k) * g.ny + j) * g.nx + i;
-        const std::int64_t idx = layout.index(i, j, k);
-        const PointMedium pm = medium_at(model, n);
-        if (!have_last || !(pm == last)) {
-          axis = tti_symmetry_axis(pm.theta, pm.phi);
-          last = pm;
-          have_last = true;
+    try {
+      for (int j = 0; j < g.ny; ++j) {
+        for (int i = 0; i < g.nx; ++i) {
+          const std::size_t n = (static_cast<std::size_t>(k) * g.ny + j) * g.nx + i;
+          const std::int64_t idx = layout.index(i, j, k);
+          const PointMedium pm = medium_at(model, n);
+          if (!have_last || !(pm == last)) {
+            axis = tti_symmetry_axis(pm.theta, pm.phi);
+            last = pm;
+            have_last = true;
+          }
+          const double c = model.vp[n] * plan.dt;
+          p.vp2dt2[idx] = static_cast<float>(c * c);
+          p.aniso[idx] = tti_pair(tti_half_bits(2.0 * pm.delta, "2 delta"),
+                                  tti_half_bits(2.0 * (static_cast<double>(pm.epsilon) - pm.delta),
+                                                "2 (epsilon - delta)"));
+          p.axis_xz[idx] = tti_pair(static_cast<std::uint16_t>(tti_axis_fixed(axis[0])),
+                                    static_cast<std::uint16_t>(tti_axis_fixed(axis[2])));
+          if (azimuth) p.axis_y[idx] = tti_axis_fixed(axis[1]);
         }
-        const double c = model.vp[n] * plan.dt;
-        p.vp2dt2[idx] = static_cast<float>(c * c);
-        p.aniso[idx] = tti_pair(tti_half_bits(2.0 * pm.delta, "2 delta"),
-                                tti_half_bits(2.0 * (static_cast<double>(pm.epsilon) - pm.delta),
-                                              "2 (epsilon - delta)"));
-        p.axis_xz[idx] = tti_pair(static_cast<std::uint16_t>(tti_axis_fixed(axis[0])),
-                                  static_cast<std::uint16_t>(tti_axis_fixed(axis[2])));
-        if (azimuth) p.axis_y[idx] = tti_axis_fixed(axis[1]);
       }
+    } catch (...) {
+#pragma omp critical(tti_medium_failure)
+      if (!failure) failure = std::current_exception();
     }
   }
+  if (failure) std::rethrow_exception(failure);
   if (plan.layer.any()) p.eta = build_eta(g, plan.layer, layout, plan.dt, plan.speed_max);
 
   set_tti_shot(p, sources, receivers, interpolation);

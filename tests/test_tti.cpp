@@ -326,6 +326,8 @@ TEST(TtiCompactMedium, HalfFloatsRoundTripAndRoundToNearestEven) {
   EXPECT_EQ(tti_half_to_float(0x3c00u), 1.0f);
   EXPECT_EQ(tti_half_to_float(0xc000u), -2.0f);
   EXPECT_EQ(tti_half_to_float(0x0001u), std::ldexp(1.0f, -24));
+  EXPECT_EQ(tti_half_to_float(0xfc00u), -HUGE_VALF); // never encoded; decoded as a GPU does
+  EXPECT_TRUE(std::isnan(tti_half_to_float(0x7e00u)));
   // Ties go to the even significand, in the normal and the subnormal range.
   EXPECT_EQ(tti_half_bits(1.0 + std::ldexp(1.0, -11), "v"), 0x3c00u);
   EXPECT_EQ(tti_half_bits(1.0 + 3 * std::ldexp(1.0, -11), "v"), 0x3c02u);

@@ -1,5 +1,6 @@
-/// The CUDA TTI backend: the device copy of a TtiProblem (p, q and their previous steps, the six
-/// medium arrays, phi_p and eta), advanced one step at a time by the region kernels, then source
+/// The CUDA TTI backend: the device copy of a TtiProblem (p, q and their previous steps, the
+/// medium: vp2dt2 and the 16-bit pairs, phi_p and eta), advanced one step at a time by the region
+/// kernels (the layer slabs on a stream of their own), then source
 /// injection into p and receiver sampling of p, as the CPU reference (solver/tti.cpp) does.
 
 #include "io/errors.hpp"
@@ -110,14 +111,22 @@ public:
     gpuStream_t layers = m_layer_stream.get();
     MINIMOD_GPU_CHECK(gpuEventRecord(m_fork.get(), s));
     MINIMOD_GPU_CHECK(gpuStreamWaitEvent(layers, m_fork.get(), 0));
-    for (int r = 0; r < kRegionCount; ++r) {
-      if (m_regions[r].kind() == RegionKind::Layer && !m_regions[r].box.empty())
-        m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(layers));
-    }
-    MINIMOD_GPU_CHECK(gpuEventRecord(m_join.get(), layers));
-    for (int r = 0; r < kRegionCount; ++r) {
-      if (m_regions[r].kind() == RegionKind::Inner && !m_regions[r].box.empty())
-        m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
+    try {
+      for (int r = 0; r < kRegionCount; ++r) {
+        if (m_regions[r].kind() == RegionKind::Layer && !m_regions[r].box.empty())
+          m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(layers));
+      }
+      MINIMOD_GPU_CHECK(gpuEventRecord(m_join.get(), layers));
+      for (int r = 0; r < kRegionCount; ++r) {
+        if (m_regions[r].kind() == RegionKind::Inner && !m_regions[r].box.empty())
+          m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
+      }
+    } catch (...) {
+      // A failed launch: the main stream still waits for what the layer stream has queued, so
+      // that synchronize() and reset() cover it.
+      (void)gpuEventRecord(m_join.get(), layers);
+      (void)gpuStreamWaitEvent(s, m_join.get(), 0);
+      throw;
     }
     MINIMOD_GPU_CHECK(gpuStreamWaitEvent(s, m_join.get(), 0));
     m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");

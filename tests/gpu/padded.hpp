@@ -23,14 +23,17 @@ template <class F> void for_each_padded(const FieldLayout& l, F&& f) {
 }
 
 /// An array of layout l with value(i, j, k) in every padded slot and `beyond` in any slot beyond
-/// them (NaN for floats).
+/// them.
 template <class T, class F>
-void fill_padded(const FieldLayout& l, std::vector<T>& field, F&& value,
-                 T beyond = std::numeric_limits<T>::quiet_NaN()) {
+void fill_padded(const FieldLayout& l, std::vector<T>& field, F&& value, T beyond) {
   field.assign(static_cast<std::size_t>(l.size), beyond);
   for_each_padded(l, [&](int i, int j, int k) {
     field[static_cast<std::size_t>(l.index(i, j, k))] = value(i, j, k);
   });
+}
+/// A field of layout l with value(i, j, k) in every padded slot (NaN in any slot beyond them).
+template <class F> void fill_padded(const FieldLayout& l, std::vector<float>& field, F&& value) {
+  fill_padded(l, field, value, std::numeric_limits<float>::quiet_NaN());
 }
 
 /// Whether a kernel's `got` matches the host's `want` at one slot: NaN where want is NaN (nothing
