@@ -72,13 +72,16 @@ std::unique_ptr<TtiBackend> make_cuda_tti_backend() {
 }
 #endif
 
-std::size_t tti_device_bytes(const TtiProblem& p) {
-  const std::size_t field = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer) {
+  const std::size_t field = static_cast<std::size_t>(padded_points) * sizeof(float);
   // p, q and their previous steps, vp2dt2, the 16-bit pairs (2 delta, 2 (epsilon - delta)) and
   // (n_x, n_z) (a float's size each), n_y (half of one) with azimuth, and phi_p and eta with a
   // layer.
-  const std::size_t arrays = 4 + 1 + 2 + (p.eta.empty() ? 0 : 2);
-  const std::size_t axis_y = p.has_azimuth() ? field / 2 : 0;
+  const std::size_t arrays = 4 + 1 + 2 + (layer ? 2 : 0);
+  return field * arrays + (azimuth ? field / 2 : 0);
+}
+
+std::size_t tti_device_bytes(const TtiProblem& p) {
   const std::size_t taps =
       (p.sources.index.size() + p.receivers.index.size()) * (sizeof(std::int64_t) + sizeof(float)) +
       (p.sources.begin.size() + p.receivers.begin.size()) * sizeof(std::int64_t) +
@@ -86,7 +89,7 @@ std::size_t tti_device_bytes(const TtiProblem& p) {
   const std::size_t samples = p.source_samples.size() * sizeof(float);
   const std::size_t traces =
       p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1) * sizeof(float);
-  return field * arrays + axis_y + taps + samples + traces;
+  return tti_array_bytes(p.layout.size, p.has_azimuth(), !p.eta.empty()) + taps + samples + traces;
 }
 
 } // namespace minimod

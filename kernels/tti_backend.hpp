@@ -41,8 +41,13 @@ struct TtiProblem {
   bool has_azimuth() const { return !axis_y.empty(); }
 };
 
-/// Bytes of device memory a TtiProblem needs: fields p, q and their previous steps, the medium,
-/// phi_p and eta with a layer, taps, samples and traces.
+/// Bytes of the padded arrays of a TTI problem of `padded_points` points a field (FieldLayout
+/// size): p, q and their previous steps, the medium (vp2dt2 and the 16-bit pairs, n_y with
+/// `azimuth`), and phi_p and eta with a `layer`.
+std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer);
+
+/// Bytes of device memory a TtiProblem needs: its arrays (tti_array_bytes), taps, samples and
+/// traces.
 std::size_t tti_device_bytes(const TtiProblem& p);
 
 /// Advances a TtiProblem on a GPU with one kernel per region (kernels of Physics::Tti).

@@ -86,11 +86,10 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
   o << "layer       x " << p.layer.x_lo << "/" << p.layer.x_hi << ", y " << p.layer.y_lo << "/"
     << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points\n";
   o << "shots       " << s.shots.size() << ", receivers " << s.receivers.size() << "\n";
-  // Padded arrays of 4 bytes a point: p, q and their previous steps, vp2dt2, the two 16-bit pairs
-  // (tti_device_bytes), phi and eta with a layer; n_y with azimuth is half of one more.
-  const double arrays = 7.0 + (m.phi.empty() ? 0.0 : 0.5) + (p.layer.any() ? 2.0 : 0.0);
   const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, p.layer.x_lo);
-  o << "memory      " << format_bytes(static_cast<double>(l.size) * 4.0 * arrays) << " (" << arrays
+  const auto bytes = static_cast<double>(tti_array_bytes(l.size, !m.phi.empty(), p.layer.any()));
+  const double arrays = bytes / (static_cast<double>(l.size) * 4.0); // 7 to 9.5
+  o << "memory      " << format_bytes(bytes) << " (" << arrays
     << " padded float arrays: p, q and their previous steps, vp2dt2, the 16-bit anisotropy and "
        "axis"
     << (m.phi.empty() ? "" : " with n_y") << (p.layer.any() ? ", phi and eta" : "") << ")\n";
