@@ -485,14 +485,10 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
   rep.layer = plan.layer;
   rep.dt = plan.dt;
 
-  // The TTI floor (docs/tti.md): 38 B a point with azimuth, 36 without, 12 more in the layer.
+  // The TTI floor (docs/tti.md): 38 B a point with azimuth, 36 without, eta in the layer, and
+  // phi_p where the layer's medium is elliptic (none in this anelliptic medium).
   const auto points = static_cast<std::int64_t>(g.points());
-  std::int64_t layer_points = 0;
-  for (const Region& r : problem.regions)
-    if (r.kind() == RegionKind::Layer) layer_points += r.box.points();
-  const double inner_bytes = problem.has_azimuth() ? 38.0 : 36.0;
-  rep.bytes_per_point =
-      inner_bytes + 12.0 * static_cast<double>(layer_points) / static_cast<double>(points);
+  rep.bytes_per_point = tti_floor_bytes_per_point(problem);
 
   const StencilKernel* fallback = kernel_registry().find("gmem_3d", o.backend, o.physics);
   if (!fallback) throw RuntimeFailure("this build has no CUDA TTI kernels");

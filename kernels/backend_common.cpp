@@ -81,6 +81,26 @@ std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer
   return field * arrays + (azimuth ? field / 2 : 0);
 }
 
+double tti_floor_bytes_per_point(const TtiProblem& p) {
+  const auto points = static_cast<double>(p.grid.points());
+  if (points == 0) return 0.0;
+  std::int64_t layer = 0, driven = 0;
+  for (const Region& r : p.regions) {
+    if (r.kind() != RegionKind::Layer || r.box.empty()) continue;
+    layer += r.box.points();
+    const Box& b = r.box;
+    for (int k = b.z0; k < b.z1; ++k)
+      for (int j = b.y0; j < b.y1; ++j)
+        for (int i = b.x0; i < b.x1; ++i)
+          driven += tti_layer_driven(tti_pair_hi_half(
+                        p.aniso[static_cast<std::size_t>(p.layout.index(i, j, k))]))
+                        ? 1
+                        : 0;
+  }
+  const double inner = p.has_azimuth() ? 38.0 : 36.0;
+  return inner + (4.0 * static_cast<double>(layer) + 8.0 * static_cast<double>(driven)) / points;
+}
+
 std::size_t tti_device_bytes(const TtiProblem& p) {
   const std::size_t taps =
       (p.sources.index.size() + p.receivers.index.size()) * (sizeof(std::int64_t) + sizeof(float)) +

@@ -227,14 +227,14 @@ MINIMOD_HD TtiOperators tti_operators(const SecondDerivatives& dp, const SecondD
 ///   p: (1 + 2 delta)(1 - w_aa) d_a s + w_aa d_a p = d_a p + (1 - w_aa) d_a q + 2 delta (1 - w_aa)
 ///   d_a s q: 2 (epsilon - delta)(1 - w_aa) d_a s
 /// This corrected layer grows exponentially in tilted anelliptic media (docs/tti.md measures it),
-/// so the drive is applied only where the medium is elliptic (epsilon = delta, isotropic included)
-/// and is zero elsewhere, which leaves Minimod's damping alone there. The q drive therefore
-/// vanishes everywhere and q needs no phi array. With delta = 0 and q = 0 the p drive is the
-/// isotropic eta_gradient_term (same operations in the same order).
+/// so the drive is applied only where the medium is elliptic (epsilon = delta, isotropic included:
+/// tti_layer_driven) and is zero elsewhere, which leaves Minimod's damping alone there. The q drive
+/// therefore vanishes everywhere and q needs no phi array. With delta = 0 and q = 0 the p drive is
+/// the isotropic eta_gradient_term (same operations in the same order).
 MINIMOD_HD float tti_layer_drive(const float* __restrict__ p, const float* __restrict__ q,
                                  const float* __restrict__ eta, std::int64_t i, std::int64_t sy,
                                  std::int64_t sz, const TtiCoefs& c, const TtiWeights& w,
-                                 float two_delta, float two_eps_minus_delta) {
+                                 float two_delta) {
   const std::int64_t stride[3] = {1, sy, sz};
   const float w_aa[3] = {w.xx, w.yy, w.zz};
   const float scale[3] = {c.px, c.py, c.pz};
@@ -248,15 +248,24 @@ MINIMOD_HD float tti_layer_drive(const float* __restrict__ p, const float* __res
     const float perp = 1.0f - w_aa[a];
     drive += deta * (dp + perp * dq + two_delta * perp * (dp + dq)) * scale[a];
   }
-  return two_eps_minus_delta == 0.0f ? drive : 0.0f;
+  return drive;
+}
+
+/// Whether the layer's phi of p is driven at a point of anisotropy 2 (epsilon - delta): only where
+/// the medium is elliptic (tti_layer_drive). Elsewhere the drive is zero at every step, so phi,
+/// zero at the start, stays zero: (0 - 0) / (1 + eta). The layer update therefore neither reads
+/// nor writes phi there (8 bytes a point; docs/tti.md), nor the drive's 18 neighbour values.
+MINIMOD_HD bool tti_layer_driven(float two_eps_minus_delta) {
+  return two_eps_minus_delta == 0.0f;
 }
 
 /// Pointers (host or device) to the TTI fields, all in one FieldLayout. p and q are the fields at
 /// step n; p_next and q_next hold step n - 1 on entry and step n + 1 on exit. The medium is stored
 /// per point as vp2dt2 and the compact 16-bit pairs above: 2 delta and 2 (epsilon - delta), the
 /// symmetry axis (n_x, n_y, n_z) with n_z >= 0 (docs/tti.md: 12 bytes, 14 with azimuth; axis_y is
-/// null without it). phi_p (the layer's phi of p; q has none, see tti_layer_drive) and eta may be
-/// null when no layer point is updated.
+/// null without it). phi_p (the layer's phi of p; q has none, see tti_layer_drive; read and written
+/// only where tti_layer_driven, zero elsewhere) and eta may be null when no layer point is
+/// updated.
 struct TtiFields {
   const float* p = nullptr;
   float* p_next = nullptr;
@@ -271,7 +280,8 @@ struct TtiFields {
 };
 
 /// What the update of one point reads besides the stencil: the fields' centre values, the
-/// previous steps, the medium, and in the layer phi and eta. Kernels that hide memory latency load
+/// previous steps, the medium, and in the layer eta (phi is read with the drive's neighbours, where
+/// the point is driven). Kernels that hide memory latency load
 /// it early (tti_load_point) and finish the point later (tti_finish_loaded or, having formed the
 /// operators themselves, tti_apply_operators). The medium stays in its 16-bit words until used:
 /// decoding at the load would wait for the load there, and hold five floats instead of 2-3 words.
@@ -279,7 +289,7 @@ struct TtiPointIn {
   float p, q, p_prev, q_prev, vp2dt2;
   std::uint32_t aniso, axis_xz; ///< as stored (TtiFields)
   std::int32_t axis_y;          ///< n_y's fixed point; 0 without azimuth
-  float phi, eta;
+  float eta;
   MINIMOD_HD float two_delta() const { return tti_pair_lo_half(aniso); }
   MINIMOD_HD float two_emd() const { return tti_pair_hi_half(aniso); }
   MINIMOD_HD float nx() const { return tti_pair_lo_axis(axis_xz); }
@@ -299,17 +309,33 @@ MINIMOD_HD TtiPointIn tti_load_point(const TtiFields& f, std::int64_t i) {
   in.axis_xz = f.axis_xz[i];
   in.axis_y = 0;
   if constexpr (kAzimuth) in.axis_y = f.axis_y[i];
-  if constexpr (kLayer) {
-    in.phi = f.phi_p[i];
-    in.eta = f.eta[i];
-  }
+  if constexpr (kLayer) in.eta = f.eta[i];
   return in;
+}
+
+/// Minimod's layer update of both fields at linear index i from their operators there and the
+/// point's values: phi for p where tti_layer_driven (its drive reads the 1-point neighbours of p,
+/// q and eta from f), damping alone for q.
+MINIMOD_HD void tti_layer_store(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                std::int64_t sz, const TtiCoefs& c, const TtiWeights& w,
+                                const TtiOperators& op, float p, float p_prev, float q,
+                                float q_prev, float vp2dt2, float two_delta, float two_emd,
+                                float eta) {
+  const bool driven = tti_layer_driven(two_emd);
+  float phi = 0.0f, drive = 0.0f;
+  if (driven) {
+    phi = f.phi_p[i];
+    drive = tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, two_delta);
+  }
+  float phi_next;
+  f.p_next[i] = layer_update(p, p_prev, vp2dt2, op.p, phi, eta, drive, &phi_next);
+  if (driven) f.phi_p[i] = phi_next;
+  f.q_next[i] = layer_update(q, q_prev, vp2dt2, op.q, 0.0f, eta, 0.0f, &phi_next);
 }
 
 /// The update of both fields at linear index i from their operators there (w: the point's H
 /// weights, for the layer's phi drive) and the point's loaded values: inner form (kLayer = false)
-/// or Minimod's layer form (phi for p, damping alone for q; the phi drive reads its 1-point
-/// neighbours from f).
+/// or Minimod's layer form (tti_layer_store).
 template <bool kLayer>
 MINIMOD_HD void tti_apply_operators(const TtiFields& f, std::int64_t i, std::int64_t sy,
                                     std::int64_t sz, const TtiCoefs& c, const TtiWeights& w,
@@ -320,12 +346,8 @@ MINIMOD_HD void tti_apply_operators(const TtiFields& f, std::int64_t i, std::int
     f.p_next[i] = inner_update(in.p, in.p_prev, in.vp2dt2, op.p);
     f.q_next[i] = inner_update(in.q, in.q_prev, in.vp2dt2, op.q);
   } else {
-    const float drive =
-        tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, in.two_delta(), in.two_emd());
-    float phi_next;
-    f.p_next[i] = layer_update(in.p, in.p_prev, in.vp2dt2, op.p, in.phi, in.eta, drive, &phi_next);
-    f.phi_p[i] = phi_next;
-    f.q_next[i] = layer_update(in.q, in.q_prev, in.vp2dt2, op.q, 0.0f, in.eta, 0.0f, &phi_next);
+    tti_layer_store(f, i, sy, sz, c, w, op, in.p, in.p_prev, in.q, in.q_prev, in.vp2dt2,
+                    in.two_delta(), in.two_emd(), in.eta);
   }
 }
 
@@ -370,13 +392,8 @@ MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, std::int64_
     f.p_next[i] = inner_update(f.p[i], f.p_next[i], vp2dt2, op.p);
     f.q_next[i] = inner_update(f.q[i], f.q_next[i], vp2dt2, op.q);
   } else {
-    const float drive = tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, two_delta, two_emd);
-    const float eta = f.eta[i];
-    float phi_next;
-    f.p_next[i] =
-        layer_update(f.p[i], f.p_next[i], vp2dt2, op.p, f.phi_p[i], eta, drive, &phi_next);
-    f.phi_p[i] = phi_next;
-    f.q_next[i] = layer_update(f.q[i], f.q_next[i], vp2dt2, op.q, 0.0f, eta, 0.0f, &phi_next);
+    tti_layer_store(f, i, sy, sz, c, w, op, f.p[i], f.p_next[i], f.q[i], f.q_next[i], vp2dt2,
+                    two_delta, two_emd, f.eta[i]);
   }
 }
 

@@ -46,6 +46,12 @@ struct TtiProblem {
 /// `azimuth`), and phi_p and eta with a `layer`.
 std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer);
 
+/// The TTI floor of a problem (docs/tti.md, "Medium layout and the TTI floor"): the bytes a point a
+/// step that a kernel must move at least, averaged over the grid's points. 36 a point (38 with
+/// azimuth), 4 more for eta at a layer point, and 8 more for phi_p (read and written) at a layer
+/// point where the medium is elliptic (tti_layer_driven: elsewhere phi stays zero unread).
+double tti_floor_bytes_per_point(const TtiProblem& p);
+
 /// Bytes of device memory a TtiProblem needs: its arrays (tti_array_bytes), taps, samples and
 /// traces.
 std::size_t tti_device_bytes(const TtiProblem& p);

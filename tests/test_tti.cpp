@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -369,6 +370,97 @@ TEST(TtiCompactMedium, AxisFixedPointAndPairs) {
   EXPECT_EQ(tti_pair_lo_half(aniso), tti_half_to_float(tti_half_bits(-0.2, "v")));
   EXPECT_EQ(tti_pair_hi_half(aniso), tti_half_to_float(tti_half_bits(0.3, "v")));
   EXPECT_NEAR(tti_pair_hi_half(aniso), 0.3, 0.3 * std::ldexp(1.0, -11));
+}
+
+/// The layer touches phi_p only where the medium is elliptic: with phi NaN at the anelliptic
+/// layer points, one step leaves it NaN there (neither read nor written) and finite fields;
+/// at the elliptic points phi is driven (written, and non-zero next to the source's wave).
+TEST(TtiLayer, PhiIsReadAndWrittenOnlyWhereElliptic) {
+  const Grid g = make_grid(40, 24, 36, 10.0, 10.0, 10.0);
+  TtiModel m = uniform_model(g, 2000.0, 0.2, 0.1, 25.0 * kDeg, 15.0 * kDeg);
+  // Elliptic (epsilon = delta) in the upper half.
+  for_each_point(g, [&](int, int, int k, std::size_t n) {
+    if (k < g.nz / 2) m.epsilon[n] = m.delta[n];
+  });
+  TtiPlanOptions o;
+  o.steps = 40;
+  o.layer_width = 6;
+  const TtiPlan plan = make_tti_plan(g, m, o);
+  TtiProblem p = build_tti_problem(plan, m, {}, {});
+  const FieldLayout& l = p.layout;
+  const auto size = static_cast<std::size_t>(l.size);
+  std::vector<float> pf(size, 0.0f), qf(size, 0.0f), pn(size, 0.0f), qn(size, 0.0f);
+  std::vector<float> phi(size, std::numeric_limits<float>::quiet_NaN());
+  // A smooth bump of p and q across the layer's corner, so that the drive is non-zero.
+  for_each_point(g, [&](int i, int j, int k, std::size_t) {
+    const double r2 = (i - 3.0) * (i - 3.0) + (j - 12.0) * (j - 12.0) + (k - 5.0) * (k - 5.0);
+    const auto q = static_cast<std::size_t>(l.index(i, j, k));
+    pf[q] = static_cast<float>(std::exp(-r2 / 20.0));
+    qf[q] = 0.5f * pf[q];
+  });
+  TtiFields f;
+  f.p = pf.data();
+  f.q = qf.data();
+  f.p_next = pn.data();
+  f.q_next = qn.data();
+  f.vp2dt2 = p.vp2dt2.data();
+  f.aniso = p.aniso.data();
+  f.axis_xz = p.axis_xz.data();
+  f.axis_y = p.axis_y.data();
+  ASSERT_TRUE(p.has_azimuth());
+  f.eta = p.eta.data();
+  f.phi_p = phi.data();
+  // phi starts at zero at the elliptic points, as a run's does.
+  std::size_t elliptic = 0, anelliptic = 0, driven_nonzero = 0;
+  for (const Region& r : p.regions) {
+    if (r.kind() != RegionKind::Layer) continue;
+    for (int k = r.box.z0; k < r.box.z1; ++k)
+      for (int j = r.box.y0; j < r.box.y1; ++j)
+        for (int i = r.box.x0; i < r.box.x1; ++i)
+          if (k < g.nz / 2) phi[static_cast<std::size_t>(l.index(i, j, k))] = 0.0f;
+  }
+  for (const Region& r : p.regions) {
+    if (r.kind() != RegionKind::Layer) continue;
+    for (int k = r.box.z0; k < r.box.z1; ++k)
+      for (int j = r.box.y0; j < r.box.y1; ++j)
+        for (int i = r.box.x0; i < r.box.x1; ++i)
+          tti_update_point<true, true>(f, l.index(i, j, k), l.pitch, l.plane, p.coefs);
+  }
+  for (const Region& r : p.regions) {
+    if (r.kind() != RegionKind::Layer) continue;
+    for (int k = r.box.z0; k < r.box.z1; ++k)
+      for (int j = r.box.y0; j < r.box.y1; ++j)
+        for (int i = r.box.x0; i < r.box.x1; ++i) {
+          const auto q = static_cast<std::size_t>(l.index(i, j, k));
+          ASSERT_TRUE(std::isfinite(pn[q]) && std::isfinite(qn[q])) << i << "," << j << "," << k;
+          if (k < g.nz / 2) {
+            ++elliptic;
+            ASSERT_TRUE(std::isfinite(phi[q])) << i << "," << j << "," << k;
+            driven_nonzero += phi[q] != 0.0f ? 1 : 0;
+          } else {
+            ++anelliptic;
+            ASSERT_TRUE(std::isnan(phi[q])) << "phi written at " << i << "," << j << "," << k;
+          }
+        }
+  }
+  EXPECT_GT(elliptic, 0u);
+  EXPECT_GT(anelliptic, 0u);
+  EXPECT_GT(driven_nonzero, 0u) << "the elliptic layer's phi was not driven";
+
+  // The floor counts eta at every layer point and phi_p (8 bytes) at the elliptic ones.
+  std::size_t layer = 0;
+  for (const Region& r : p.regions)
+    if (r.kind() == RegionKind::Layer) layer += static_cast<std::size_t>(r.box.points());
+  EXPECT_EQ(layer, elliptic + anelliptic);
+  EXPECT_NEAR(tti_floor_bytes_per_point(p),
+              38.0 + (4.0 * static_cast<double>(layer) + 8.0 * static_cast<double>(elliptic)) /
+                         static_cast<double>(g.points()),
+              1e-12);
+  const TtiModel anelliptic_model = uniform_model(g, 2000.0, 0.2, 0.1, 25.0 * kDeg, std::nullopt);
+  const TtiProblem q =
+      build_tti_problem(make_tti_plan(g, anelliptic_model, o), anelliptic_model, {}, {});
+  EXPECT_NEAR(tti_floor_bytes_per_point(q),
+              36.0 + 4.0 * static_cast<double>(layer) / static_cast<double>(g.points()), 1e-12);
 }
 
 // (e) The stable dt: equal to the isotropic bound when epsilon = delta = 0 whatever the axis and

@@ -529,10 +529,11 @@ template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
 inline constexpr int kTtiRegistersPerSm = 65536;
 
 /// Registers a thread of semi+b+tma needs without spilling (sm_90, ptxas 13.0): no per-thread
-/// copy addresses leave its inner form 80 registers without azimuth and 96 with; the layer form
-/// spills at 96 with azimuth, so it keeps 128.
+/// copy addresses leave its inner form 80 registers without azimuth and 96 with. The layer form
+/// spills at 80 without azimuth (168 bytes; 52 even without the phi drive) and fits 96; with
+/// azimuth it spills at 96 (144 bytes), so it keeps 128.
 constexpr int tti_tma_registers(bool az, bool layer) {
-  return layer ? 128 : az ? 96 : 80;
+  return layer ? (az ? 128 : 96) : az ? 96 : 80;
 }
 
 /// Resident blocks per SM asked for a semi-stencil kernel of `threads` threads. ~70 live partial
