@@ -62,6 +62,12 @@ public:
   /// The default, for the isotropic kernels, throws std::logic_error.
   virtual void launch_tti(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
                           const Region& region, void* stream) const;
+  /// Enqueue one TTI update of each of `count` regions of one kind (the layer slabs). The default
+  /// launches them one by one with launch_tti; kernels that can cover several boxes with one grid
+  /// (the streaming TTI kernels) launch once.
+  virtual void launch_tti_regions(const TtiFields& f, const FieldLayout& layout,
+                                  const TtiCoefs& coefs, const Region* regions, int count,
+                                  void* stream) const;
 };
 
 /// All registered kernels. Registration is explicit (`register_*_kernels`), never static objects,

@@ -33,6 +33,13 @@ void StencilKernel::launch_tti(const TtiFields&, const FieldLayout&, const TtiCo
                          " kernel: it has no TTI update");
 }
 
+void StencilKernel::launch_tti_regions(const TtiFields& f, const FieldLayout& layout,
+                                       const TtiCoefs& coefs, const Region* regions, int count,
+                                       void* stream) const {
+  for (int r = 0; r < count; ++r)
+    launch_tti(f, layout, coefs, regions[r], stream);
+}
+
 void KernelRegistry::add(std::unique_ptr<StencilKernel> kernel, bool family_default) {
   m_entries.push_back(Entry{std::move(kernel), family_default});
 }

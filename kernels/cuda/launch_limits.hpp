@@ -19,7 +19,7 @@ constexpr long long ceil_div(long long a, long long b) {
 inline std::string launch_grid_limit(long long gx, long long gy, long long gz = 1) {
   if (gx <= kMaxGridX && gy <= kMaxGridYZ && gz <= kMaxGridYZ) return {};
   return "the region needs a launch grid of " + std::to_string(gx) + "x" + std::to_string(gy) +
-         "x" + std::to_string(gz) + " blocks; y and z are limited to 65535";
+         "x" + std::to_string(gz) + " blocks; x is limited to 2147483647, y and z to 65535";
 }
 
 /// launch_grid_limit for a box cut into Dx x Dy x Dz tiles, one block a tile.

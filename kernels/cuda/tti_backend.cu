@@ -112,9 +112,23 @@ public:
     MINIMOD_GPU_CHECK(gpuEventRecord(m_fork.get(), s));
     MINIMOD_GPU_CHECK(gpuStreamWaitEvent(layers, m_fork.get(), 0));
     try {
+      // The slabs that share a kernel go in one launch_tti_regions (one grid for a streaming
+      // kernel), in region order.
+      std::array<bool, kRegionCount> done{};
       for (int r = 0; r < kRegionCount; ++r) {
-        if (m_regions[r].kind() == RegionKind::Layer && !m_regions[r].box.empty())
-          m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(layers));
+        if (m_regions[r].kind() != RegionKind::Layer || m_regions[r].box.empty() || done[r])
+          continue;
+        std::array<Region, kRegionCount> group;
+        int count = 0;
+        for (int t = r; t < kRegionCount; ++t) {
+          if (m_regions[t].kind() == RegionKind::Layer && !m_regions[t].box.empty() &&
+              m_kernels[t] == m_kernels[r]) {
+            group[static_cast<std::size_t>(count++)] = m_regions[t];
+            done[t] = true;
+          }
+        }
+        m_kernels[r]->launch_tti_regions(f, m_layout, m_coefs, group.data(), count,
+                                         static_cast<void*>(layers));
       }
       MINIMOD_GPU_CHECK(gpuEventRecord(m_join.get(), layers));
       for (int r = 0; r < kRegionCount; ++r) {

@@ -78,8 +78,11 @@ public:
       // Offsets inside a plane are ints.
       if (layout.plane > std::numeric_limits<int>::max())
         return "planes of " + std::to_string(layout.plane) + " floats are too large for " + name();
-      return launch_grid_limit(ceil_div(b.nx(), Dx), ceil_div(b.ny(), Dy),
-                               ceil_div(b.nz(), tti_z_chunk(b)));
+      const long long gx = ceil_div(b.nx(), Dx), gy = ceil_div(b.ny(), Dy),
+                      gz = ceil_div(b.nz(), tti_z_chunk(b));
+      // The layer slabs go on a 1D grid (TtiBoxes), the inner region on a 3D one.
+      if (region.kind() == RegionKind::Layer) return launch_grid_limit(gx * gy * gz, 1);
+      return launch_grid_limit(gx, gy, gz);
     }
     return tile_grid_limit(b.nx(), b.ny(), b.nz(), Dx, Dy, Dz);
   }
@@ -91,39 +94,72 @@ public:
 
   void launch_tti(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
                   const Region& region, void* stream) const override {
-    const Box& b = region.box;
-    if (b.empty()) return;
-    const bool layer = region.kind() == RegionKind::Layer;
+    launch_tti_regions(f, layout, coefs, &region, 1, stream);
+  }
+
+  /// The layer form of the streaming methods covers all the regions with one 1D grid (TtiBoxes;
+  /// more launches only past TtiBoxes::kMax boxes or the grid's x limit); otherwise each region
+  /// gets a 3D grid of its own.
+  void launch_tti_regions(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
+                          const Region* regions, int count, void* stream) const override {
+    int first = 0;
+    while (first < count && regions[first].box.empty())
+      ++first;
+    if (first == count) return;
+    const bool layer = regions[first].kind() == RegionKind::Layer;
+    for (int r = first; r < count; ++r) {
+      if (regions[r].kind() != regions[first].kind())
+        throw std::invalid_argument(name() + ": one launch covers regions of one kind; " +
+                                    region_name(regions[first].id) + " and " +
+                                    region_name(regions[r].id) + " differ");
+    }
     if (layer && (f.phi_p == nullptr || f.eta == nullptr))
       throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
     TtiArgs a;
     a.f = f;
     a.layout = layout;
     a.c = coefs;
-    a.box = b;
-    dim3 grid, block;
-    if (tti_streams(M)) {
-      a.z_chunk = tti_z_chunk(b);
-      block = dim3(Dx, Dy, 1);
-      grid = dim3(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
-                  static_cast<unsigned>(ceil_div(b.ny(), Dy)),
-                  static_cast<unsigned>(ceil_div(b.nz(), a.z_chunk)));
-    } else {
-      block = dim3(Dx, Dy, Dz);
-      grid = dim3(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
-                  static_cast<unsigned>(ceil_div(b.ny(), Dy)),
-                  static_cast<unsigned>(ceil_div(b.nz(), Dz)));
-    }
     const auto s = static_cast<gpuStream_t>(stream);
-    const bool az = f.axis_y != nullptr;
-    const std::string n = name();
-    if (az) {
-      layer ? run<true, true>(a, grid, block, s, n) : run<true, false>(a, grid, block, s, n);
+    if (!tti_streams(M) || !layer) {
+      for (int r = first; r < count; ++r) {
+        const Box& b = regions[r].box;
+        if (b.empty()) continue;
+        a.box = b;
+        a.z_chunk = tti_streams(M) ? tti_z_chunk(b) : Dz;
+        launch(a, layer,
+               dim3(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
+                    static_cast<unsigned>(ceil_div(b.ny(), Dy)),
+                    static_cast<unsigned>(ceil_div(b.nz(), a.z_chunk))),
+               dim3(Dx, Dy, tti_streams(M) ? 1 : Dz), s);
+      }
     } else {
-      layer ? run<false, true>(a, grid, block, s, n) : run<false, false>(a, grid, block, s, n);
+      TtiBoxes& boxes = a.boxes;
+      auto flush = [&] {
+        if (boxes.count > 0)
+          launch(a, layer, dim3(static_cast<unsigned>(boxes.first[boxes.count])), dim3(Dx, Dy, 1),
+                 s);
+        boxes = TtiBoxes{};
+      };
+      for (int r = first; r < count; ++r) {
+        const Box& b = regions[r].box;
+        if (b.empty()) continue;
+        const int chunk = tti_z_chunk(b);
+        const long long tiles_x = ceil_div(b.nx(), Dx), tiles_y = ceil_div(b.ny(), Dy);
+        const long long blocks = tiles_x * tiles_y * ceil_div(b.nz(), chunk);
+        if (blocks > kMaxGridX)
+          throw std::invalid_argument(name() + ": region " + region_name(regions[r].id) +
+                                      " needs " + std::to_string(blocks) +
+                                      " blocks, more than one launch holds (can_run says so)");
+        if (boxes.count == TtiBoxes::kMax || boxes.first[boxes.count] + blocks > kMaxGridX) flush();
+        const int n = boxes.count++;
+        boxes.box[n] = b;
+        boxes.z_chunk[n] = chunk;
+        boxes.tiles_x[n] = static_cast<int>(tiles_x);
+        boxes.tiles_y[n] = static_cast<int>(tiles_y);
+        boxes.first[n + 1] = boxes.first[n] + static_cast<int>(blocks);
+      }
+      flush();
     }
-    const std::string what = name() + (layer ? "<layer" : "<inner") + (az ? ",azimuth>" : ">");
-    MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, 0);
   }
 
 private:
@@ -132,6 +168,20 @@ private:
     std::string t = std::to_string(Dx) + "x" + std::to_string(Dy);
     if (!tti_streams(M)) t += "x" + std::to_string(Dz);
     return t;
+  }
+
+  /// Launch the kernel on `a` with the form of the fields (azimuth or not) and regions (layer or
+  /// inner), and check the launch.
+  void launch(const TtiArgs& a, bool layer, dim3 grid, dim3 block, gpuStream_t s) const {
+    const bool az = a.f.axis_y != nullptr;
+    const std::string n = name();
+    if (az) {
+      layer ? run<true, true>(a, grid, block, s, n) : run<true, false>(a, grid, block, s, n);
+    } else {
+      layer ? run<false, true>(a, grid, block, s, n) : run<false, false>(a, grid, block, s, n);
+    }
+    const std::string what = n + (layer ? "<layer" : "<inner") + (az ? ",azimuth>" : ">");
+    MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, 0);
   }
 
   /// Launch the kernel; `name` is this kernel's, for errors.

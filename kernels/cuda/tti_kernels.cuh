@@ -107,13 +107,28 @@ constexpr int tti_smem_bytes(TtiMethod m, int dx, int dy, int dz) {
              : 2 * tti_planes(m) * ((dx + 2 * kHalo) * (dy + 2 * kHalo) + tti_spare_cells(m)) * 4;
 }
 
+/// The boxes one launch of a streaming kernel's layer form updates: the layer slabs it was given
+/// (all six in one launch: a thin slab's grid is a few waves, and one launch leaves one tail
+/// instead of six). The 1D grid tiles box 0 first, then box 1, ...: block b
+/// belongs to box r when first[r] <= b < first[r + 1], and inside it the x tiles run fastest,
+/// then the y tiles, then the z chunks (the order of a 3D grid).
+struct TtiBoxes {
+  static constexpr int kMax = kRegionCount - 1;
+  int count = 0;
+  Box box[kMax]{};
+  int z_chunk[kMax]{}; ///< planes per block along z
+  int tiles_x[kMax]{}, tiles_y[kMax]{};
+  int first[kMax + 1]{}; ///< first block of each box; first[count] is the grid's size
+};
+
 /// Everything a TTI kernel reads, passed by value (the constant bank).
 struct TtiArgs {
   TtiFields f;
   FieldLayout layout;
   TtiCoefs c;
-  Box box;
+  Box box;         ///< one region on a 3D grid of tiles (z chunks for the streaming methods)
   int z_chunk = 1; ///< streaming methods: planes per block along z (blockIdx.z picks the chunk)
+  TtiBoxes boxes;  ///< the layer form of the streaming methods: its slabs on a 1D grid
 };
 
 #if defined(__CUDACC__)
@@ -227,8 +242,11 @@ __device__ __forceinline__ std::int64_t tti_wide(int a, int b) {
 }
 
 /// One block's view of its column: the tile's cells of a plane that this thread loads, the
-/// thread's own point, and the z chunk.
-template <int Dx, int Dy> struct TtiColumn {
+/// thread's own point, and the z chunk. kBoxes: the block is one of a 1D grid over a.boxes (the
+/// layer form: all its slabs in one launch); otherwise of a 3D grid over a.box (the inner form:
+/// there the compiler re-reads the block's coordinates instead of holding the chunk's bounds,
+/// which the 1D decode made semi+b+tma_32x4 spill at its 80 registers).
+template <int Dx, int Dy, bool kBoxes> struct TtiColumn {
   static constexpr int W = Dx + 2 * kHalo, H = Dy + 2 * kHalo;
   static constexpr int kCells = W * H, kThreads = Dx * Dy;
   static constexpr int kLoads = (kCells + kThreads - 1) / kThreads;
@@ -242,11 +260,38 @@ template <int Dx, int Dy> struct TtiColumn {
   __device__ explicit TtiColumn(const TtiArgs& a) {
     const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
     const int tid = ty * Dx + tx;
-    const int x0 = a.box.x0 + static_cast<int>(blockIdx.x) * Dx;
-    const int y0 = a.box.y0 + static_cast<int>(blockIdx.y) * Dy;
+    // The block's box (TtiBoxes), picked with constant indices (a dynamic index into the
+    // kernel's parameters would copy them to local memory), and its tile in that box.
+    Box box = a.box;
+    int chunk = a.z_chunk, bx = static_cast<int>(blockIdx.x), by = static_cast<int>(blockIdx.y),
+        bz = static_cast<int>(blockIdx.z);
+    if constexpr (kBoxes) {
+      // The block's box, picked with constant indices (a dynamic index into the kernel's
+      // parameters would copy them to local memory), and its tile there.
+      const int b = static_cast<int>(blockIdx.x);
+      int tiles_x = a.boxes.tiles_x[0], tiles_y = a.boxes.tiles_y[0], first = 0;
+      box = a.boxes.box[0];
+      chunk = a.boxes.z_chunk[0];
+#pragma unroll
+      for (int r = 1; r < TtiBoxes::kMax; ++r) {
+        if (r < a.boxes.count && b >= a.boxes.first[r]) {
+          box = a.boxes.box[r];
+          chunk = a.boxes.z_chunk[r];
+          tiles_x = a.boxes.tiles_x[r];
+          tiles_y = a.boxes.tiles_y[r];
+          first = a.boxes.first[r];
+        }
+      }
+      const int local = b - first, rows = local / tiles_x;
+      bx = local - rows * tiles_x;
+      by = rows % tiles_y;
+      bz = rows / tiles_y;
+    }
+    const int x0 = box.x0 + bx * Dx;
+    const int y0 = box.y0 + by * Dy;
     // Cells past what the tile's points read are clamped (no load leaves the padded field).
-    const int lx_max = min(W, a.box.x1 - x0 + 2 * kHalo) - 1;
-    const int ly_max = min(H, a.box.y1 - y0 + 2 * kHalo) - 1;
+    const int lx_max = min(W, box.x1 - x0 + 2 * kHalo) - 1;
+    const int ly_max = min(H, box.y1 - y0 + 2 * kHalo) - 1;
 #pragma unroll
     for (int n = 0; n < kLoads; ++n) {
       const int e = tid + n * kThreads;
@@ -256,10 +301,10 @@ template <int Dx, int Dy> struct TtiColumn {
     }
     i = x0 + tx;
     j = y0 + ty;
-    active = i < a.box.x1 && j < a.box.y1;
+    active = i < box.x1 && j < box.y1;
     c0 = (ty + kHalo) * W + tx + kHalo;
-    zs = a.box.z0 + static_cast<int>(blockIdx.z) * a.z_chunk;
-    ze = min(zs + a.z_chunk, a.box.z1);
+    zs = box.z0 + bz * chunk;
+    ze = min(zs + chunk, box.z1);
   }
 
   /// Whether the thread has an n-th cell (smem_25d and semi+b+a copy only those). Only the last
@@ -286,7 +331,7 @@ template <int Dx, int Dy> struct TtiColumn {
 template <int Dx, int Dy, bool kAz, bool kLayer>
 __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
     tti_smem_25d_kernel(const TtiArgs a) {
-  using Col = TtiColumn<Dx, Dy>;
+  using Col = TtiColumn<Dx, Dy, kLayer>;
   constexpr int W = Col::W;
   constexpr int NB = tti_planes(TtiMethod::Smem25d);
   constexpr int kPlane = Col::kCells;
@@ -568,7 +613,7 @@ struct TtiTensorMaps {};
 template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer>
 __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kLayer))
     tti_semi_kernel(const TtiArgs a, const __grid_constant__ TtiTensorMaps maps) {
-  using Col = TtiColumn<Dx, Dy>;
+  using Col = TtiColumn<Dx, Dy, kLayer>;
   constexpr bool kSplit = M == TtiMethod::SemiBT;
   // semi+b+tma's shared rows are its copy's box rows, 4 floats wider than the tile with its halos
   // (tti_tma_box_w; the box starts at box_x below).

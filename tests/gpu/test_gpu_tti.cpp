@@ -24,6 +24,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <random>
@@ -467,6 +468,102 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
     check("phi_p", gphi, wphi, i, j, k);
   });
   EXPECT_EQ(bad, 0u) << "points wrong in total";
+#endif
+}
+
+/// The six layer slabs in one launch_tti_regions (one grid for the streaming kernels) compute
+/// what six launch_tti calls compute, bit for bit, and write nothing else: random fields inside
+/// the grid, NaN beyond, both runs from the same start.
+TEST_P(TtiKernelTest, LayerSlabsInOneLaunchEqualOneLaunchEach) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_CUDA)
+  const bool az = GetParam().azimuth;
+  const TtiCase c = make_case(az, 2);
+  const TtiProblem p = build_tti_problem(c.plan, c.model, {}, {});
+  if (const std::string why = tensor_copy_refusal(kernel(), p); !why.empty()) GTEST_SKIP() << why;
+  const FieldLayout& l = p.layout;
+  const auto size = static_cast<std::size_t>(l.size);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto in_grid = [&](int i, int j, int k) {
+    return i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
+  };
+  auto random_in = [&](int i, int j, int k) { return in_grid(i, j, k) ? unit(rng) : nan; };
+  auto field_in = [&](int i, int j, int k) {
+    if (in_grid(i, j, k)) return unit(rng);
+    return i >= -kHalo && i < l.nx + kHalo ? 0.0f : nan;
+  };
+  std::vector<float> hp, hq, hpn, hqn, hphi;
+  fill_padded(l, hp, field_in);
+  fill_padded(l, hq, field_in);
+  fill_padded(l, hpn, random_in);
+  fill_padded(l, hqn, random_in);
+  fill_padded(l, hphi,
+              [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
+  auto up = [&](const auto& h, const char* what) {
+    const std::size_t bytes = h.size() * sizeof(h[0]);
+    gpu::DeviceBuffer b(bytes, what);
+    b.upload(h.data(), bytes);
+    return b;
+  };
+  gpu::DeviceBuffer d_p = up(hp, "p"), d_q = up(hq, "q"), d_vp = up(p.vp2dt2, "vp2dt2"),
+                    d_aniso = up(p.aniso, "aniso"), d_axis = up(p.axis_xz, "axis x, z"),
+                    d_eta = up(p.eta, "eta");
+  gpu::DeviceBuffer d_ay;
+  if (az) d_ay = up(p.axis_y, "axis y");
+  ASSERT_EQ(p.has_azimuth(), az);
+  struct Out {
+    gpu::DeviceBuffer pn, qn, phi;
+  };
+  auto run = [&](bool batched) {
+    Out o{up(hpn, "p_next"), up(hqn, "q_next"), up(hphi, "phi_p")};
+    TtiFields f;
+    f.p = d_p.as<const float>();
+    f.q = d_q.as<const float>();
+    f.p_next = o.pn.as<float>();
+    f.q_next = o.qn.as<float>();
+    f.vp2dt2 = d_vp.as<const float>();
+    f.aniso = d_aniso.as<const std::uint32_t>();
+    f.axis_xz = d_axis.as<const std::uint32_t>();
+    f.axis_y = az ? d_ay.as<const std::int16_t>() : nullptr;
+    f.phi_p = o.phi.as<float>();
+    f.eta = d_eta.as<const float>();
+    std::vector<Region> slabs;
+    for (const Region& r : p.regions)
+      if (r.kind() == RegionKind::Layer) slabs.push_back(r);
+    EXPECT_EQ(slabs.size(), 6u);
+    if (batched) {
+      kernel().launch_tti_regions(f, l, p.coefs, slabs.data(), static_cast<int>(slabs.size()),
+                                  nullptr);
+    } else {
+      for (const Region& r : slabs)
+        kernel().launch_tti(f, l, p.coefs, r, nullptr);
+    }
+    return o;
+  };
+  Out one = run(false), all = run(true);
+  auto fetch = [&](const gpu::DeviceBuffer& b) {
+    std::vector<float> h(size);
+    b.download(h.data(), size * sizeof(float));
+    return h;
+  };
+  const std::vector<float> pn1 = fetch(one.pn), pn6 = fetch(all.pn), qn1 = fetch(one.qn),
+                           qn6 = fetch(all.qn), phi1 = fetch(one.phi), phi6 = fetch(all.phi);
+  // Bitwise (NaN where nothing was written in both).
+  auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+    return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  };
+  EXPECT_TRUE(same(pn1, pn6)) << "p_next";
+  EXPECT_TRUE(same(qn1, qn6)) << "q_next";
+  EXPECT_TRUE(same(phi1, phi6)) << "phi_p";
+  // And the slabs were written (not a pair of runs that both did nothing).
+  EXPECT_NE(std::memcmp(pn1.data(), hpn.data(), size * sizeof(float)), 0);
+  // Regions of two kinds in one call are refused.
+  TtiFields none;
+  const Region mixed[2] = {p.regions[0], p.regions[1]};
+  EXPECT_THROW(kernel().launch_tti_regions(none, l, p.coefs, mixed, 2, nullptr),
+               std::invalid_argument);
 #endif
 }
 
