@@ -72,22 +72,19 @@ std::unique_ptr<TtiBackend> make_cuda_tti_backend() {
 }
 #endif
 
-std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer) {
+std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer, bool phi) {
   const std::size_t field = static_cast<std::size_t>(padded_points) * sizeof(float);
   // p, q and their previous steps, vp2dt2, the 16-bit pairs (2 delta, 2 (epsilon - delta)) and
-  // (n_x, n_z) (a float's size each), n_y (half of one) with azimuth, and phi_p and eta with a
-  // layer.
-  const std::size_t arrays = 4 + 1 + 2 + (layer ? 2 : 0);
+  // (n_x, n_z) (a float's size each), n_y (half of one) with azimuth, eta with a layer, phi_p
+  // where the layer drives it.
+  const std::size_t arrays = 4 + 1 + 2 + (layer ? 1 : 0) + (layer && phi ? 1 : 0);
   return field * arrays + (azimuth ? field / 2 : 0);
 }
 
-double tti_floor_bytes_per_point(const TtiProblem& p) {
-  const auto points = static_cast<double>(p.grid.points());
-  if (points == 0) return 0.0;
-  std::int64_t layer = 0, driven = 0;
+std::int64_t tti_driven_layer_points(const TtiProblem& p) {
+  std::int64_t driven = 0;
   for (const Region& r : p.regions) {
     if (r.kind() != RegionKind::Layer || r.box.empty()) continue;
-    layer += r.box.points();
     const Box& b = r.box;
     for (int k = b.z0; k < b.z1; ++k)
       for (int j = b.y0; j < b.y1; ++j)
@@ -97,6 +94,31 @@ double tti_floor_bytes_per_point(const TtiProblem& p) {
                         ? 1
                         : 0;
   }
+  return driven;
+}
+
+bool tti_needs_phi(const TtiProblem& p) {
+  if (p.eta.empty()) return false;
+  for (const Region& r : p.regions) {
+    if (r.kind() != RegionKind::Layer || r.box.empty()) continue;
+    const Box& b = r.box;
+    for (int k = b.z0; k < b.z1; ++k)
+      for (int j = b.y0; j < b.y1; ++j)
+        for (int i = b.x0; i < b.x1; ++i)
+          if (tti_layer_driven(
+                  tti_pair_hi_half(p.aniso[static_cast<std::size_t>(p.layout.index(i, j, k))])))
+            return true;
+  }
+  return false;
+}
+
+double tti_floor_bytes_per_point(const TtiProblem& p) {
+  const auto points = static_cast<double>(p.grid.points());
+  if (points == 0) return 0.0;
+  std::int64_t layer = 0;
+  for (const Region& r : p.regions)
+    if (r.kind() == RegionKind::Layer) layer += static_cast<std::int64_t>(r.box.points());
+  const std::int64_t driven = tti_driven_layer_points(p);
   const double inner = p.has_azimuth() ? 38.0 : 36.0;
   return inner + (4.0 * static_cast<double>(layer) + 8.0 * static_cast<double>(driven)) / points;
 }
@@ -109,7 +131,8 @@ std::size_t tti_device_bytes(const TtiProblem& p) {
   const std::size_t samples = p.source_samples.size() * sizeof(float);
   const std::size_t traces =
       p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1) * sizeof(float);
-  return tti_array_bytes(p.layout.size, p.has_azimuth(), !p.eta.empty()) + taps + samples + traces;
+  return tti_array_bytes(p.layout.size, p.has_azimuth(), !p.eta.empty(), tti_needs_phi(p)) + taps +
+         samples + traces;
 }
 
 } // namespace minimod

@@ -43,8 +43,16 @@ struct TtiProblem {
 
 /// Bytes of the padded arrays of a TTI problem of `padded_points` points a field (FieldLayout
 /// size): p, q and their previous steps, the medium (vp2dt2 and the 16-bit pairs, n_y with
-/// `azimuth`), and phi_p and eta with a `layer`.
-std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer);
+/// `azimuth`), eta with a `layer`, and phi_p with `phi` (tti_needs_phi).
+std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer, bool phi);
+
+/// Layer points of a problem where the layer drives phi_p (tti_layer_driven: the medium is
+/// elliptic there).
+std::int64_t tti_driven_layer_points(const TtiProblem& p);
+
+/// Whether a run of the problem needs the phi_p array: some layer point is driven. Elsewhere phi_p
+/// stays zero and is never read, so an anelliptic layer needs none (a full array less).
+bool tti_needs_phi(const TtiProblem& p);
 
 /// The TTI floor of a problem (docs/tti.md, "Medium layout and the TTI floor"): the bytes a point a
 /// step that a kernel must move at least, averaged over the grid's points. 36 a point (38 with

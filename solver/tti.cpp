@@ -135,6 +135,30 @@ void validate_tti_model(const Grid& g, const TtiModel& m, const std::string& whe
   }
 }
 
+bool tti_model_has_azimuth(const TtiModel& model) {
+  for (std::size_t n = 0; n < model.phi.size(); ++n)
+    if (model.phi[n] != 0.0f && model.theta[n] != 0.0f) return true;
+  return false;
+}
+
+bool tti_layer_has_elliptic_point(const Grid& g, const LayerWidths& layer, const TtiModel& m) {
+  if (!layer.any()) return false;
+  for (const Region& r : make_regions(g, layer)) {
+    if (r.kind() != RegionKind::Layer || r.box.empty()) continue;
+    const Box& b = r.box;
+    for (int k = b.z0; k < b.z1; ++k)
+      for (int j = b.y0; j < b.y1; ++j)
+        for (int i = b.x0; i < b.x1; ++i) {
+          const std::size_t n = (static_cast<std::size_t>(k) * g.ny + j) * g.nx + i;
+          // The encoding build_tti_problem stores (the model is valid: no throw).
+          const double two_emd = 2.0 * (static_cast<double>(m.epsilon[n]) - m.delta[n]);
+          if (tti_layer_driven(tti_half_to_float(tti_half_bits(two_emd, "2 (epsilon - delta)"))))
+            return true;
+        }
+  }
+  return false;
+}
+
 std::array<double, 3> tti_symmetry_axis(double theta, double phi) {
   const double s = std::sin(theta);
   return {s * std::cos(phi), s * std::sin(phi), std::cos(theta)};
@@ -290,11 +314,7 @@ TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
   p.axis_xz.assign(size, 0u);
 
   // The medium, per point: vp2dt2, 2 delta, 2 (epsilon - delta), the axis (docs/tti.md).
-  bool azimuth = false;
-  if (!model.phi.empty()) {
-    for (std::size_t n = 0; n < model.phi.size() && !azimuth; ++n)
-      azimuth = model.phi[n] != 0.0f && model.theta[n] != 0.0f;
-  }
+  const bool azimuth = tti_model_has_azimuth(model);
   if (azimuth) p.axis_y.assign(size, 0);
   const FieldLayout& layout = p.layout;
   // The encoders throw on values the model check rejects; an exception must not leave the
@@ -388,7 +408,7 @@ TtiSimulation::TtiSimulation(const TtiPlan& plan, const TtiModel& model,
     : TtiSimulation(plan, build_tti_problem(plan, model, sources, receivers, interpolation)) {}
 
 TtiSimulation::TtiSimulation(const TtiPlan& plan, TtiProblem problem)
-    : m_plan(plan), m_problem(std::move(problem)) {
+    : m_plan(plan), m_problem(std::move(problem)), m_needs_phi(tti_needs_phi(m_problem)) {
   reset_state();
 }
 
@@ -402,7 +422,7 @@ void TtiSimulation::reset_state() {
   const auto size = static_cast<std::size_t>(m_problem.layout.size);
   for (auto* a : {&m_p, &m_p_next, &m_q, &m_q_next})
     a->assign(size, 0.0f);
-  if (!m_problem.eta.empty()) m_phi_p.assign(size, 0.0f);
+  if (m_needs_phi) m_phi_p.assign(size, 0.0f);
   m_traces.assign(m_problem.receivers.owners() * (static_cast<std::size_t>(m_plan.steps) + 1),
                   0.0f);
   m_steps_done = 0;

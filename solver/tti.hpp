@@ -42,6 +42,16 @@ inline constexpr double kTtiAnisotropyMax = 30000.0;
 void validate_tti_model(const Grid& grid, const TtiModel& model,
                         const std::string& where = "tti model");
 
+/// Whether a run of the model stores and computes the azimuth terms: some point has a tilt and a
+/// non-zero azimuth (n_y != 0). build_tti_problem allocates axis_y exactly then.
+bool tti_model_has_azimuth(const TtiModel& model);
+
+/// Whether some point of the absorbing layer (`layer` widths on `grid`) is elliptic as the medium
+/// stores it (2 (epsilon - delta) rounds to a binary16 zero): there the layer drives phi_p, and a
+/// run needs the phi_p array (tti_needs_phi says the same of a built problem).
+bool tti_layer_has_elliptic_point(const Grid& grid, const LayerWidths& layer,
+                                  const TtiModel& model);
+
 /// Unit symmetry axis (sin t cos p, sin t sin p, cos t) of tilt t and azimuth p.
 std::array<double, 3> tti_symmetry_axis(double theta, double phi);
 
@@ -160,7 +170,8 @@ private:
   TtiPlan m_plan;
   TtiProblem m_problem;
   std::vector<float> m_p, m_p_next, m_q, m_q_next;
-  std::vector<float> m_phi_p; ///< the layer's phi of p (q has none)
+  std::vector<float> m_phi_p; ///< the layer's phi of p (q has none); only with m_needs_phi
+  bool m_needs_phi = false;   ///< tti_needs_phi(m_problem)
   std::vector<float> m_traces;
   int m_steps_done = 0;
 };

@@ -87,12 +87,18 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
     << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points\n";
   o << "shots       " << s.shots.size() << ", receivers " << s.receivers.size() << "\n";
   const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, p.layer.x_lo);
-  const auto bytes = static_cast<double>(tti_array_bytes(l.size, !m.phi.empty(), p.layer.any()));
+  const bool azimuth = tti_model_has_azimuth(m);
+  const bool phi = tti_layer_has_elliptic_point(g, p.layer, m);
+  const auto bytes = static_cast<double>(tti_array_bytes(l.size, azimuth, p.layer.any(), phi));
   const double arrays = bytes / (static_cast<double>(l.size) * 4.0); // 7 to 9.5
   o << "memory      " << format_bytes(bytes) << " (" << arrays
     << " padded float arrays: p, q and their previous steps, vp2dt2, the 16-bit anisotropy and "
        "axis"
-    << (m.phi.empty() ? "" : " with n_y") << (p.layer.any() ? ", phi and eta" : "") << ")\n";
+    << (azimuth ? " with n_y" : "")
+    << (!p.layer.any() ? ""
+        : phi          ? ", eta and phi"
+                       : ", eta (no phi: the layer is nowhere elliptic)")
+    << ")\n";
   std::string why;
   o << "backend     ";
   if (cuda_device_available(&why)) {

@@ -461,6 +461,13 @@ TEST(TtiLayer, PhiIsReadAndWrittenOnlyWhereElliptic) {
       build_tti_problem(make_tti_plan(g, anelliptic_model, o), anelliptic_model, {}, {});
   EXPECT_NEAR(tti_floor_bytes_per_point(q),
               36.0 + 4.0 * static_cast<double>(layer) / static_cast<double>(g.points()), 1e-12);
+  // Only the problem with an elliptic layer point needs phi_p; the model-level check agrees.
+  EXPECT_TRUE(tti_needs_phi(p));
+  EXPECT_FALSE(tti_needs_phi(q));
+  EXPECT_TRUE(tti_layer_has_elliptic_point(g, plan.layer, m));
+  EXPECT_FALSE(tti_layer_has_elliptic_point(g, plan.layer, anelliptic_model));
+  EXPECT_EQ(tti_device_bytes(p) - tti_device_bytes(q),
+            static_cast<std::size_t>(l.size) * (sizeof(float) + sizeof(std::int16_t)));
 }
 
 // (e) The stable dt: equal to the isotropic bound when epsilon = delta = 0 whatever the axis and

@@ -65,7 +65,8 @@ public:
     if (p.has_azimuth()) m_axis_y = upload_new(p.axis_y, "axis y");
     if (!p.eta.empty()) {
       m_eta = upload_new(p.eta, "eta");
-      m_phi = DeviceBuffer(bytes, "phi_p");
+      // phi_p only where the layer drives it somewhere (tti_needs_phi).
+      if (tti_needs_phi(p)) m_phi = DeviceBuffer(bytes, "phi_p");
     }
 
     upload_taps(p);

@@ -113,8 +113,9 @@ public:
                                     region_name(regions[first].id) + " and " +
                                     region_name(regions[r].id) + " differ");
     }
-    if (layer && (f.phi_p == nullptr || f.eta == nullptr))
-      throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
+    // phi_p is needed only where the layer drives it (tti_needs_phi; the caller knows).
+    if (layer && f.eta == nullptr)
+      throw std::invalid_argument(name() + ": a layer region needs the eta field");
     TtiArgs a;
     a.f = f;
     a.layout = layout;
