@@ -3,6 +3,7 @@
 #include "kernels/tti_backend.hpp"
 
 #include <fstream>
+#include <limits>
 
 namespace minimod {
 
@@ -81,35 +82,32 @@ std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer
   return field * arrays + (azimuth ? field / 2 : 0);
 }
 
-std::int64_t tti_driven_layer_points(const TtiProblem& p) {
+namespace {
+
+/// Driven layer points of a problem (tti_layer_driven), counting stopped at `enough`.
+std::int64_t count_driven_layer_points(const TtiProblem& p, std::int64_t enough) {
   std::int64_t driven = 0;
   for (const Region& r : p.regions) {
     if (r.kind() != RegionKind::Layer || r.box.empty()) continue;
     const Box& b = r.box;
     for (int k = b.z0; k < b.z1; ++k)
       for (int j = b.y0; j < b.y1; ++j)
-        for (int i = b.x0; i < b.x1; ++i)
-          driven += tti_layer_driven(tti_pair_hi_half(
-                        p.aniso[static_cast<std::size_t>(p.layout.index(i, j, k))]))
-                        ? 1
-                        : 0;
+        for (int i = b.x0; i < b.x1; ++i) {
+          const std::uint32_t aniso = p.aniso[static_cast<std::size_t>(p.layout.index(i, j, k))];
+          if (tti_layer_driven(tti_pair_hi_half(aniso)) && ++driven >= enough) return driven;
+        }
   }
   return driven;
 }
 
+} // namespace
+
+std::int64_t tti_driven_layer_points(const TtiProblem& p) {
+  return count_driven_layer_points(p, std::numeric_limits<std::int64_t>::max());
+}
+
 bool tti_needs_phi(const TtiProblem& p) {
-  if (p.eta.empty()) return false;
-  for (const Region& r : p.regions) {
-    if (r.kind() != RegionKind::Layer || r.box.empty()) continue;
-    const Box& b = r.box;
-    for (int k = b.z0; k < b.z1; ++k)
-      for (int j = b.y0; j < b.y1; ++j)
-        for (int i = b.x0; i < b.x1; ++i)
-          if (tti_layer_driven(
-                  tti_pair_hi_half(p.aniso[static_cast<std::size_t>(p.layout.index(i, j, k))])))
-            return true;
-  }
-  return false;
+  return !p.eta.empty() && count_driven_layer_points(p, 1) > 0;
 }
 
 double tti_floor_bytes_per_point(const TtiProblem& p) {

@@ -315,6 +315,33 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
   EXPECT_EQ(again, pf) << "a reset run differs from the first";
 }
 
+/// The start of the one-launch tests, in layout l: p and q random in [-1, 1] inside the grid, zero
+/// in the ghosts, NaN beyond; p_next and q_next random inside and NaN outside; phi_p random in
+/// [-0.01, 0.01] inside and NaN outside.
+struct TtiStart {
+  std::vector<float> p, q, p_next, q_next, phi;
+};
+TtiStart random_tti_start(const FieldLayout& l, std::mt19937& rng) {
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto in_grid = [&](int i, int j, int k) {
+    return i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
+  };
+  auto field_in = [&](int i, int j, int k) {
+    if (in_grid(i, j, k)) return unit(rng);
+    return i >= -kHalo && i < l.nx + kHalo ? 0.0f : nan;
+  };
+  auto random_in = [&](int i, int j, int k) { return in_grid(i, j, k) ? unit(rng) : nan; };
+  TtiStart s;
+  fill_padded(l, s.p, field_in);
+  fill_padded(l, s.q, field_in);
+  fill_padded(l, s.p_next, random_in);
+  fill_padded(l, s.q_next, random_in);
+  fill_padded(l, s.phi,
+              [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
+  return s;
+}
+
 /// One launch per region on poisoned fields: p_next, q_next and phi_p random inside the grid and
 /// NaN outside; p and q random inside, zero in the ghosts, NaN beyond; eta NaN beyond its ghost
 /// ring. Each launched point must hold the host's one-step value (tti_update_point), every other
@@ -335,23 +362,15 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
 
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  auto field_in = [&](int i, int j, int k) {
-    if (in_grid(i, j, k)) return unit(rng);
-    return i >= -kHalo && i < l.nx + kHalo ? 0.0f : nan;
-  };
-  auto random_in = [&](int i, int j, int k) { return in_grid(i, j, k) ? unit(rng) : nan; };
   auto copy_in = [&](const std::vector<float>& a) {
     return [&a, &in_grid, &l, nan](int i, int j, int k) {
       return in_grid(i, j, k) ? a[static_cast<std::size_t>(l.index(i, j, k))] : nan;
     };
   };
-  std::vector<float> hp, hq, hpn, hqn, hphi, vp, eta;
-  fill_padded(l, hp, field_in);
-  fill_padded(l, hq, field_in);
-  fill_padded(l, hpn, random_in);
-  fill_padded(l, hqn, random_in);
-  fill_padded(l, hphi,
-              [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
+  const TtiStart start = random_tti_start(l, rng);
+  const std::vector<float>&hp = start.p, &hq = start.q, &hpn = start.p_next, &hqn = start.q_next,
+        &hphi = start.phi;
+  std::vector<float> vp, eta;
   fill_padded(l, vp, copy_in(p.vp2dt2));
   fill_padded(l, eta, [&](int i, int j, int k) {
     const bool ring = i >= -1 && i <= l.nx && j >= -1 && j <= l.ny && k >= -1 && k <= l.nz;
@@ -486,23 +505,9 @@ TEST_P(TtiKernelTest, LayerSlabsInOneLaunchEqualOneLaunchEach) {
   const FieldLayout& l = p.layout;
   const auto size = static_cast<std::size_t>(l.size);
   std::mt19937 rng(5);
-  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  auto in_grid = [&](int i, int j, int k) {
-    return i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
-  };
-  auto random_in = [&](int i, int j, int k) { return in_grid(i, j, k) ? unit(rng) : nan; };
-  auto field_in = [&](int i, int j, int k) {
-    if (in_grid(i, j, k)) return unit(rng);
-    return i >= -kHalo && i < l.nx + kHalo ? 0.0f : nan;
-  };
-  std::vector<float> hp, hq, hpn, hqn, hphi;
-  fill_padded(l, hp, field_in);
-  fill_padded(l, hq, field_in);
-  fill_padded(l, hpn, random_in);
-  fill_padded(l, hqn, random_in);
-  fill_padded(l, hphi,
-              [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
+  const TtiStart start = random_tti_start(l, rng);
+  const std::vector<float>&hp = start.p, &hq = start.q, &hpn = start.p_next, &hqn = start.q_next,
+        &hphi = start.phi;
   auto up = [&](const auto& h, const char* what) {
     const std::size_t bytes = h.size() * sizeof(h[0]);
     gpu::DeviceBuffer b(bytes, what);
