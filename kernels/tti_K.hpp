@@ -263,9 +263,10 @@ MINIMOD_HD bool tti_layer_driven(float two_eps_minus_delta) {
 /// step n; p_next and q_next hold step n - 1 on entry and step n + 1 on exit. The medium is stored
 /// per point as vp2dt2 and the compact 16-bit pairs above: 2 delta and 2 (epsilon - delta), the
 /// symmetry axis (n_x, n_y, n_z) with n_z >= 0 (docs/tti.md: 12 bytes, 14 with azimuth; axis_y is
-/// null without it). phi_p (the layer's phi of p; q has none, see tti_layer_drive; read and written
-/// only where tti_layer_driven, zero elsewhere) and eta may be null when no layer point is
-/// updated.
+/// null without it). eta may be null when no layer point is updated; phi_p (the layer's phi of p;
+/// q has none, see tti_layer_drive) is read and written only where tti_layer_driven, and may be
+/// null when no updated layer point is driven (tti_needs_phi). A driven point with a null phi_p
+/// is a caller's error that no kernel checks (it would scan the medium).
 struct TtiFields {
   const float* p = nullptr;
   float* p_next = nullptr;

@@ -76,7 +76,7 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
   const auto [dmin, dmax] = std::minmax_element(m.delta.begin(), m.delta.end());
   o << "survey      " << s.path << (s.name.empty() ? "" : " (" + s.name + ")") << "\n";
   o << "physics     tti (acoustic, tilted transversely isotropic), "
-    << (m.phi.empty() ? "tilt only (no azimuth array)" : "tilt and azimuth") << "\n";
+    << (tti_model_has_azimuth(m) ? "tilt and azimuth" : "tilt only (no azimuth array)") << "\n";
   o << "grid        " << g.nx << " x " << g.ny << " x " << g.nz << " points (" << g.points()
     << "), spacing " << g.dx << " x " << g.dy << " x " << g.dz << " m\n";
   o << "model       vmax " << p.vmax << " m/s, epsilon " << *emin << " .. " << *emax << ", delta "

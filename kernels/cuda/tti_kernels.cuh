@@ -260,8 +260,6 @@ template <int Dx, int Dy, bool kBoxes> struct TtiColumn {
   __device__ explicit TtiColumn(const TtiArgs& a) {
     const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
     const int tid = ty * Dx + tx;
-    // The block's box (TtiBoxes), picked with constant indices (a dynamic index into the
-    // kernel's parameters would copy them to local memory), and its tile in that box.
     Box box = a.box;
     int chunk = a.z_chunk, bx = static_cast<int>(blockIdx.x), by = static_cast<int>(blockIdx.y),
         bz = static_cast<int>(blockIdx.z);
@@ -583,7 +581,8 @@ constexpr int tti_tma_registers(bool az, bool layer) {
 
 /// Resident blocks per SM asked for a semi-stencil kernel of `threads` threads. ~70 live partial
 /// sums need up to 128 registers: two blocks of up to 256 threads or one larger, 16 warps (with
-/// azimuth semi_25d, semi+b and semi+2z spill 20-160 bytes, semi+b+a with its fold 0-8). Measured
+/// azimuth semi_25d, semi+b and semi+2z spill 20-116 bytes in the inner form and 92-164 in the
+/// layer form, semi+b+a with its fold 0-4; ptxas 13.0). Measured
 /// on the H100 (900^3): fewer registers for more warps spill far more (80 registers, 24 warps: 43
 /// ms a step), and no spill at 168 registers with 12 warps (32x12) was slower too (24.6 against
 /// 23.0 ms then). semi+b+tma asks for as many blocks as its register need allows: 24 warps for
