@@ -45,6 +45,9 @@ public:
     m_device = d.id;
     m_device_name = d.name;
     m_compute = make_stream("compute stream");
+    m_layer_stream = make_priority_stream("layer stream");
+    m_fork = make_event("layer fork event");
+    m_join = make_event("layer join event");
     m_copy = make_stream("snapshot copy stream");
     m_compute_done = make_event("end-of-step event");
     m_copy_done = make_event("snapshot-copied event");
@@ -54,6 +57,7 @@ public:
 
   ~CudaBackend() override {
     // Let queued work finish before its memory goes; errors were or will be reported elsewhere.
+    if (m_layer_stream) (void)gpuStreamSynchronize(m_layer_stream.get());
     if (m_compute) (void)gpuStreamSynchronize(m_compute.get());
     if (m_copy) (void)gpuStreamSynchronize(m_copy.get());
   }
@@ -134,12 +138,32 @@ public:
     f.vp2dt2 = m_vp2dt2.as<const float>();
     f.phi = m_phi.empty() ? nullptr : m_phi.as<float>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
-    // The region kernels read u and write only their own points of v and phi, so their order
-    // does not matter; the injection below must follow all of them (same stream).
-    for (int r = 0; r < kRegionCount; ++r) {
-      if (!m_regions[r].box.empty())
-        m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
+    // The region kernels read u and write only their own points of v and phi, so they may run
+    // at once: the six layer slabs on a stream of the highest priority, whose blocks take SMs as
+    // the inner kernel's retire (alone, each thin slab leaves SMs idle at its tail), and the inner
+    // region on the compute stream, which the injection follows after joining the layer stream
+    // (as the TTI backend does).
+    gpuStream_t layers = m_layer_stream.get();
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_fork.get(), s));
+    MINIMOD_GPU_CHECK(gpuStreamWaitEvent(layers, m_fork.get(), 0));
+    try {
+      for (int r = 0; r < kRegionCount; ++r) {
+        if (m_regions[r].kind() == RegionKind::Layer && !m_regions[r].box.empty())
+          m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(layers));
+      }
+      MINIMOD_GPU_CHECK(gpuEventRecord(m_join.get(), layers));
+      for (int r = 0; r < kRegionCount; ++r) {
+        if (m_regions[r].kind() == RegionKind::Inner && !m_regions[r].box.empty())
+          m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
+      }
+    } catch (...) {
+      // A failed launch: the compute stream still waits for what the layer stream has queued, so
+      // that synchronize() and reset() cover it.
+      (void)gpuEventRecord(m_join.get(), layers);
+      (void)gpuStreamWaitEvent(s, m_join.get(), 0);
+      throw;
     }
+    MINIMOD_GPU_CHECK(gpuStreamWaitEvent(s, m_join.get(), 0));
 
     m_taps.inject(v, n, s, "inject_sources_kernel");
 
@@ -279,12 +303,14 @@ private:
   int m_device = 0;
   bool m_free_surface = false;
   std::string m_device_name;
-  StreamHandle m_compute;     ///< every step's kernels, in order
-  StreamHandle m_copy;        ///< snapshot copies
-  EventHandle m_compute_done; ///< recorded at snapshot_begin: the steps the copy must follow
-  EventHandle m_copy_done;    ///< recorded after each snapshot copy
-  EventHandle m_timing_start; ///< time_steps: recorded before the first step
-  EventHandle m_timing_stop;  ///< time_steps: recorded after the last step
+  StreamHandle m_compute;      ///< every step's kernels, in order (the layers fork from it)
+  StreamHandle m_layer_stream; ///< the layer slabs' kernels (step), joined back each step
+  EventHandle m_fork, m_join;  ///< step: the layer stream after the compute stream, and back
+  StreamHandle m_copy;         ///< snapshot copies
+  EventHandle m_compute_done;  ///< recorded at snapshot_begin: the steps the copy must follow
+  EventHandle m_copy_done;     ///< recorded after each snapshot copy
+  EventHandle m_timing_start;  ///< time_steps: recorded before the first step
+  EventHandle m_timing_stop;   ///< time_steps: recorded after the last step
 
   bool m_ready = false;
   FieldLayout m_layout{};
