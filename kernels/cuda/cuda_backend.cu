@@ -143,27 +143,16 @@ public:
     // the inner kernel's retire (alone, each thin slab leaves SMs idle at its tail), and the inner
     // region on the compute stream, which the injection follows after joining the layer stream
     // (as the TTI backend does).
-    gpuStream_t layers = m_layer_stream.get();
-    MINIMOD_GPU_CHECK(gpuEventRecord(m_fork.get(), s));
-    MINIMOD_GPU_CHECK(gpuStreamWaitEvent(layers, m_fork.get(), 0));
-    try {
+    auto launch_kind = [&](RegionKind kind, gpuStream_t stream) {
       for (int r = 0; r < kRegionCount; ++r) {
-        if (m_regions[r].kind() == RegionKind::Layer && !m_regions[r].box.empty())
-          m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(layers));
+        if (m_regions[r].kind() == kind && !m_regions[r].box.empty())
+          m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(stream));
       }
-      MINIMOD_GPU_CHECK(gpuEventRecord(m_join.get(), layers));
-      for (int r = 0; r < kRegionCount; ++r) {
-        if (m_regions[r].kind() == RegionKind::Inner && !m_regions[r].box.empty())
-          m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
-      }
-    } catch (...) {
-      // A failed launch: the compute stream still waits for what the layer stream has queued, so
-      // that synchronize() and reset() cover it.
-      (void)gpuEventRecord(m_join.get(), layers);
-      (void)gpuStreamWaitEvent(s, m_join.get(), 0);
-      throw;
-    }
-    MINIMOD_GPU_CHECK(gpuStreamWaitEvent(s, m_join.get(), 0));
+    };
+    fork_join(
+        s, m_layer_stream.get(), m_fork.get(), m_join.get(),
+        [&](gpuStream_t layers) { launch_kind(RegionKind::Layer, layers); },
+        [&](gpuStream_t main) { launch_kind(RegionKind::Inner, main); });
 
     m_taps.inject(v, n, s, "inject_sources_kernel");
 

@@ -176,6 +176,28 @@ inline StreamHandle make_priority_stream(const char* what) {
   return StreamHandle(s);
 }
 
+/// Enqueue on_side(side) on stream `side` after what `main` has queued so far, then on_main(main)
+/// on `main`, and make `main` wait for `side`'s work (the backends' steps: the layer slabs on a
+/// high-priority side stream, the inner region on the main one). When a launch throws, `main`
+/// still waits for what `side` has queued, so that a later synchronize covers it, and the
+/// exception goes on.
+template <class Side, class Main>
+void fork_join(gpuStream_t main, gpuStream_t side, gpuEvent_t fork, gpuEvent_t join, Side&& on_side,
+               Main&& on_main) {
+  MINIMOD_GPU_CHECK(gpuEventRecord(fork, main));
+  MINIMOD_GPU_CHECK(gpuStreamWaitEvent(side, fork, 0));
+  try {
+    on_side(side);
+    MINIMOD_GPU_CHECK(gpuEventRecord(join, side));
+    on_main(main);
+  } catch (...) {
+    (void)gpuEventRecord(join, side);
+    (void)gpuStreamWaitEvent(main, join, 0);
+    throw;
+  }
+  MINIMOD_GPU_CHECK(gpuStreamWaitEvent(main, join, 0));
+}
+
 inline EventHandle make_event(const char* what) {
   gpuEvent_t e = nullptr;
   MINIMOD_GPU_CHECK_WHAT(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), what);

@@ -110,12 +110,9 @@ public:
     // phi_p, so they may run at once: the six layer slabs on a stream of the highest priority,
     // whose blocks take SMs as the inner kernel's blocks retire (alone, each thin slab leaves SMs
     // idle at its tail), and the inner region on the main stream, which the injection follows.
-    gpuStream_t layers = m_layer_stream.get();
-    MINIMOD_GPU_CHECK(gpuEventRecord(m_fork.get(), s));
-    MINIMOD_GPU_CHECK(gpuStreamWaitEvent(layers, m_fork.get(), 0));
-    try {
-      // The slabs that share a kernel go in one launch_tti_regions (one grid for a streaming
-      // kernel), in region order.
+    // The slabs that share a kernel go in one launch_tti_regions (one grid for a streaming
+    // kernel), in region order.
+    auto launch_layers = [&](gpuStream_t layers) {
       std::array<bool, kRegionCount> done{};
       for (int r = 0; r < kRegionCount; ++r) {
         if (m_regions[r].kind() != RegionKind::Layer || m_regions[r].box.empty() || done[r])
@@ -132,19 +129,14 @@ public:
         m_kernels[r]->launch_tti_regions(f, m_layout, m_coefs, group.data(), count,
                                          static_cast<void*>(layers));
       }
-      MINIMOD_GPU_CHECK(gpuEventRecord(m_join.get(), layers));
+    };
+    auto launch_inner = [&](gpuStream_t main) {
       for (int r = 0; r < kRegionCount; ++r) {
         if (m_regions[r].kind() == RegionKind::Inner && !m_regions[r].box.empty())
-          m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(s));
+          m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(main));
       }
-    } catch (...) {
-      // A failed launch: the main stream still waits for what the layer stream has queued, so
-      // that synchronize() and reset() cover it.
-      (void)gpuEventRecord(m_join.get(), layers);
-      (void)gpuStreamWaitEvent(s, m_join.get(), 0);
-      throw;
-    }
-    MINIMOD_GPU_CHECK(gpuStreamWaitEvent(s, m_join.get(), 0));
+    };
+    fork_join(s, m_layer_stream.get(), m_fork.get(), m_join.get(), launch_layers, launch_inner);
     m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
     std::swap(m_p, m_p_next);
     std::swap(m_q, m_q_next);
