@@ -183,9 +183,11 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
   std::array<std::string, kRegionCount> kernel_names;
   kernel_names.fill("cpu");
   if (kind == BackendKind::Cuda) {
+    // The backend first: a build without CUDA, or no GPU, is a runtime failure that says so,
+    // not an unknown kernel name.
+    gpu = make_cuda_tti_backend();
     const RegionKernels kernels =
         resolve_kernels(spec, kind, Physics::Tti, problem.regions, problem.layout, what);
-    gpu = make_cuda_tti_backend();
     gpu->setup(problem, kernels);
     for (int r = 0; r < kRegionCount; ++r)
       kernel_names[r] = problem.regions[r].box.empty() ? "-" : kernels[r]->name();
