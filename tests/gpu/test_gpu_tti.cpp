@@ -315,6 +315,7 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
   EXPECT_EQ(again, pf) << "a reset run differs from the first";
 }
 
+#if defined(MINIMOD_HAVE_CUDA)
 /// The start of the one-launch tests, in layout l: p and q random in [-1, 1] inside the grid, zero
 /// in the ghosts, NaN beyond; p_next and q_next random inside and NaN outside; phi_p random in
 /// [-0.01, 0.01] inside and NaN outside.
@@ -341,6 +342,7 @@ TtiStart random_tti_start(const FieldLayout& l, std::mt19937& rng) {
               [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : nan; });
   return s;
 }
+#endif
 
 /// One launch per region on poisoned fields: p_next, q_next and phi_p random inside the grid and
 /// NaN outside; p and q random inside, zero in the ghosts, NaN beyond; eta NaN beyond its ghost
