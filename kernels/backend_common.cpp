@@ -87,16 +87,10 @@ namespace {
 /// Driven layer points of a problem (tti_layer_driven), counting stopped at `enough`.
 std::int64_t count_driven_layer_points(const TtiProblem& p, std::int64_t enough) {
   std::int64_t driven = 0;
-  for (const Region& r : p.regions) {
-    if (r.kind() != RegionKind::Layer || r.box.empty()) continue;
-    const Box& b = r.box;
-    for (int k = b.z0; k < b.z1; ++k)
-      for (int j = b.y0; j < b.y1; ++j)
-        for (int i = b.x0; i < b.x1; ++i) {
-          const std::uint32_t aniso = p.aniso[static_cast<std::size_t>(p.layout.index(i, j, k))];
-          if (tti_layer_driven(tti_pair_hi_half(aniso)) && ++driven >= enough) return driven;
-        }
-  }
+  any_layer_point(p.regions, [&](int i, int j, int k) {
+    const std::uint32_t aniso = p.aniso[static_cast<std::size_t>(p.layout.index(i, j, k))];
+    return tti_layer_driven(tti_pair_hi_half(aniso)) && ++driven >= enough;
+  });
   return driven;
 }
 

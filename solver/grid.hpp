@@ -88,4 +88,18 @@ struct Region {
 /// one region. Throws std::invalid_argument when the layers leave no inner region.
 std::array<Region, kRegionCount> make_regions(const Grid& grid, const LayerWidths& layer);
 
+/// Calls f(i, j, k) for the points of the layer regions, region by region, each in memory order
+/// (x fastest), until f returns true; returns whether it did.
+template <class F> bool any_layer_point(const std::array<Region, kRegionCount>& regions, F&& f) {
+  for (const Region& r : regions) {
+    if (r.kind() != RegionKind::Layer || r.box.empty()) continue;
+    const Box& b = r.box;
+    for (int k = b.z0; k < b.z1; ++k)
+      for (int j = b.y0; j < b.y1; ++j)
+        for (int i = b.x0; i < b.x1; ++i)
+          if (f(i, j, k)) return true;
+  }
+  return false;
+}
+
 } // namespace minimod

@@ -143,20 +143,12 @@ bool tti_model_has_azimuth(const TtiModel& model) {
 
 bool tti_layer_has_elliptic_point(const Grid& g, const LayerWidths& layer, const TtiModel& m) {
   if (!layer.any()) return false;
-  for (const Region& r : make_regions(g, layer)) {
-    if (r.kind() != RegionKind::Layer || r.box.empty()) continue;
-    const Box& b = r.box;
-    for (int k = b.z0; k < b.z1; ++k)
-      for (int j = b.y0; j < b.y1; ++j)
-        for (int i = b.x0; i < b.x1; ++i) {
-          const std::size_t n = (static_cast<std::size_t>(k) * g.ny + j) * g.nx + i;
-          // The encoding build_tti_problem stores (the model is valid: no throw).
-          const double two_emd = 2.0 * (static_cast<double>(m.epsilon[n]) - m.delta[n]);
-          if (tti_layer_driven(tti_half_to_float(tti_half_bits(two_emd, "2 (epsilon - delta)"))))
-            return true;
-        }
-  }
-  return false;
+  return any_layer_point(make_regions(g, layer), [&](int i, int j, int k) {
+    const std::size_t n = (static_cast<std::size_t>(k) * g.ny + j) * g.nx + i;
+    // The encoding build_tti_problem stores (the model is valid: no throw).
+    const double two_emd = 2.0 * (static_cast<double>(m.epsilon[n]) - m.delta[n]);
+    return tti_layer_driven(tti_half_to_float(tti_half_bits(two_emd, "2 (epsilon - delta)")));
+  });
 }
 
 std::array<double, 3> tti_symmetry_axis(double theta, double phi) {
