@@ -116,6 +116,10 @@ double tti_floor_bytes_per_point(const TtiProblem& p) {
 }
 
 std::size_t tti_device_bytes(const TtiProblem& p) {
+  return tti_device_bytes(p, tti_needs_phi(p));
+}
+
+std::size_t tti_device_bytes(const TtiProblem& p, bool phi) {
   const std::size_t taps =
       (p.sources.index.size() + p.receivers.index.size()) * (sizeof(std::int64_t) + sizeof(float)) +
       (p.sources.begin.size() + p.receivers.begin.size()) * sizeof(std::int64_t) +
@@ -123,8 +127,8 @@ std::size_t tti_device_bytes(const TtiProblem& p) {
   const std::size_t samples = p.source_samples.size() * sizeof(float);
   const std::size_t traces =
       p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1) * sizeof(float);
-  return tti_array_bytes(p.layout.size, p.has_azimuth(), !p.eta.empty(), tti_needs_phi(p)) + taps +
-         samples + traces;
+  return tti_array_bytes(p.layout.size, p.has_azimuth(), !p.eta.empty(), phi) + taps + samples +
+         traces;
 }
 
 } // namespace minimod

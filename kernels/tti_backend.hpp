@@ -61,7 +61,9 @@ bool tti_needs_phi(const TtiProblem& p);
 double tti_floor_bytes_per_point(const TtiProblem& p);
 
 /// Bytes of device memory a TtiProblem needs: its arrays (tti_array_bytes), taps, samples and
-/// traces.
+/// traces; `phi` is tti_needs_phi(p), for a caller that has it already (the scan walks the layer).
+std::size_t tti_device_bytes(const TtiProblem& p, bool phi);
+/// The same, scanning the layer for phi.
 std::size_t tti_device_bytes(const TtiProblem& p);
 
 /// Advances a TtiProblem on a GPU with one kernel per region (kernels of Physics::Tti).

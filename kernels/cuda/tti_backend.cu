@@ -49,8 +49,10 @@ public:
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
     release();
 
-    require_free_memory(tti_device_bytes(p), "the TTI problem", "fields, medium, taps and traces",
-                        m_device_name, p.grid);
+    // phi_p only where the layer drives it somewhere (one scan of the layer for both uses).
+    const bool phi = tti_needs_phi(p);
+    require_free_memory(tti_device_bytes(p, phi), "the TTI problem",
+                        "fields, medium, taps and traces", m_device_name, p.grid);
 
     m_layout = p.layout;
     m_coefs = p.coefs;
@@ -66,8 +68,7 @@ public:
     if (p.has_azimuth()) m_axis_y = upload_new(p.axis_y, "axis y");
     if (!p.eta.empty()) {
       m_eta = upload_new(p.eta, "eta");
-      // phi_p only where the layer drives it somewhere (tti_needs_phi).
-      if (tti_needs_phi(p)) m_phi = DeviceBuffer(bytes, "phi_p");
+      if (phi) m_phi = DeviceBuffer(bytes, "phi_p");
     }
 
     upload_taps(p);
