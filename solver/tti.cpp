@@ -282,6 +282,19 @@ void update_box(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, con
   }
 }
 
+/// The layer's phi step (tti_phi_step) over one layer region, rows shared as in update_box.
+void phi_step_box(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, const Box& b) {
+  const std::int64_t sy = l.pitch, sz = l.plane;
+#pragma omp for collapse(2) schedule(static) nowait
+  for (int k = b.z0; k < b.z1; ++k) {
+    for (int j = b.y0; j < b.y1; ++j) {
+      const std::int64_t row = l.index(0, j, k);
+      for (int i = b.x0; i < b.x1; ++i)
+        tti_phi_step(f, row + i, sy, sz, c);
+    }
+  }
+}
+
 } // namespace
 
 TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
@@ -436,15 +449,25 @@ void TtiSimulation::update_regions() {
   // One parallel region a step (not one a region): seven fork-joins a step cost more than the
   // small layer regions themselves when the cores are shared.
 #pragma omp parallel
-  for (const Region& r : m_problem.regions) {
-    if (r.box.empty()) continue;
-    const bool layer = r.kind() == RegionKind::Layer;
-    if (azimuth) {
-      layer ? update_box<true, true>(f, m_problem.layout, m_problem.coefs, r.box)
-            : update_box<true, false>(f, m_problem.layout, m_problem.coefs, r.box);
-    } else {
-      layer ? update_box<false, true>(f, m_problem.layout, m_problem.coefs, r.box)
-            : update_box<false, false>(f, m_problem.layout, m_problem.coefs, r.box);
+  {
+    for (const Region& r : m_problem.regions) {
+      if (r.box.empty()) continue;
+      const bool layer = r.kind() == RegionKind::Layer;
+      if (azimuth) {
+        layer ? update_box<true, true>(f, m_problem.layout, m_problem.coefs, r.box)
+              : update_box<true, false>(f, m_problem.layout, m_problem.coefs, r.box);
+      } else {
+        layer ? update_box<false, true>(f, m_problem.layout, m_problem.coefs, r.box)
+              : update_box<false, false>(f, m_problem.layout, m_problem.coefs, r.box);
+      }
+    }
+    // phi's step once every update of the step has read phi^n.
+    if (m_needs_phi) {
+#pragma omp barrier
+      for (const Region& r : m_problem.regions) {
+        if (r.kind() == RegionKind::Layer && !r.box.empty())
+          phi_step_box(f, m_problem.layout, m_problem.coefs, r.box);
+      }
     }
   }
 }

@@ -1,12 +1,14 @@
 /// The CUDA TTI backend: the device copy of a TtiProblem (p, q and their previous steps, the
 /// medium: vp2dt2 and the 16-bit pairs, eta, and phi_p where the layer has an elliptic point),
 /// advanced one step at a time by the region kernels (the layer slabs on a stream of their own,
-/// one launch a kernel), then source
-/// injection into p and receiver sampling of p, as the CPU reference (solver/tti.cpp) does.
+/// one launch a kernel, then the layer's phi step there), then source injection into p and
+/// receiver sampling of p, as the CPU reference (solver/tti.cpp) does.
 
 #include "io/errors.hpp"
 #include "kernels/cuda/cuda_support.cuh"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/launch_limits.hpp"
+#include "kernels/cuda/tti_phi_step.hpp"
 #include "kernels/tti_backend.hpp"
 
 #include <array>
@@ -18,6 +20,40 @@
 
 namespace minimod {
 namespace gpu {
+
+namespace {
+
+/// The phi step's tile: a warp along x, and planes a thread walks along z.
+constexpr int kPhiTileX = 32, kPhiTileY = 8, kPhiPlanes = 8;
+
+__global__ void __launch_bounds__(kPhiTileX* kPhiTileY)
+    tti_phi_step_kernel(const TtiFields f, const FieldLayout l, const TtiCoefs c, const Box b) {
+  const int i = b.x0 + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = b.y0 + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i >= b.x1 || j >= b.y1) return;
+  const int k0 = b.z0 + static_cast<int>(blockIdx.z) * kPhiPlanes;
+  const int k1 = min(k0 + kPhiPlanes, b.z1);
+  for (int k = k0; k < k1; ++k)
+    tti_phi_step(f, l.index(i, j, k), l.pitch, l.plane, c);
+}
+
+} // namespace
+
+void launch_tti_phi_step(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
+                         const Box& b, void* stream) {
+  if (b.empty()) return;
+  const long long gx = ceil_div(b.nx(), kPhiTileX), gy = ceil_div(b.ny(), kPhiTileY),
+                  gz = ceil_div(b.nz(), kPhiPlanes);
+  if (const std::string why = launch_grid_limit(gx, gy, gz); !why.empty())
+    throw std::invalid_argument("tti_phi_step_kernel over " + std::to_string(b.nx()) + " x " +
+                                std::to_string(b.ny()) + " x " + std::to_string(b.nz()) +
+                                " points: " + why);
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+  const dim3 block(kPhiTileX, kPhiTileY, 1);
+  tti_phi_step_kernel<<<grid, block, 0, static_cast<gpuStream_t>(stream)>>>(f, layout, coefs, b);
+  MINIMOD_GPU_CHECK_LAUNCH("tti_phi_step_kernel", grid, block, 0);
+}
+
 namespace {
 
 class CudaTtiBackend final : public TtiBackend {
@@ -58,6 +94,7 @@ public:
     m_coefs = p.coefs;
     m_regions = p.regions;
     m_kernels = kernels;
+    m_whole = whole_grid_kernel(m_regions, m_layout, m_kernels);
     m_steps = p.steps;
     const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
     for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next})
@@ -107,6 +144,15 @@ public:
     f.axis_y = m_axis_y.empty() ? nullptr : m_axis_y.as<const std::int16_t>();
     f.phi_p = m_phi.empty() ? nullptr : m_phi.as<float>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
+    if (m_whole != nullptr) {
+      // One kernel for every region, with a form for the whole grid: one launch, then phi's step.
+      m_whole->launch_tti_whole(f, m_layout, m_coefs,
+                                m_regions[static_cast<int>(RegionId::Inner)].box,
+                                static_cast<void*>(s));
+      if (f.phi_p != nullptr) launch_phi_steps(f, s);
+      finish_step(n);
+      return;
+    }
     // The region kernels read p and q and write only their own points of p_next, q_next and
     // phi_p, so they may run at once: the six layer slabs on a stream of the highest priority,
     // whose blocks take SMs as the inner kernel's blocks retire (alone, each thin slab leaves SMs
@@ -130,6 +176,8 @@ public:
         m_kernels[r]->launch_tti_regions(f, m_layout, m_coefs, group.data(), count,
                                          static_cast<void*>(layers));
       }
+      // phi's step once the slabs have read phi^n (the inner region does not read it).
+      if (f.phi_p != nullptr) launch_phi_steps(f, layers);
     };
     auto launch_inner = [&](gpuStream_t main) {
       for (int r = 0; r < kRegionCount; ++r) {
@@ -138,10 +186,7 @@ public:
       }
     };
     fork_join(s, m_layer_stream.get(), m_fork.get(), m_join.get(), launch_layers, launch_inner);
-    m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
-    std::swap(m_p, m_p_next);
-    std::swap(m_q, m_q_next);
-    m_taps.sample(m_p.as<const float>(), n, s, "sample_receivers_kernel (TTI p)");
+    finish_step(n);
   }
 
   void synchronize() override { MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get())); }
@@ -163,6 +208,7 @@ public:
     validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
     m_kernels = kernels;
+    m_whole = whole_grid_kernel(m_regions, m_layout, m_kernels);
   }
 
   double time_steps(int first_step, int count) override {
@@ -190,6 +236,41 @@ public:
   }
 
 private:
+  /// The kernel that updates the whole grid in one launch (launch_tti_whole), or null: every
+  /// region has the same kernel, it has that form for this grid, and the grid has a layer.
+  static const StencilKernel*
+  whole_grid_kernel(const std::array<Region, kRegionCount>& regions, const FieldLayout& layout,
+                    const std::array<const StencilKernel*, kRegionCount>& kernels) {
+    const StencilKernel* k = kernels[0];
+    bool layer = false;
+    for (int r = 0; r < kRegionCount; ++r) {
+      if (regions[r].box.empty()) continue;
+      if (kernels[r] != k) return nullptr;
+      layer = layer || regions[r].kind() == RegionKind::Layer;
+    }
+    if (k == nullptr || !layer ||
+        !k->can_run_tti_whole(regions[static_cast<int>(RegionId::Inner)].box, layout).empty())
+      return nullptr;
+    return k;
+  }
+
+  /// phi's step over the layer regions on stream s, once the step's updates have read phi^n.
+  void launch_phi_steps(const TtiFields& f, gpuStream_t s) const {
+    for (const Region& region : m_regions) {
+      if (region.kind() == RegionKind::Layer)
+        launch_tti_phi_step(f, m_layout, m_coefs, region.box, static_cast<void*>(s));
+    }
+  }
+
+  /// The end of step n after the update: sources into p^{n+1}, the swap, the receivers.
+  void finish_step(int n) {
+    gpuStream_t s = m_stream.get();
+    m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
+    std::swap(m_p, m_p_next);
+    std::swap(m_q, m_q_next);
+    m_taps.sample(m_p.as<const float>(), n, s, "sample_receivers_kernel (TTI p)");
+  }
+
   /// Upload the source and receiver taps and the source samples (replacing earlier ones).
   void upload_taps(const TtiProblem& p) {
     m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_stream.get());
@@ -252,6 +333,7 @@ private:
   TtiCoefs m_coefs{};
   std::array<Region, kRegionCount> m_regions{};
   std::array<const StencilKernel*, kRegionCount> m_kernels{};
+  const StencilKernel* m_whole = nullptr; ///< whole_grid_kernel, or null: region by region
   int m_steps = 0;
 
   DeviceBuffer m_p, m_p_next, m_q, m_q_next;

@@ -16,6 +16,7 @@
 #include "tests/grid_helpers.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/tti_phi_step.hpp"
 #endif
 
 #include <gtest/gtest.h>
@@ -344,17 +345,16 @@ TtiStart random_tti_start(const FieldLayout& l, std::mt19937& rng) {
 }
 #endif
 
-/// One launch per region on poisoned fields: p_next, q_next and phi_p random inside the grid and
-/// NaN outside; p and q random inside, zero in the ghosts, NaN beyond; eta NaN beyond its ghost
-/// ring. Each launched point must hold the host's one-step value (tti_update_point), every other
-/// point its old value, and every point outside the grid its NaN.
-TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
-  MINIMOD_SKIP_WITHOUT_GPU();
 #if defined(MINIMOD_HAVE_CUDA)
-  const bool az = GetParam().azimuth;
+/// One step of `kernel` on poisoned fields: p_next, q_next and phi_p random inside the grid and
+/// NaN outside; p and q random inside, zero in the ghosts, NaN beyond; eta NaN beyond its ghost
+/// ring. One launch per region (whole = false) or one launch_tti_whole; in the layer then
+/// tti_phi_step by launch_tti_phi_step. Each point of the grid must hold the host's one-step value
+/// (tti_update_point, tti_phi_step), and every point outside the grid its NaN.
+void one_step_on_poisoned_fields(const StencilKernel& kernel, bool az, bool whole) {
   const TtiCase c = make_case(az, 2);
   const TtiProblem p = build_tti_problem(c.plan, c.model, {}, {});
-  if (const std::string why = tensor_copy_refusal(kernel(), p); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = tensor_copy_refusal(kernel, p); !why.empty()) GTEST_SKIP() << why;
   const FieldLayout& l = p.layout;
   const auto size = static_cast<std::size_t>(l.size);
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -449,10 +449,15 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   h.axis_y = az ? axis_y.data() : nullptr;
   h.phi_p = wphi.data();
   h.eta = eta.data();
+  const Box& inner = p.regions[static_cast<int>(RegionId::Inner)].box;
+  if (whole) {
+    ASSERT_EQ(kernel.can_run_tti_whole(inner, l), "");
+    kernel.launch_tti_whole(f, l, p.coefs, inner, nullptr); // default stream
+  }
   for (const Region& region : p.regions) {
     if (region.box.empty()) continue;
-    ASSERT_EQ(kernel().can_run(region, l), "") << region_name(region.id);
-    kernel().launch_tti(f, l, p.coefs, region, nullptr); // default stream
+    ASSERT_EQ(kernel.can_run(region, l), "") << region_name(region.id);
+    if (!whole) kernel.launch_tti(f, l, p.coefs, region, nullptr);
     const Box& b = region.box;
     const bool layer = region.kind() == RegionKind::Layer;
     for (int k = b.z0; k < b.z1; ++k)
@@ -467,6 +472,14 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
                   : tti_update_point<false, false>(h, q, l.pitch, l.plane, p.coefs);
           }
         }
+    // The layer's phi step (a launch of its own) after the slab's update.
+    if (layer) {
+      gpu::launch_tti_phi_step(f, l, p.coefs, b, nullptr);
+      for (int k = b.z0; k < b.z1; ++k)
+        for (int j = b.y0; j < b.y1; ++j)
+          for (int i = b.x0; i < b.x1; ++i)
+            tti_phi_step(h, l.index(i, j, k), l.pitch, l.plane, p.coefs);
+    }
   }
   std::vector<float> gpn(size), gqn(size), gphi(size);
   d_pn.download(gpn.data(), bytes);
@@ -491,6 +504,32 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
     check("phi_p", gphi, wphi, i, j, k);
   });
   EXPECT_EQ(bad, 0u) << "points wrong in total";
+}
+#endif
+
+TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_CUDA)
+  one_step_on_poisoned_fields(kernel(), GetParam().azimuth, false);
+#endif
+}
+
+/// The whole-grid form (semi+b+tma): one launch computes what the seven regions' launches do, on
+/// the same poisoned fields (its layer points multiply by the reciprocal of 1 + 2 eta instead of
+/// dividing: within the tolerance). The other kernels refuse it.
+TEST_P(TtiKernelTest, OneWholeGridLaunchWritesEveryPoint) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_CUDA)
+  const TtiCase c = make_case(false, 2);
+  const TtiProblem p = build_tti_problem(c.plan, c.model, {}, {});
+  const Box& inner = p.regions[static_cast<int>(RegionId::Inner)].box;
+  if (kernel().family() != "semi+b+tma") {
+    EXPECT_NE(kernel().can_run_tti_whole(inner, p.layout), "");
+    EXPECT_THROW(kernel().launch_tti_whole(TtiFields{}, p.layout, p.coefs, inner, nullptr),
+                 std::logic_error);
+    return;
+  }
+  one_step_on_poisoned_fields(kernel(), GetParam().azimuth, true);
 #endif
 }
 
