@@ -69,14 +69,6 @@ public:
   virtual void launch_tti_regions(const TtiFields& f, const FieldLayout& layout,
                                   const TtiCoefs& coefs, const Region* regions, int count,
                                   void* stream) const;
-  /// Empty when launch_tti_whole can update every point of a TTI grid of `layout` in one launch;
-  /// else why not. The default: the kernel has no such form.
-  virtual std::string can_run_tti_whole(const Box& inner, const FieldLayout& layout) const;
-  /// Enqueue one TTI update of every point of the grid, the inner region (`inner`) and the layer
-  /// (every other point) in one launch: the work of launch_tti over the seven regions. The layer
-  /// needs f.eta, and f.phi_p where a point of it is driven. The default throws std::logic_error.
-  virtual void launch_tti_whole(const TtiFields& f, const FieldLayout& layout,
-                                const TtiCoefs& coefs, const Box& inner, void* stream) const;
 };
 
 /// All registered kernels. Registration is explicit (`register_*_kernels`), never static objects,

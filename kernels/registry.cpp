@@ -40,15 +40,6 @@ void StencilKernel::launch_tti_regions(const TtiFields& f, const FieldLayout& la
     launch_tti(f, layout, coefs, regions[r], stream);
 }
 
-std::string StencilKernel::can_run_tti_whole(const Box&, const FieldLayout&) const {
-  return name() + " updates the TTI grid region by region; it has no form for the whole grid";
-}
-
-void StencilKernel::launch_tti_whole(const TtiFields&, const FieldLayout&, const TtiCoefs&,
-                                     const Box&, void*) const {
-  throw std::logic_error(can_run_tti_whole(Box{}, FieldLayout{}));
-}
-
 void KernelRegistry::add(std::unique_ptr<StencilKernel> kernel, bool family_default) {
   m_entries.push_back(Entry{std::move(kernel), family_default});
 }

@@ -94,7 +94,6 @@ public:
     m_coefs = p.coefs;
     m_regions = p.regions;
     m_kernels = kernels;
-    m_whole = whole_grid_kernel(m_regions, m_layout, m_kernels);
     m_steps = p.steps;
     const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
     for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next})
@@ -144,15 +143,6 @@ public:
     f.axis_y = m_axis_y.empty() ? nullptr : m_axis_y.as<const std::int16_t>();
     f.phi_p = m_phi.empty() ? nullptr : m_phi.as<float>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
-    if (m_whole != nullptr) {
-      // One kernel for every region, with a form for the whole grid: one launch, then phi's step.
-      m_whole->launch_tti_whole(f, m_layout, m_coefs,
-                                m_regions[static_cast<int>(RegionId::Inner)].box,
-                                static_cast<void*>(s));
-      if (f.phi_p != nullptr) launch_phi_steps(f, s);
-      finish_step(n);
-      return;
-    }
     // The region kernels read p and q and write only their own points of p_next, q_next and
     // phi_p, so they may run at once: the six layer slabs on a stream of the highest priority,
     // whose blocks take SMs as the inner kernel's blocks retire (alone, each thin slab leaves SMs
@@ -186,7 +176,10 @@ public:
       }
     };
     fork_join(s, m_layer_stream.get(), m_fork.get(), m_join.get(), launch_layers, launch_inner);
-    finish_step(n);
+    m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
+    std::swap(m_p, m_p_next);
+    std::swap(m_q, m_q_next);
+    m_taps.sample(m_p.as<const float>(), n, s, "sample_receivers_kernel (TTI p)");
   }
 
   void synchronize() override { MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get())); }
@@ -208,7 +201,6 @@ public:
     validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
     m_kernels = kernels;
-    m_whole = whole_grid_kernel(m_regions, m_layout, m_kernels);
   }
 
   double time_steps(int first_step, int count) override {
@@ -236,39 +228,12 @@ public:
   }
 
 private:
-  /// The kernel that updates the whole grid in one launch (launch_tti_whole), or null: every
-  /// region has the same kernel, it has that form for this grid, and the grid has a layer.
-  static const StencilKernel*
-  whole_grid_kernel(const std::array<Region, kRegionCount>& regions, const FieldLayout& layout,
-                    const std::array<const StencilKernel*, kRegionCount>& kernels) {
-    const StencilKernel* k = kernels[0];
-    bool layer = false;
-    for (int r = 0; r < kRegionCount; ++r) {
-      if (regions[r].box.empty()) continue;
-      if (kernels[r] != k) return nullptr;
-      layer = layer || regions[r].kind() == RegionKind::Layer;
-    }
-    if (k == nullptr || !layer ||
-        !k->can_run_tti_whole(regions[static_cast<int>(RegionId::Inner)].box, layout).empty())
-      return nullptr;
-    return k;
-  }
-
   /// phi's step over the layer regions on stream s, once the step's updates have read phi^n.
   void launch_phi_steps(const TtiFields& f, gpuStream_t s) const {
     for (const Region& region : m_regions) {
       if (region.kind() == RegionKind::Layer)
         launch_tti_phi_step(f, m_layout, m_coefs, region.box, static_cast<void*>(s));
     }
-  }
-
-  /// The end of step n after the update: sources into p^{n+1}, the swap, the receivers.
-  void finish_step(int n) {
-    gpuStream_t s = m_stream.get();
-    m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
-    std::swap(m_p, m_p_next);
-    std::swap(m_q, m_q_next);
-    m_taps.sample(m_p.as<const float>(), n, s, "sample_receivers_kernel (TTI p)");
   }
 
   /// Upload the source and receiver taps and the source samples (replacing earlier ones).
@@ -333,7 +298,6 @@ private:
   TtiCoefs m_coefs{};
   std::array<Region, kRegionCount> m_regions{};
   std::array<const StencilKernel*, kRegionCount> m_kernels{};
-  const StencilKernel* m_whole = nullptr; ///< whole_grid_kernel, or null: region by region
   int m_steps = 0;
 
   DeviceBuffer m_p, m_p_next, m_q, m_q_next;

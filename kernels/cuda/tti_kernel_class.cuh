@@ -16,7 +16,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 namespace minimod::gpu {
 
@@ -88,38 +87,6 @@ public:
     return tile_grid_limit(b.nx(), b.ny(), b.nz(), Dx, Dy, Dz);
   }
 
-  /// semi+b+tma has a whole form (tti_semi_kernel's kWhole): the grid's points on one 3D grid.
-  std::string can_run_tti_whole(const Box& inner, const FieldLayout& layout) const override {
-    if constexpr (M != TtiMethod::SemiBT) {
-      return StencilKernel::can_run_tti_whole(inner, layout);
-    } else {
-      return can_run(Region{RegionId::Inner, grid_box(layout)}, layout);
-    }
-  }
-
-  void launch_tti_whole(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
-                        const Box& inner, void* stream) const override {
-    if constexpr (M != TtiMethod::SemiBT) {
-      StencilKernel::launch_tti_whole(f, layout, coefs, inner, stream);
-    } else {
-      if (f.eta == nullptr)
-        throw std::invalid_argument(name() + ": the whole grid's layer needs the eta field");
-      TtiArgs a;
-      a.f = f;
-      a.layout = layout;
-      a.c = coefs;
-      a.box = grid_box(layout);
-      a.inner = inner;
-      a.z_chunk = tti_z_chunk(a.box);
-      const Box& b = a.box;
-      launch(a, Form::Whole,
-             dim3(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
-                  static_cast<unsigned>(ceil_div(b.ny(), Dy)),
-                  static_cast<unsigned>(ceil_div(b.nz(), a.z_chunk))),
-             dim3(Dx, Dy, 1), static_cast<gpuStream_t>(stream));
-    }
-  }
-
   void launch(const IsoFields&, const FieldLayout&, const StencilCoefs&, const Region&,
               void*) const override {
     throw std::logic_error(name() + " is a TTI kernel: launch it with launch_tti");
@@ -160,7 +127,7 @@ public:
         if (b.empty()) continue;
         a.box = b;
         a.z_chunk = tti_streams(M) ? tti_z_chunk(b) : Dz;
-        launch(a, layer ? Form::Layer : Form::Inner,
+        launch(a, layer,
                dim3(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
                     static_cast<unsigned>(ceil_div(b.ny(), Dy)),
                     static_cast<unsigned>(ceil_div(b.nz(), a.z_chunk))),
@@ -170,8 +137,8 @@ public:
       TtiBoxes& boxes = a.boxes;
       auto flush = [&] {
         if (boxes.count > 0)
-          launch(a, Form::Layer, dim3(static_cast<unsigned>(boxes.first[boxes.count])),
-                 dim3(Dx, Dy, 1), s);
+          launch(a, layer, dim3(static_cast<unsigned>(boxes.first[boxes.count])), dim3(Dx, Dy, 1),
+                 s);
         boxes = TtiBoxes{};
       };
       for (int r = first; r < count; ++r) {
@@ -204,39 +171,22 @@ private:
     return t;
   }
 
-  /// The grid of a layout: every point the regions cover.
-  static Box grid_box(const FieldLayout& l) {
-    return Box{0, l.nx, 0, l.ny, 0, l.nz};
-  }
-
-  /// What a launch updates: an inner region, layer regions, or the whole grid (semi+b+tma).
-  enum class Form { Inner, Layer, Whole };
-
-  /// Launch the kernel on `a` with the form of the fields (azimuth or not) and regions, and check
-  /// the launch.
-  void launch(const TtiArgs& a, Form form, dim3 grid, dim3 block, gpuStream_t s) const {
+  /// Launch the kernel on `a` with the form of the fields (azimuth or not) and regions (layer or
+  /// inner), and check the launch.
+  void launch(const TtiArgs& a, bool layer, dim3 grid, dim3 block, gpuStream_t s) const {
     const bool az = a.f.axis_y != nullptr;
     const std::string n = name();
-    auto go = [&](auto az_tag) {
-      constexpr bool kAz = decltype(az_tag)::value;
-      if (form == Form::Layer) {
-        run<kAz, true>(a, grid, block, s, n);
-      } else if (form == Form::Inner) {
-        run<kAz, false>(a, grid, block, s, n);
-      } else if constexpr (M == TtiMethod::SemiBT) {
-        run<kAz, false, true>(a, grid, block, s, n);
-      } else {
-        throw std::logic_error(n + " has no whole-grid form");
-      }
-    };
-    az ? go(std::true_type{}) : go(std::false_type{});
-    static const char* const forms[] = {"<inner", "<layer", "<whole"};
-    const std::string what = n + forms[static_cast<int>(form)] + (az ? ",azimuth>" : ">");
+    if (az) {
+      layer ? run<true, true>(a, grid, block, s, n) : run<true, false>(a, grid, block, s, n);
+    } else {
+      layer ? run<false, true>(a, grid, block, s, n) : run<false, false>(a, grid, block, s, n);
+    }
+    const std::string what = n + (layer ? "<layer" : "<inner") + (az ? ",azimuth>" : ">");
     MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, 0);
   }
 
   /// Launch the kernel; `name` is this kernel's, for errors.
-  template <bool kAz, bool kLayer, bool kWhole = false>
+  template <bool kAz, bool kLayer>
   static void run(const TtiArgs& a, dim3 grid, dim3 block, gpuStream_t s, const std::string& name) {
     (void)name; // used by semi+b+tma only
     if constexpr (M == TtiMethod::Gmem3d) {
@@ -251,7 +201,7 @@ private:
       constexpr int W = tti_tma_box_w(Dx), H = tti_tma_box_h(Dy);
       const TtiTensorMaps maps{plane_tile_map(a.f.p, a.layout, W, H, name + ", field p"),
                                plane_tile_map(a.f.q, a.layout, W, H, name + ", field q")};
-      tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kWhole><<<grid, block, 0, s>>>(a, maps);
+      tti_semi_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a, maps);
 #else
       static_assert(M != TtiMethod::SemiBT, "semi+b+tma needs the tensor copies");
 #endif

@@ -129,7 +129,6 @@ struct TtiArgs {
   Box box;         ///< one region on a 3D grid of tiles (z chunks for the streaming methods)
   int z_chunk = 1; ///< streaming methods: planes per block along z (blockIdx.z picks the chunk)
   TtiBoxes boxes;  ///< the layer form of the streaming methods: its slabs on a 1D grid
-  Box inner;       ///< the whole form (box: the grid): the inner region; the rest is the layer
 };
 
 #if defined(__CUDACC__)
@@ -574,26 +573,9 @@ inline constexpr int kTtiRegistersPerSm = 65536;
 /// Registers a thread of semi+b+tma needs without spilling (sm_90, ptxas 13.0): no per-thread
 /// copy addresses leave its inner form 80 registers without azimuth and 96 with. The layer form
 /// spills at 80 without azimuth (168 bytes; 52 even without the phi drive) and fits 96; with
-/// azimuth it spills at 96 (144 bytes), so it keeps 128. The whole form keeps the inner form's
-/// registers and warps: it spills 24 bytes at 80 without azimuth and 20 at 96 with (a few spill
-/// loads and stores a plane, L1 hits).
-constexpr int tti_tma_registers(bool az, bool layer, bool whole = false) {
-  return whole ? (az ? 96 : 80) : layer ? (az ? 128 : 96) : az ? 96 : 80;
-}
-
-/// The whole form's update of a layer point: tti_layer_store, eta loaded here, with the division
-/// by 1 + 2 eta as a multiplication by its correctly rounded reciprocal (at most an ulp from the
-/// quotient). The division's slow path is a call, whose saved registers, and eta loaded with the
-/// point's other values, made the inner points' loop of semi+b+tma_32x4 spill 52-56 bytes at 80
-/// registers (24 bytes this way).
-__device__ __forceinline__ void tti_whole_layer_store(const TtiFields& f, std::int64_t i,
-                                                      const TtiOperators& op,
-                                                      const TtiPointIn& in) {
-  const float eta = f.eta[i];
-  const float phi = tti_layer_driven(in.two_emd()) ? f.phi_p[i] : 0.0f;
-  const float keep = 2.0f + 2.0f * eta - eta * eta, scale = __frcp_rn(1.0f + 2.0f * eta);
-  f.p_next[i] = (keep * in.p - in.p_prev + in.vp2dt2 * (op.p + phi)) * scale;
-  f.q_next[i] = (keep * in.q - in.q_prev + in.vp2dt2 * op.q) * scale;
+/// azimuth it spills at 96 (144 bytes), so it keeps 128.
+constexpr int tti_tma_registers(bool az, bool layer) {
+  return layer ? (az ? 128 : 96) : az ? 96 : 80;
 }
 
 /// Resident blocks per SM asked for a semi-stencil kernel of `threads` threads. ~70 live partial
@@ -604,10 +586,9 @@ __device__ __forceinline__ void tti_whole_layer_store(const TtiFields& f, std::i
 /// ms a step), and no spill at 168 registers with 12 warps (32x12) was slower too (24.6 against
 /// 23.0 ms then). semi+b+tma asks for as many blocks as its register need allows: 24 warps for
 /// 256-thread blocks without azimuth, 20 for 128-thread blocks with it.
-constexpr int tti_semi_min_blocks(TtiMethod m, int threads, bool az, bool layer,
-                                  bool whole = false) {
+constexpr int tti_semi_min_blocks(TtiMethod m, int threads, bool az, bool layer) {
   if (m != TtiMethod::SemiBT) return threads <= 256 ? 2 : 1;
-  const int blocks = kTtiRegistersPerSm / (tti_tma_registers(az, layer, whole) * threads);
+  const int blocks = kTtiRegistersPerSm / (tti_tma_registers(az, layer) * threads);
   return blocks > 1 ? blocks : 1;
 }
 
@@ -627,13 +608,9 @@ struct TtiTensorMaps {};
 /// semi+2z's pairing, so the slot is a constant). A slot holds (p, q) pairs, or with semi+b+tma
 /// the plane of p followed by that of q (a tensor copy writes one field's box), 128-byte
 /// aligned.
-/// kWhole (with kLayer false): the whole form, one 3D grid over the grid a.box, whose points
-/// outside a.inner get the layer update (tti_whole_layer_store) and the others the inner one: no
-/// thin slabs streamed with their halo planes, no idle threads in narrow x slabs.
-template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer, bool kWhole = false>
-__global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kLayer, kWhole))
+template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer>
+__global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kLayer))
     tti_semi_kernel(const TtiArgs a, const __grid_constant__ TtiTensorMaps maps) {
-  static_assert(!(kWhole && kLayer), "the whole form tells layer points by their position");
   using Col = TtiColumn<Dx, Dy, kLayer>;
   constexpr bool kSplit = M == TtiMethod::SemiBT;
   // semi+b+tma's shared rows are its copy's box rows, 4 floats wider than the tile with its halos
@@ -706,10 +683,6 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
     split_c0 = (static_cast<int>(threadIdx.y) + kHalo) * W + static_cast<int>(threadIdx.x) + kHalo +
                (halo_x - box_x);
   }
-  // The whole form: whether point k of the column lies in the layer.
-  const bool column_inner = kWhole && col.i >= a.inner.x0 && col.i < a.inner.x1 &&
-                            col.j >= a.inner.y0 && col.j < a.inner.y1;
-  auto in_layer = [&](int k) { return !column_inner || k < a.inner.z0 || k >= a.inner.z1; };
   // Phase P: plane t (in `slot`) has arrived; point t - 4 is finished on the way.
   // Threads outside the box (col.active false) compute too, on cells of the tile, and only skip
   // the global loads and stores: a phase skipped by some threads would make the compiler keep every
@@ -732,20 +705,11 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
           op = tti_operators(dp, dq, tti_weights(ahead.nx(), ahead.ny(), ahead.nz()),
                              ahead.two_delta(), ahead.two_emd());
         }
-        if constexpr (kWhole) {
-          if (in_layer(k)) {
-            tti_whole_layer_store(a.f, point(k), op, ahead);
-          } else {
-            tti_apply_operators<false>(a.f, point(k), op, ahead);
-          }
-        } else {
-          tti_apply_operators<kLayer>(a.f, point(k), op, ahead);
-        }
+        tti_apply_operators<kLayer>(a.f, point(k), op, ahead);
       }
       // The next point's loads go out at once: a whole plane's work hides them.
-      if (col.active && k + 1 >= col.zs && k + 1 < col.ze) {
+      if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
         ahead = tti_load_point<kAz, kLayer>(a.f, point(k + 1));
-      }
     };
     const bool own = t >= col.zs && t < col.ze;
     if constexpr (kSplit) {

@@ -345,16 +345,18 @@ TtiStart random_tti_start(const FieldLayout& l, std::mt19937& rng) {
 }
 #endif
 
-#if defined(MINIMOD_HAVE_CUDA)
-/// One step of `kernel` on poisoned fields: p_next, q_next and phi_p random inside the grid and
+/// One launch per region on poisoned fields: p_next, q_next and phi_p random inside the grid and
 /// NaN outside; p and q random inside, zero in the ghosts, NaN beyond; eta NaN beyond its ghost
-/// ring. One launch per region (whole = false) or one launch_tti_whole; in the layer then
-/// tti_phi_step by launch_tti_phi_step. Each point of the grid must hold the host's one-step value
-/// (tti_update_point, tti_phi_step), and every point outside the grid its NaN.
-void one_step_on_poisoned_fields(const StencilKernel& kernel, bool az, bool whole) {
+/// ring. Each launched point must hold the host's one-step value (tti_update_point, and in the
+/// layer then tti_phi_step by launch_tti_phi_step), every other point its old value, and every
+/// point outside the grid its NaN.
+TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_CUDA)
+  const bool az = GetParam().azimuth;
   const TtiCase c = make_case(az, 2);
   const TtiProblem p = build_tti_problem(c.plan, c.model, {}, {});
-  if (const std::string why = tensor_copy_refusal(kernel, p); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = tensor_copy_refusal(kernel(), p); !why.empty()) GTEST_SKIP() << why;
   const FieldLayout& l = p.layout;
   const auto size = static_cast<std::size_t>(l.size);
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -449,15 +451,10 @@ void one_step_on_poisoned_fields(const StencilKernel& kernel, bool az, bool whol
   h.axis_y = az ? axis_y.data() : nullptr;
   h.phi_p = wphi.data();
   h.eta = eta.data();
-  const Box& inner = p.regions[static_cast<int>(RegionId::Inner)].box;
-  if (whole) {
-    ASSERT_EQ(kernel.can_run_tti_whole(inner, l), "");
-    kernel.launch_tti_whole(f, l, p.coefs, inner, nullptr); // default stream
-  }
   for (const Region& region : p.regions) {
     if (region.box.empty()) continue;
-    ASSERT_EQ(kernel.can_run(region, l), "") << region_name(region.id);
-    if (!whole) kernel.launch_tti(f, l, p.coefs, region, nullptr);
+    ASSERT_EQ(kernel().can_run(region, l), "") << region_name(region.id);
+    kernel().launch_tti(f, l, p.coefs, region, nullptr); // default stream
     const Box& b = region.box;
     const bool layer = region.kind() == RegionKind::Layer;
     for (int k = b.z0; k < b.z1; ++k)
@@ -504,32 +501,6 @@ void one_step_on_poisoned_fields(const StencilKernel& kernel, bool az, bool whol
     check("phi_p", gphi, wphi, i, j, k);
   });
   EXPECT_EQ(bad, 0u) << "points wrong in total";
-}
-#endif
-
-TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
-  MINIMOD_SKIP_WITHOUT_GPU();
-#if defined(MINIMOD_HAVE_CUDA)
-  one_step_on_poisoned_fields(kernel(), GetParam().azimuth, false);
-#endif
-}
-
-/// The whole-grid form (semi+b+tma): one launch computes what the seven regions' launches do, on
-/// the same poisoned fields (its layer points multiply by the reciprocal of 1 + 2 eta instead of
-/// dividing: within the tolerance). The other kernels refuse it.
-TEST_P(TtiKernelTest, OneWholeGridLaunchWritesEveryPoint) {
-  MINIMOD_SKIP_WITHOUT_GPU();
-#if defined(MINIMOD_HAVE_CUDA)
-  const TtiCase c = make_case(false, 2);
-  const TtiProblem p = build_tti_problem(c.plan, c.model, {}, {});
-  const Box& inner = p.regions[static_cast<int>(RegionId::Inner)].box;
-  if (kernel().family() != "semi+b+tma") {
-    EXPECT_NE(kernel().can_run_tti_whole(inner, p.layout), "");
-    EXPECT_THROW(kernel().launch_tti_whole(TtiFields{}, p.layout, p.coefs, inner, nullptr),
-                 std::logic_error);
-    return;
-  }
-  one_step_on_poisoned_fields(kernel(), GetParam().azimuth, true);
 #endif
 }
 
