@@ -285,8 +285,8 @@ struct TtiFields {
 /// What the update of one point reads besides the stencil: the fields' centre values, the
 /// previous steps, the medium, and in the layer eta (phi, where the point is driven, is read at the
 /// update). Kernels that hide memory latency load
-/// it early (tti_load_point) and finish the point later (tti_apply_operators, with the operators
-/// from tti_operators or formed by the kernel itself). The medium stays in its 16-bit words until
+/// it early (tti_load_point) and finish the point later (tti_finish_loaded or, having formed the
+/// operators themselves, tti_apply_operators). The medium stays in its 16-bit words until
 /// used: decoding at the load would wait for the load there, and hold five floats instead of 2-3
 /// words.
 struct TtiPointIn {
@@ -358,17 +358,25 @@ MINIMOD_HD void tti_apply_operators(const TtiFields& f, std::int64_t i, const Tt
   }
 }
 
+/// The update of both fields at linear index i from the second derivatives of p and q there and
+/// the point's loaded values.
+template <bool kAzimuth, bool kLayer>
+MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, const SecondDerivatives& dp,
+                                  const SecondDerivatives& dq, const TtiPointIn& in) {
+  const TtiWeights w = tti_weights(in.nx(), in.ny(), in.nz());
+  tti_apply_operators<kLayer>(f, i, tti_operators(dp, dq, w, in.two_delta(), in.two_emd()), in);
+}
+
 /// The update of both fields at linear index i from the second derivatives of p and q there
-/// (what tti_load_point, tti_operators and tti_apply_operators compute). Every GPU kernel computes
+/// (what tti_load_point then tti_finish_loaded compute). Every GPU kernel computes
 /// dp and dq its own way (global memory, shared tiles, semi-stencil partial sums) and finishes
-/// with this update, the CPU reference's, or with tti_apply_operators (the streaming kernels,
-/// which load a point's values early; semi+b+a with azimuth folds first). kAzimuth must be false
-/// exactly when axis_y is null.
+/// with this update, the CPU reference's, or with tti_finish_loaded (the streaming kernels, which
+/// load a point's values early; semi+b+a with azimuth folds first and calls tti_apply_operators).
+/// kAzimuth must be false exactly when axis_y is null.
 template <bool kAzimuth, bool kLayer>
 MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, const SecondDerivatives& dp,
                                  const SecondDerivatives& dq) {
-  // The streaming kernels' update (tti_load_point, then tti_apply_operators), each value loaded
-  // here where it is first needed: the order the
+  // The update of tti_finish_loaded, each value loaded where it is first needed: the order the
   // kernels that finish a point at once were measured with (gmem_3d_32x4x4 34.3 ms on the H100).
   // A build where they called tti_load_point first measured slower (45.2 ms), together with
   // another change (the shared-memory carveout) that was reverted at the same time, so which of

@@ -2,10 +2,11 @@
 /// The TTI kernel family on CUDA (the semi-stencil paper, Sai et al. 2022: Table I and section
 /// III; docs/kernels.md, "TTI"). Every kernel computes the six second derivatives of p and q at
 /// its points its own way and finishes with the update that the CPU reference uses
-/// (kernels/tti_K.hpp: tti_finish_point, or tti_apply_operators with the point's values loaded
+/// (kernels/tti_K.hpp: tti_finish_point, or tti_finish_loaded with the point's values loaded
 /// early), so that all of them compute one function up to the order of the sums (semi+b+a and
-/// semi+b+tma with azimuth fold the in-plane terms into L s, H s, H q first). The layer's phi
-/// step is a pass of its own (tti_phi_step, kernels/cuda/tti_phi_step.hpp):
+/// semi+b+tma with azimuth fold the in-plane terms into L s, H s, H q first and finish with
+/// tti_apply_operators). The layer's phi step is a pass of its own (tti_phi_step,
+/// kernels/cuda/tti_phi_step.hpp):
 ///
 ///   gmem_3d   3D blocks, one point a thread, all 2 x 73 stencil points read from global memory
 ///   smem_3d   3D blocks; the (Dx+8)(Dy+8)(Dz+8) boxes of p and q staged in shared memory
@@ -692,20 +693,17 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
     const int k = t - kHalo;
     auto finish = [&](int r, const SecondDerivatives& dp, const SecondDerivatives& dq) {
       if (col.active && k >= col.zs) {
-        TtiOperators op;
         if constexpr (kFold) {
-          (void)dp;
-          (void)dq;
           const TtiWeights w = tti_weights(ahead.nx(), ahead.ny(), ahead.nz());
           float lap_s, h_s, h_q;
           tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
-          op = tti_operators_from(lap_s, h_s, h_q, ahead.two_delta(), ahead.two_emd());
+          tti_apply_operators<kLayer>(
+              a.f, point(k),
+              tti_operators_from(lap_s, h_s, h_q, ahead.two_delta(), ahead.two_emd()), ahead);
         } else {
           (void)r;
-          op = tti_operators(dp, dq, tti_weights(ahead.nx(), ahead.ny(), ahead.nz()),
-                             ahead.two_delta(), ahead.two_emd());
+          tti_finish_loaded<kAz, kLayer>(a.f, point(k), dp, dq, ahead);
         }
-        tti_apply_operators<kLayer>(a.f, point(k), op, ahead);
       }
       // The next point's loads go out at once: a whole plane's work hides them.
       if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
