@@ -57,24 +57,13 @@ MINIMOD_HD float inner_update(float u, float v, float vp2dt2, float lap) {
   return 2.0f * u - v + vp2dt2 * lap;
 }
 
-/// Absorbing-layer update of the field (Minimod's PML): u^{n+1} from u^n, u^{n-1}, (c dt)^2, the
-/// Laplacian, phi^n and eta.
-MINIMOD_HD float layer_field_update(float u, float v, float vp2dt2, float lap, float phi,
-                                    float eta) {
-  return ((2.0f + 2.0f * eta - eta * eta) * u - v + vp2dt2 * (lap + phi)) / (1.0f + 2.0f * eta);
-}
-
-/// The layer's phi^{n+1} from phi^n, eta and deta_du, the sum over axes of
-/// (eta(+1) - eta(-1)) (u(+1) - u(-1)) / (4 h^2).
-MINIMOD_HD float layer_phi_update(float phi, float eta, float deta_du) {
-  return (phi - deta_du) / (1.0f + eta);
-}
-
 /// Absorbing-layer update (Minimod's PML). Returns u^{n+1}; writes phi^{n+1} to *phi_next.
+/// deta_du is sum over axes of (eta(+1) - eta(-1)) (u(+1) - u(-1)) / (4 h^2).
 MINIMOD_HD float layer_update(float u, float v, float vp2dt2, float lap, float phi, float eta,
                               float deta_du, float* phi_next) {
-  const float next = layer_field_update(u, v, vp2dt2, lap, phi, eta);
-  *phi_next = layer_phi_update(phi, eta, deta_du);
+  const float next =
+      ((2.0f + 2.0f * eta - eta * eta) * u - v + vp2dt2 * (lap + phi)) / (1.0f + 2.0f * eta);
+  *phi_next = (phi - deta_du) / (1.0f + eta);
   return next;
 }
 

@@ -253,9 +253,8 @@ MINIMOD_HD float tti_layer_drive(const float* __restrict__ p, const float* __res
 
 /// Whether the layer's phi of p is driven at a point of anisotropy 2 (epsilon - delta): only where
 /// the medium is elliptic (tti_layer_drive). Elsewhere the drive is zero at every step, so phi,
-/// zero at the start, stays zero: (0 - 0) / (1 + eta). The layer update therefore does not read
-/// phi there, nor does tti_phi_step write it or read the drive's 18 neighbour values (8 bytes a
-/// point; docs/tti.md).
+/// zero at the start, stays zero: (0 - 0) / (1 + eta). The layer update therefore neither reads
+/// nor writes phi there (8 bytes a point; docs/tti.md), nor the drive's 18 neighbour values.
 MINIMOD_HD bool tti_layer_driven(float two_eps_minus_delta) {
   return two_eps_minus_delta == 0.0f;
 }
@@ -265,8 +264,7 @@ MINIMOD_HD bool tti_layer_driven(float two_eps_minus_delta) {
 /// per point as vp2dt2 and the compact 16-bit pairs above: 2 delta and 2 (epsilon - delta), the
 /// symmetry axis (n_x, n_y, n_z) with n_z >= 0 (docs/tti.md: 12 bytes, 14 with azimuth; axis_y is
 /// null without it). eta may be null when no layer point is updated; phi_p (the layer's phi of p;
-/// q has none, see tti_layer_drive) is read (by the update) and written (by tti_phi_step) only
-/// where tti_layer_driven, and may be
+/// q has none, see tti_layer_drive) is read and written only where tti_layer_driven, and may be
 /// null when no updated layer point is driven (tti_needs_phi). A driven point with a null phi_p
 /// is a caller's error that no kernel checks (it would scan the medium).
 struct TtiFields {
@@ -283,12 +281,11 @@ struct TtiFields {
 };
 
 /// What the update of one point reads besides the stencil: the fields' centre values, the
-/// previous steps, the medium, and in the layer eta (phi, where the point is driven, is read at the
-/// update). Kernels that hide memory latency load
+/// previous steps, the medium, and in the layer eta (phi is read with the drive's neighbours, where
+/// the point is driven). Kernels that hide memory latency load
 /// it early (tti_load_point) and finish the point later (tti_finish_loaded or, having formed the
-/// operators themselves, tti_apply_operators). The medium stays in its 16-bit words until
-/// used: decoding at the load would wait for the load there, and hold five floats instead of 2-3
-/// words.
+/// operators themselves, tti_apply_operators). The medium stays in its 16-bit words until used:
+/// decoding at the load would wait for the load there, and hold five floats instead of 2-3 words.
 struct TtiPointIn {
   float p, q, p_prev, q_prev, vp2dt2;
   std::uint32_t aniso, axis_xz; ///< as stored (TtiFields)
@@ -318,63 +315,79 @@ MINIMOD_HD TtiPointIn tti_load_point(const TtiFields& f, std::int64_t i) {
 }
 
 /// Minimod's layer update of both fields at linear index i from their operators there and the
-/// point's values: p with phi^n where tti_layer_driven, damping alone for q. phi's own step
-/// (tti_phi_step) is a pass of its own after the update: the drive reads the 1-point neighbours
-/// of p, q and eta, whose code in every update loop cost registers and instruction fetches.
-MINIMOD_HD void tti_layer_store(const TtiFields& f, std::int64_t i, const TtiOperators& op, float p,
-                                float p_prev, float q, float q_prev, float vp2dt2, float two_emd,
+/// point's values: phi for p where tti_layer_driven (its drive reads the 1-point neighbours of p,
+/// q and eta from f), damping alone for q. kPhi = false: the caller knows that no point of the
+/// layer is driven (tti_needs_phi; the backends then have no phi_p array), so phi stays zero
+/// everywhere and neither the test nor the drive is compiled. That code, never run in such a
+/// medium, cost every kernel family 1-2% of the step on the H100 (900^3, session 8:
+/// docs/perf/2026-11-22-h100-tti-900-session8.md).
+template <bool kPhi = true>
+MINIMOD_HD void tti_layer_store(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                std::int64_t sz, const TtiCoefs& c, const TtiWeights& w,
+                                const TtiOperators& op, float p, float p_prev, float q,
+                                float q_prev, float vp2dt2, float two_delta, float two_emd,
                                 float eta) {
-  const float phi = tti_layer_driven(two_emd) ? f.phi_p[i] : 0.0f;
-  f.p_next[i] = layer_field_update(p, p_prev, vp2dt2, op.p, phi, eta);
-  f.q_next[i] = layer_field_update(q, q_prev, vp2dt2, op.q, 0.0f, eta);
+  float phi_next;
+  if constexpr (kPhi) {
+    const bool driven = tti_layer_driven(two_emd);
+    float phi = 0.0f, drive = 0.0f;
+    if (driven) {
+      phi = f.phi_p[i];
+      drive = tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, two_delta);
+    }
+    f.p_next[i] = layer_update(p, p_prev, vp2dt2, op.p, phi, eta, drive, &phi_next);
+    if (driven) f.phi_p[i] = phi_next;
+  } else {
+    (void)sy;
+    (void)sz;
+    (void)c;
+    (void)w;
+    (void)two_delta;
+    (void)two_emd;
+    f.p_next[i] = layer_update(p, p_prev, vp2dt2, op.p, 0.0f, eta, 0.0f, &phi_next);
+  }
+  f.q_next[i] = layer_update(q, q_prev, vp2dt2, op.q, 0.0f, eta, 0.0f, &phi_next);
 }
 
-/// The step of the layer's phi of p at linear index i of the layer, phi^n -> phi^{n+1}, where
-/// tti_layer_driven (elsewhere it stays zero and is not touched). It reads p and q at step n and
-/// eta around i, and phi^n, which the point's update reads too: it runs after the update of every
-/// point of the step (the CPU solver after a barrier, the GPU backends as a launch of their own).
-/// The same operations as the update with its drive inside had, so the same numbers.
-MINIMOD_HD void tti_phi_step(const TtiFields& f, std::int64_t i, std::int64_t sy, std::int64_t sz,
-                             const TtiCoefs& c) {
-  const std::uint32_t aniso = f.aniso[i];
-  if (!tti_layer_driven(tti_pair_hi_half(aniso))) return;
-  const std::uint32_t axis = f.axis_xz[i];
-  const float ny = f.axis_y != nullptr ? tti_axis_value(f.axis_y[i]) : 0.0f;
-  const TtiWeights w = tti_weights(tti_pair_lo_axis(axis), ny, tti_pair_hi_axis(axis));
-  const float drive = tti_layer_drive(f.p, f.q, f.eta, i, sy, sz, c, w, tti_pair_lo_half(aniso));
-  f.phi_p[i] = layer_phi_update(f.phi_p[i], f.eta[i], drive);
-}
-
-/// The update of both fields at linear index i from their operators there and the point's loaded
-/// values: inner form (kLayer = false) or Minimod's layer form (tti_layer_store).
-template <bool kLayer>
-MINIMOD_HD void tti_apply_operators(const TtiFields& f, std::int64_t i, const TtiOperators& op,
-                                    const TtiPointIn& in) {
+/// The update of both fields at linear index i from their operators there (w: the point's H
+/// weights, for the layer's phi drive) and the point's loaded values: inner form (kLayer = false)
+/// or Minimod's layer form (tti_layer_store, with or without phi: kPhi).
+template <bool kLayer, bool kPhi = true>
+MINIMOD_HD void tti_apply_operators(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                    std::int64_t sz, const TtiCoefs& c, const TtiWeights& w,
+                                    const TtiOperators& op, const TtiPointIn& in) {
   if constexpr (!kLayer) {
+    (void)sy;
+    (void)sz;
     f.p_next[i] = inner_update(in.p, in.p_prev, in.vp2dt2, op.p);
     f.q_next[i] = inner_update(in.q, in.q_prev, in.vp2dt2, op.q);
   } else {
-    tti_layer_store(f, i, op, in.p, in.p_prev, in.q, in.q_prev, in.vp2dt2, in.two_emd(), in.eta);
+    tti_layer_store<kPhi>(f, i, sy, sz, c, w, op, in.p, in.p_prev, in.q, in.q_prev, in.vp2dt2,
+                          in.two_delta(), in.two_emd(), in.eta);
   }
 }
 
 /// The update of both fields at linear index i from the second derivatives of p and q there and
 /// the point's loaded values.
-template <bool kAzimuth, bool kLayer>
-MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, const SecondDerivatives& dp,
+template <bool kAzimuth, bool kLayer, bool kPhi = true>
+MINIMOD_HD void tti_finish_loaded(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                  std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
                                   const SecondDerivatives& dq, const TtiPointIn& in) {
   const TtiWeights w = tti_weights(in.nx(), in.ny(), in.nz());
-  tti_apply_operators<kLayer>(f, i, tti_operators(dp, dq, w, in.two_delta(), in.two_emd()), in);
+  tti_apply_operators<kLayer, kPhi>(f, i, sy, sz, c, w,
+                                    tti_operators(dp, dq, w, in.two_delta(), in.two_emd()), in);
 }
 
 /// The update of both fields at linear index i from the second derivatives of p and q there
-/// (what tti_load_point then tti_finish_loaded compute). Every GPU kernel computes
-/// dp and dq its own way (global memory, shared tiles, semi-stencil partial sums) and finishes
-/// with this update, the CPU reference's, or with tti_finish_loaded (the streaming kernels, which
-/// load a point's values early; semi+b+a with azimuth folds first and calls tti_apply_operators).
-/// kAzimuth must be false exactly when axis_y is null.
-template <bool kAzimuth, bool kLayer>
-MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, const SecondDerivatives& dp,
+/// (what tti_load_point then tti_finish_loaded compute). Every GPU kernel computes dp and dq its
+/// own way (global memory, shared tiles, semi-stencil partial sums) and finishes with this update,
+/// the CPU reference's, or with tti_finish_loaded (the streaming kernels, which load a point's
+/// values early; semi+b+a with azimuth folds first and calls tti_apply_operators). kAzimuth must
+/// be false exactly when axis_y is null; kPhi (tti_layer_store) false only where no layer point is
+/// driven.
+template <bool kAzimuth, bool kLayer, bool kPhi = true>
+MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
+                                 std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
                                  const SecondDerivatives& dq) {
   // The update of tti_finish_loaded, each value loaded where it is first needed: the order the
   // kernels that finish a point at once were measured with (gmem_3d_32x4x4 34.3 ms on the H100).
@@ -391,21 +404,24 @@ MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, const Secon
   const TtiOperators op = tti_operators(dp, dq, w, two_delta, two_emd);
   const float vp2dt2 = f.vp2dt2[i];
   if constexpr (!kLayer) {
+    (void)sy;
+    (void)sz;
     f.p_next[i] = inner_update(f.p[i], f.p_next[i], vp2dt2, op.p);
     f.q_next[i] = inner_update(f.q[i], f.q_next[i], vp2dt2, op.q);
   } else {
-    tti_layer_store(f, i, op, f.p[i], f.p_next[i], f.q[i], f.q_next[i], vp2dt2, two_emd, f.eta[i]);
+    tti_layer_store<kPhi>(f, i, sy, sz, c, w, op, f.p[i], f.p_next[i], f.q[i], f.q_next[i], vp2dt2,
+                          two_delta, two_emd, f.eta[i]);
   }
 }
 
 /// The whole update of both fields at linear index i, every stencil point read from f.p and f.q
 /// (the CPU reference and the gmem_3d kernel).
-template <bool kAzimuth, bool kLayer>
+template <bool kAzimuth, bool kLayer, bool kPhi = true>
 MINIMOD_HD void tti_update_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
                                  std::int64_t sz, const TtiCoefs& c) {
   const SecondDerivatives dp = second_derivatives_73<kAzimuth>(f.p, i, sy, sz, c);
   const SecondDerivatives dq = second_derivatives_73<kAzimuth>(f.q, i, sy, sz, c);
-  tti_finish_point<kAzimuth, kLayer>(f, i, dp, dq);
+  tti_finish_point<kAzimuth, kLayer, kPhi>(f, i, sy, sz, c, dp, dq);
 }
 
 } // namespace minimod

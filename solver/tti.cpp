@@ -267,7 +267,7 @@ namespace {
 /// One region of both fields, (z, y) rows shared among the threads of the enclosing parallel
 /// region and SIMD along x, like the isotropic `cpu`. No barrier: regions are disjoint and only
 /// read p and q, so the threads go on to the next region at once.
-template <bool kAzimuth, bool kLayer>
+template <bool kAzimuth, bool kLayer, bool kPhi = true>
 void update_box(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, const Box& b) {
   const std::int64_t sy = l.pitch, sz = l.plane;
 #pragma omp for collapse(2) schedule(static) nowait
@@ -276,21 +276,8 @@ void update_box(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, con
       const std::int64_t row = l.index(0, j, k);
 #pragma omp simd
       for (int i = b.x0; i < b.x1; ++i) {
-        tti_update_point<kAzimuth, kLayer>(f, row + i, sy, sz, c);
+        tti_update_point<kAzimuth, kLayer, kPhi>(f, row + i, sy, sz, c);
       }
-    }
-  }
-}
-
-/// The layer's phi step (tti_phi_step) over one layer region, rows shared as in update_box.
-void phi_step_box(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, const Box& b) {
-  const std::int64_t sy = l.pitch, sz = l.plane;
-#pragma omp for collapse(2) schedule(static) nowait
-  for (int k = b.z0; k < b.z1; ++k) {
-    for (int j = b.y0; j < b.y1; ++j) {
-      const std::int64_t row = l.index(0, j, k);
-      for (int i = b.x0; i < b.x1; ++i)
-        tti_phi_step(f, row + i, sy, sz, c);
     }
   }
 }
@@ -446,28 +433,24 @@ void TtiSimulation::update_regions() {
   f.phi_p = m_phi_p.empty() ? nullptr : m_phi_p.data();
   f.eta = m_problem.eta.empty() ? nullptr : m_problem.eta.data();
   const bool azimuth = f.axis_y != nullptr;
+  // The layer without phi where no point of it is driven (tti_layer_store).
+  const bool phi = f.phi_p != nullptr;
+  const FieldLayout& l = m_problem.layout;
+  const TtiCoefs& c = m_problem.coefs;
   // One parallel region a step (not one a region): seven fork-joins a step cost more than the
   // small layer regions themselves when the cores are shared.
 #pragma omp parallel
-  {
-    for (const Region& r : m_problem.regions) {
-      if (r.box.empty()) continue;
-      const bool layer = r.kind() == RegionKind::Layer;
-      if (azimuth) {
-        layer ? update_box<true, true>(f, m_problem.layout, m_problem.coefs, r.box)
-              : update_box<true, false>(f, m_problem.layout, m_problem.coefs, r.box);
-      } else {
-        layer ? update_box<false, true>(f, m_problem.layout, m_problem.coefs, r.box)
-              : update_box<false, false>(f, m_problem.layout, m_problem.coefs, r.box);
-      }
-    }
-    // phi's step once every update of the step has read phi^n.
-    if (m_needs_phi) {
-#pragma omp barrier
-      for (const Region& r : m_problem.regions) {
-        if (r.kind() == RegionKind::Layer && !r.box.empty())
-          phi_step_box(f, m_problem.layout, m_problem.coefs, r.box);
-      }
+  for (const Region& r : m_problem.regions) {
+    if (r.box.empty()) continue;
+    const bool layer = r.kind() == RegionKind::Layer;
+    if (azimuth) {
+      !layer ? update_box<true, false>(f, l, c, r.box)
+      : phi  ? update_box<true, true>(f, l, c, r.box)
+             : update_box<true, true, false>(f, l, c, r.box);
+    } else {
+      !layer ? update_box<false, false>(f, l, c, r.box)
+      : phi  ? update_box<false, true>(f, l, c, r.box)
+             : update_box<false, true, false>(f, l, c, r.box);
     }
   }
 }

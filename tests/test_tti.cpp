@@ -426,14 +426,6 @@ TEST(TtiLayer, PhiIsReadAndWrittenOnlyWhereElliptic) {
         for (int i = r.box.x0; i < r.box.x1; ++i)
           tti_update_point<true, true>(f, l.index(i, j, k), l.pitch, l.plane, p.coefs);
   }
-  // phi's own step, after every point's update has read phi^n.
-  for (const Region& r : p.regions) {
-    if (r.kind() != RegionKind::Layer) continue;
-    for (int k = r.box.z0; k < r.box.z1; ++k)
-      for (int j = r.box.y0; j < r.box.y1; ++j)
-        for (int i = r.box.x0; i < r.box.x1; ++i)
-          tti_phi_step(f, l.index(i, j, k), l.pitch, l.plane, p.coefs);
-  }
   for (const Region& r : p.regions) {
     if (r.kind() != RegionKind::Layer) continue;
     for (int k = r.box.z0; k < r.box.z1; ++k)

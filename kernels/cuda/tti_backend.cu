@@ -1,14 +1,12 @@
 /// The CUDA TTI backend: the device copy of a TtiProblem (p, q and their previous steps, the
 /// medium: vp2dt2 and the 16-bit pairs, eta, and phi_p where the layer has an elliptic point),
 /// advanced one step at a time by the region kernels (the layer slabs on a stream of their own,
-/// one launch a kernel, then the layer's phi step there), then source injection into p and
-/// receiver sampling of p, as the CPU reference (solver/tti.cpp) does.
+/// one launch a kernel), then source
+/// injection into p and receiver sampling of p, as the CPU reference (solver/tti.cpp) does.
 
 #include "io/errors.hpp"
 #include "kernels/cuda/cuda_support.cuh"
 #include "kernels/cuda/device_buffer.hpp"
-#include "kernels/cuda/launch_limits.hpp"
-#include "kernels/cuda/tti_phi_step.hpp"
 #include "kernels/tti_backend.hpp"
 
 #include <array>
@@ -20,40 +18,6 @@
 
 namespace minimod {
 namespace gpu {
-
-namespace {
-
-/// The phi step's tile: a warp along x, and planes a thread walks along z.
-constexpr int kPhiTileX = 32, kPhiTileY = 8, kPhiPlanes = 8;
-
-__global__ void __launch_bounds__(kPhiTileX* kPhiTileY)
-    tti_phi_step_kernel(const TtiFields f, const FieldLayout l, const TtiCoefs c, const Box b) {
-  const int i = b.x0 + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = b.y0 + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  if (i >= b.x1 || j >= b.y1) return;
-  const int k0 = b.z0 + static_cast<int>(blockIdx.z) * kPhiPlanes;
-  const int k1 = min(k0 + kPhiPlanes, b.z1);
-  for (int k = k0; k < k1; ++k)
-    tti_phi_step(f, l.index(i, j, k), l.pitch, l.plane, c);
-}
-
-} // namespace
-
-void launch_tti_phi_step(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
-                         const Box& b, void* stream) {
-  if (b.empty()) return;
-  const long long gx = ceil_div(b.nx(), kPhiTileX), gy = ceil_div(b.ny(), kPhiTileY),
-                  gz = ceil_div(b.nz(), kPhiPlanes);
-  if (const std::string why = launch_grid_limit(gx, gy, gz); !why.empty())
-    throw std::invalid_argument("tti_phi_step_kernel over " + std::to_string(b.nx()) + " x " +
-                                std::to_string(b.ny()) + " x " + std::to_string(b.nz()) +
-                                " points: " + why);
-  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
-  const dim3 block(kPhiTileX, kPhiTileY, 1);
-  tti_phi_step_kernel<<<grid, block, 0, static_cast<gpuStream_t>(stream)>>>(f, layout, coefs, b);
-  MINIMOD_GPU_CHECK_LAUNCH("tti_phi_step_kernel", grid, block, 0);
-}
-
 namespace {
 
 class CudaTtiBackend final : public TtiBackend {
@@ -166,8 +130,6 @@ public:
         m_kernels[r]->launch_tti_regions(f, m_layout, m_coefs, group.data(), count,
                                          static_cast<void*>(layers));
       }
-      // phi's step once the slabs have read phi^n (the inner region does not read it).
-      if (f.phi_p != nullptr) launch_phi_steps(f, layers);
     };
     auto launch_inner = [&](gpuStream_t main) {
       for (int r = 0; r < kRegionCount; ++r) {
@@ -228,14 +190,6 @@ public:
   }
 
 private:
-  /// phi's step over the layer regions on stream s, once the step's updates have read phi^n.
-  void launch_phi_steps(const TtiFields& f, gpuStream_t s) const {
-    for (const Region& region : m_regions) {
-      if (region.kind() == RegionKind::Layer)
-        launch_tti_phi_step(f, m_layout, m_coefs, region.box, static_cast<void*>(s));
-    }
-  }
-
   /// Upload the source and receiver taps and the source samples (replacing earlier ones).
   void upload_taps(const TtiProblem& p) {
     m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_stream.get());

@@ -1,9 +1,10 @@
 #pragma once
 /// The TTI kernels' class and launcher (host code; tti_kernels.cuh has the device code), shared
-/// by the two files that register them: tti_kernels.cu, and tti_kernels_tma.cu for semi+b+tma.
-/// semi+b+tma is compiled on its own because its kernels in the same file made the compiler
-/// allocate the other semi-stencil kernels' registers differently (semi+b_32x8 from no spills to
-/// 96 bytes of them).
+/// by the files that register them: tti_kernels.cu, tti_kernels_tma.cu for semi+b+tma and
+/// tti_kernels_semib.cu for semi+b. Those two are compiled on their own because other kernels in
+/// the same file made the compiler allocate semi+b's registers differently: semi+b+tma's took
+/// semi+b_32x8 from no spills to 96 bytes of them, and the layer forms without phi (session 8) to
+/// 80-220 bytes in every form, inner included (21.4 ms a step instead of 16.9 at 900^3).
 
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/launch_limits.hpp"
@@ -16,6 +17,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace minimod::gpu {
 
@@ -172,41 +174,49 @@ private:
   }
 
   /// Launch the kernel on `a` with the form of the fields (azimuth or not) and regions (layer or
-  /// inner), and check the launch.
+  /// inner; a layer with phi_p, or without: then no point of it is driven, tti_needs_phi), and
+  /// check the launch.
   void launch(const TtiArgs& a, bool layer, dim3 grid, dim3 block, gpuStream_t s) const {
-    const bool az = a.f.axis_y != nullptr;
+    const bool az = a.f.axis_y != nullptr, phi = a.f.phi_p != nullptr;
     const std::string n = name();
-    if (az) {
-      layer ? run<true, true>(a, grid, block, s, n) : run<true, false>(a, grid, block, s, n);
-    } else {
-      layer ? run<false, true>(a, grid, block, s, n) : run<false, false>(a, grid, block, s, n);
-    }
-    const std::string what = n + (layer ? "<layer" : "<inner") + (az ? ",azimuth>" : ">");
+    auto go = [&](auto az_tag) {
+      constexpr bool kAz = decltype(az_tag)::value;
+      if (!layer) {
+        run<kAz, false>(a, grid, block, s, n);
+      } else if (phi) {
+        run<kAz, true, true>(a, grid, block, s, n);
+      } else {
+        run<kAz, true, false>(a, grid, block, s, n);
+      }
+    };
+    az ? go(std::true_type{}) : go(std::false_type{});
+    const std::string what =
+        n + (layer ? (phi ? "<layer" : "<layer without phi") : "<inner") + (az ? ",azimuth>" : ">");
     MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, 0);
   }
 
   /// Launch the kernel; `name` is this kernel's, for errors.
-  template <bool kAz, bool kLayer>
+  template <bool kAz, bool kLayer, bool kPhi = true>
   static void run(const TtiArgs& a, dim3 grid, dim3 block, gpuStream_t s, const std::string& name) {
     (void)name; // used by semi+b+tma only
     if constexpr (M == TtiMethod::Gmem3d) {
-      tti_gmem_3d_kernel<Dx, Dy, Dz, kAz, kLayer><<<grid, block, 0, s>>>(a);
+      tti_gmem_3d_kernel<Dx, Dy, Dz, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(a);
     } else if constexpr (M == TtiMethod::Smem3d) {
-      tti_smem_3d_kernel<Dx, Dy, Dz, kAz, kLayer><<<grid, block, 0, s>>>(a);
+      tti_smem_3d_kernel<Dx, Dy, Dz, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(a);
     } else if constexpr (M == TtiMethod::Smem25d) {
-      tti_smem_25d_kernel<Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a);
+      tti_smem_25d_kernel<Dx, Dy, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(a);
     } else if constexpr (M == TtiMethod::SemiBT) {
 #if MINIMOD_GPU_TENSOR_COPY
       // The maps are built for every launch: the time loop swaps the fields' buffers.
       constexpr int W = tti_tma_box_w(Dx), H = tti_tma_box_h(Dy);
       const TtiTensorMaps maps{plane_tile_map(a.f.p, a.layout, W, H, name + ", field p"),
                                plane_tile_map(a.f.q, a.layout, W, H, name + ", field q")};
-      tti_semi_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a, maps);
+      tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(a, maps);
 #else
       static_assert(M != TtiMethod::SemiBT, "semi+b+tma needs the tensor copies");
 #endif
     } else {
-      tti_semi_kernel<M, Dx, Dy, kAz, kLayer><<<grid, block, 0, s>>>(a, TtiTensorMaps{});
+      tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(a, TtiTensorMaps{});
     }
   }
 };

@@ -23,9 +23,7 @@ void register_tti_kernels(KernelRegistry& registry) {
   add<TtiMethod::Semi, 32, 16, 1>(registry);
   add<TtiMethod::Semi, 16, 16, 1>(registry);
   add<TtiMethod::Semi, 16, 8, 1>(registry);
-  add<TtiMethod::SemiB, 32, 8, 1>(registry, true);
-  add<TtiMethod::SemiB, 32, 16, 1>(registry);
-  add<TtiMethod::SemiB, 16, 16, 1>(registry);
+  register_tti_semib_kernels(registry);
   add<TtiMethod::SemiBA, 32, 8, 1>(registry, true);
   add<TtiMethod::SemiBA, 32, 16, 1>(registry);
   add<TtiMethod::SemiBA, 16, 16, 1>(registry);

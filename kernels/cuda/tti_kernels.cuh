@@ -5,8 +5,8 @@
 /// (kernels/tti_K.hpp: tti_finish_point, or tti_finish_loaded with the point's values loaded
 /// early), so that all of them compute one function up to the order of the sums (semi+b+a and
 /// semi+b+tma with azimuth fold the in-plane terms into L s, H s, H q first and finish with
-/// tti_apply_operators). The layer's phi step is a pass of its own (tti_phi_step,
-/// kernels/cuda/tti_phi_step.hpp):
+/// tti_apply_operators). Each layer form comes twice (kPhi): with the layer's phi and its drive,
+/// and without, for media whose layer has no elliptic point (no phi_p array; tti_layer_store):
 ///
 ///   gmem_3d   3D blocks, one point a thread, all 2 x 73 stencil points read from global memory
 ///   smem_3d   3D blocks; the (Dx+8)(Dy+8)(Dz+8) boxes of p and q staged in shared memory
@@ -53,6 +53,8 @@ void register_tti_kernels(KernelRegistry& registry);
 /// Register semi+b+tma where the tensor copies are available (kernels/cuda/tti_kernels_tma.cu;
 /// called by register_tti_kernels).
 void register_tti_tma_kernels(KernelRegistry& registry);
+/// Register semi+b (kernels/cuda/tti_kernels_semib.cu; called by register_tti_kernels).
+void register_tti_semib_kernels(KernelRegistry& registry);
 
 /// How a TTI kernel reaches its stencil points.
 enum class TtiMethod : int { Gmem3d, Smem3d, Smem25d, Semi, SemiB, SemiBA, Semi2z, SemiBT };
@@ -143,19 +145,20 @@ struct TtiArgs {
 /// -> 48.8).
 template <int Threads> constexpr int kTtiMinBlocks = Threads >= 1024 ? 1 : 1024 / Threads;
 
-template <int Dx, int Dy, int Dz, bool kAz, bool kLayer>
+template <int Dx, int Dy, int Dz, bool kAz, bool kLayer, bool kPhi = true>
 __global__ void __launch_bounds__(Dx* Dy* Dz, kTtiMinBlocks<Dx * Dy * Dz>)
     tti_gmem_3d_kernel(const TtiArgs a) {
   const int i = a.box.x0 + static_cast<int>(blockIdx.x) * Dx + static_cast<int>(threadIdx.x);
   const int j = a.box.y0 + static_cast<int>(blockIdx.y) * Dy + static_cast<int>(threadIdx.y);
   const int k = a.box.z0 + static_cast<int>(blockIdx.z) * Dz + static_cast<int>(threadIdx.z);
   if (i >= a.box.x1 || j >= a.box.y1 || k >= a.box.z1) return;
-  tti_update_point<kAz, kLayer>(a.f, a.layout.index(i, j, k), a.layout.pitch, a.layout.plane, a.c);
+  tti_update_point<kAz, kLayer, kPhi>(a.f, a.layout.index(i, j, k), a.layout.pitch, a.layout.plane,
+                                      a.c);
 }
 
 // ---- smem_3d ---------------------------------------------------------------------------------
 
-template <int Dx, int Dy, int Dz, bool kAz, bool kLayer>
+template <int Dx, int Dy, int Dz, bool kAz, bool kLayer, bool kPhi = true>
 __global__ void __launch_bounds__(Dx* Dy* Dz) tti_smem_3d_kernel(const TtiArgs a) {
   constexpr int W = Dx + 2 * kHalo, H = Dy + 2 * kHalo, D = Dz + 2 * kHalo;
   constexpr int kCells = W * H * D, kThreads = Dx * Dy * Dz;
@@ -188,7 +191,7 @@ __global__ void __launch_bounds__(Dx* Dy* Dz) tti_smem_3d_kernel(const TtiArgs a
   const std::int64_t local = ((tz + kHalo) * H + ty + kHalo) * W + tx + kHalo;
   const SecondDerivatives dp = second_derivatives_73<kAz>(sp, local, W, W * H, a.c);
   const SecondDerivatives dq = second_derivatives_73<kAz>(sq, local, W, W * H, a.c);
-  tti_finish_point<kAz, kLayer>(a.f, a.layout.index(i, j, k), dp, dq);
+  tti_finish_point<kAz, kLayer, kPhi>(a.f, a.layout.index(i, j, k), sy, sz, a.c, dp, dq);
 }
 
 // ---- The streaming methods -------------------------------------------------------------------
@@ -327,7 +330,7 @@ template <int Dx, int Dy, bool kBoxes> struct TtiColumn {
 
 /// smem_25d: the nine planes k-4..k+4 of p and q in a circular buffer of shared planes; plane t
 /// lives in slot t mod 9.
-template <int Dx, int Dy, bool kAz, bool kLayer>
+template <int Dx, int Dy, bool kAz, bool kLayer, bool kPhi = true>
 __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
     tti_smem_25d_kernel(const TtiArgs a) {
   using Col = TtiColumn<Dx, Dy, kLayer>;
@@ -339,6 +342,7 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
   float* const sq = buffer + NB * kPlane;
 
   const Col col(a);
+  const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
   // The ring index of plane t advances by one a plane (no division in the loop: a modulus per
   // plane access, 18 of them a point, cost more than a fifth of the step).
   int cur = ((col.zs - kHalo) % NB + NB) % NB;
@@ -364,7 +368,8 @@ __global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
           tti_nine_planes<kAz, W>([&](int o) { return sp + plane_at(o); }, col.c0, a.c);
       const SecondDerivatives dq =
           tti_nine_planes<kAz, W>([&](int o) { return sq + plane_at(o); }, col.c0, a.c);
-      tti_finish_point<kAz, kLayer>(a.f, a.layout.index(col.i, col.j, k), dp, dq);
+      tti_finish_point<kAz, kLayer, kPhi>(a.f, a.layout.index(col.i, col.j, k), sy, sz, a.c, dp,
+                                          dq);
     }
   }
 }
@@ -609,7 +614,7 @@ struct TtiTensorMaps {};
 /// semi+2z's pairing, so the slot is a constant). A slot holds (p, q) pairs, or with semi+b+tma
 /// the plane of p followed by that of q (a tensor copy writes one field's box), 128-byte
 /// aligned.
-template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer>
+template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer, bool kPhi = true>
 __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kLayer))
     tti_semi_kernel(const TtiArgs a, const __grid_constant__ TtiTensorMaps maps) {
   using Col = TtiColumn<Dx, Dy, kLayer>;
@@ -628,7 +633,7 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
   __shared__ alignas(kSplit ? 128 : 8) float2 buffer[NB * kPlane];
 
   const Col col(a);
-  const std::int64_t sz = a.layout.plane;
+  const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
   const std::int64_t column = a.layout.index(col.i, col.j, 0);
   // Index of the column's point k >= 0 (formed three or four times a point).
   auto point = [&](int k) { return column + tti_wide(k, static_cast<int>(sz)); };
@@ -697,12 +702,12 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
           const TtiWeights w = tti_weights(ahead.nx(), ahead.ny(), ahead.nz());
           float lap_s, h_s, h_q;
           tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
-          tti_apply_operators<kLayer>(
-              a.f, point(k),
+          tti_apply_operators<kLayer, kPhi>(
+              a.f, point(k), sy, sz, a.c, w,
               tti_operators_from(lap_s, h_s, h_q, ahead.two_delta(), ahead.two_emd()), ahead);
         } else {
           (void)r;
-          tti_finish_loaded<kAz, kLayer>(a.f, point(k), dp, dq, ahead);
+          tti_finish_loaded<kAz, kLayer, kPhi>(a.f, point(k), sy, sz, a.c, dp, dq, ahead);
         }
       }
       // The next point's loads go out at once: a whole plane's work hides them.

@@ -16,7 +16,6 @@
 #include "tests/grid_helpers.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
 #include "kernels/cuda/device_buffer.hpp"
-#include "kernels/cuda/tti_phi_step.hpp"
 #endif
 
 #include <gtest/gtest.h>
@@ -347,9 +346,8 @@ TtiStart random_tti_start(const FieldLayout& l, std::mt19937& rng) {
 
 /// One launch per region on poisoned fields: p_next, q_next and phi_p random inside the grid and
 /// NaN outside; p and q random inside, zero in the ghosts, NaN beyond; eta NaN beyond its ghost
-/// ring. Each launched point must hold the host's one-step value (tti_update_point, and in the
-/// layer then tti_phi_step by launch_tti_phi_step), every other point its old value, and every
-/// point outside the grid its NaN.
+/// ring. Each launched point must hold the host's one-step value (tti_update_point), every other
+/// point its old value, and every point outside the grid its NaN.
 TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   MINIMOD_SKIP_WITHOUT_GPU();
 #if defined(MINIMOD_HAVE_CUDA)
@@ -469,14 +467,6 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
                   : tti_update_point<false, false>(h, q, l.pitch, l.plane, p.coefs);
           }
         }
-    // The layer's phi step (a launch of its own) after the slab's update.
-    if (layer) {
-      gpu::launch_tti_phi_step(f, l, p.coefs, b, nullptr);
-      for (int k = b.z0; k < b.z1; ++k)
-        for (int j = b.y0; j < b.y1; ++j)
-          for (int i = b.x0; i < b.x1; ++i)
-            tti_phi_step(h, l.index(i, j, k), l.pitch, l.plane, p.coefs);
-    }
   }
   std::vector<float> gpn(size), gqn(size), gphi(size);
   d_pn.download(gpn.data(), bytes);
