@@ -17,8 +17,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -370,6 +373,74 @@ TEST(TtiCompactMedium, AxisFixedPointAndPairs) {
   EXPECT_EQ(tti_pair_lo_half(aniso), tti_half_to_float(tti_half_bits(-0.2, "v")));
   EXPECT_EQ(tti_pair_hi_half(aniso), tti_half_to_float(tti_half_bits(0.3, "v")));
   EXPECT_NEAR(tti_pair_hi_half(aniso), 0.3, 0.3 * std::ldexp(1.0, -11));
+}
+
+/// The layer form without phi (kPhi = false, for media with no driven layer point) computes what
+/// the form with phi computes there, bit for bit: an anelliptic medium, random fields, one update
+/// of every layer point each way (phi zero in the one, absent in the other), with and without
+/// azimuth. The GPU kernels' forms without phi are checked against the CPU solver's
+/// (AnellipticLayerRunsWithoutPhi), which uses this one.
+TEST(TtiLayer, FormWithoutPhiEqualsFormWithZeroPhi) {
+  const Grid g = make_grid(23, 19, 17, 10.0, 12.0, 9.0);
+  for (const bool az : {false, true}) {
+    SCOPED_TRACE(az ? "azimuth" : "tilt only");
+    const TtiModel m = uniform_model(g, 2100.0, 0.25, 0.1, 35.0 * kDeg,
+                                     az ? std::optional<double>(20.0 * kDeg) : std::nullopt);
+    TtiPlanOptions o;
+    o.steps = 4;
+    o.layer_width = 5;
+    const TtiProblem p = build_tti_problem(make_tti_plan(g, m, o), m, {}, {});
+    ASSERT_FALSE(tti_needs_phi(p));
+    ASSERT_EQ(p.has_azimuth(), az);
+    const FieldLayout& l = p.layout;
+    const auto size = static_cast<std::size_t>(l.size);
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+    std::vector<float> pf(size, 0.0f), qf(size, 0.0f), prev_p(size, 0.0f), prev_q(size, 0.0f);
+    for_each_point(g, [&](int i, int j, int k, std::size_t) {
+      const auto q = static_cast<std::size_t>(l.index(i, j, k));
+      pf[q] = unit(rng);
+      qf[q] = unit(rng);
+      prev_p[q] = unit(rng);
+      prev_q[q] = unit(rng);
+    });
+    std::vector<float> pn1 = prev_p, qn1 = prev_q, pn0 = prev_p, qn0 = prev_q, phi(size, 0.0f);
+    TtiFields f;
+    f.p = pf.data();
+    f.q = qf.data();
+    f.vp2dt2 = p.vp2dt2.data();
+    f.aniso = p.aniso.data();
+    f.axis_xz = p.axis_xz.data();
+    f.axis_y = az ? p.axis_y.data() : nullptr;
+    f.eta = p.eta.data();
+    TtiFields with = f, without = f;
+    with.p_next = pn1.data();
+    with.q_next = qn1.data();
+    with.phi_p = phi.data();
+    without.p_next = pn0.data();
+    without.q_next = qn0.data();
+    std::size_t points = 0;
+    for (const Region& r : p.regions) {
+      if (r.kind() != RegionKind::Layer) continue;
+      for (int k = r.box.z0; k < r.box.z1; ++k)
+        for (int j = r.box.y0; j < r.box.y1; ++j)
+          for (int i = r.box.x0; i < r.box.x1; ++i, ++points) {
+            const std::int64_t q = l.index(i, j, k);
+            if (az) {
+              tti_update_point<true, true, true>(with, q, l.pitch, l.plane, p.coefs);
+              tti_update_point<true, true, false>(without, q, l.pitch, l.plane, p.coefs);
+            } else {
+              tti_update_point<false, true, true>(with, q, l.pitch, l.plane, p.coefs);
+              tti_update_point<false, true, false>(without, q, l.pitch, l.plane, p.coefs);
+            }
+          }
+    }
+    EXPECT_GT(points, 0u);
+    EXPECT_EQ(std::memcmp(pn1.data(), pn0.data(), size * sizeof(float)), 0) << "p_next";
+    EXPECT_EQ(std::memcmp(qn1.data(), qn0.data(), size * sizeof(float)), 0) << "q_next";
+    EXPECT_NE(std::memcmp(pn1.data(), prev_p.data(), size * sizeof(float)), 0) << "no update";
+    EXPECT_TRUE(std::all_of(phi.begin(), phi.end(), [](float x) { return x == 0.0f; }));
+  }
 }
 
 /// The layer touches phi_p only where the medium is elliptic: with phi NaN at the anelliptic
