@@ -319,7 +319,7 @@ MINIMOD_HD TtiPointIn tti_load_point(const TtiFields& f, std::int64_t i) {
 /// q and eta from f), damping alone for q. kPhi = false: the caller knows that no point of the
 /// layer is driven (tti_needs_phi; the backends then have no phi_p array), so phi stays zero
 /// everywhere and neither the test nor the drive is compiled. That code, never run in such a
-/// medium, cost every kernel family 1-2% of the step on the H100 (900^3, session 8:
+/// medium, cost most kernel families 1-3% of the step on the H100 (900^3, session 8:
 /// docs/perf/2026-11-22-h100-tti-900-session8.md).
 template <bool kPhi = true>
 MINIMOD_HD void tti_layer_store(const TtiFields& f, std::int64_t i, std::int64_t sy,
