@@ -59,8 +59,9 @@ public:
   virtual void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
                       const Region& region, void* stream) const = 0;
   /// Enqueue one TTI update of `region` (p and q together; azimuth terms when f.axis_y is set).
-  /// A layer region needs f.eta, and f.phi_p where a point of it is driven (TtiFields). The
-  /// default, for the isotropic kernels, throws std::logic_error.
+  /// A layer region needs f.eta, and f.phi_p where a point of it is driven (TtiFields): with a
+  /// null f.phi_p the kernel runs its layer form without phi, which has no drive. The default,
+  /// for the isotropic kernels, throws std::logic_error.
   virtual void launch_tti(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
                           const Region& region, void* stream) const;
   /// Enqueue one TTI update of each of `count` regions of one kind (the layer slabs). The default

@@ -265,8 +265,9 @@ MINIMOD_HD bool tti_layer_driven(float two_eps_minus_delta) {
 /// symmetry axis (n_x, n_y, n_z) with n_z >= 0 (docs/tti.md: 12 bytes, 14 with azimuth; axis_y is
 /// null without it). eta may be null when no layer point is updated; phi_p (the layer's phi of p;
 /// q has none, see tti_layer_drive) is read and written only where tti_layer_driven, and may be
-/// null when no updated layer point is driven (tti_needs_phi). A driven point with a null phi_p
-/// is a caller's error that no kernel checks (it would scan the medium).
+/// null when no updated layer point is driven (tti_needs_phi): the backends then run the layer
+/// forms without phi (tti_layer_store's kPhi). A driven point with a null phi_p is a caller's
+/// error that no kernel checks (it would scan the medium): it would get no drive.
 struct TtiFields {
   const float* p = nullptr;
   float* p_next = nullptr;

@@ -12,6 +12,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace minimod {
@@ -443,15 +444,17 @@ void TtiSimulation::update_regions() {
   for (const Region& r : m_problem.regions) {
     if (r.box.empty()) continue;
     const bool layer = r.kind() == RegionKind::Layer;
-    if (azimuth) {
-      !layer ? update_box<true, false>(f, l, c, r.box)
-      : phi  ? update_box<true, true>(f, l, c, r.box)
-             : update_box<true, true, false>(f, l, c, r.box);
-    } else {
-      !layer ? update_box<false, false>(f, l, c, r.box)
-      : phi  ? update_box<false, true>(f, l, c, r.box)
-             : update_box<false, true, false>(f, l, c, r.box);
-    }
+    auto update = [&](auto az_tag) {
+      constexpr bool kAz = decltype(az_tag)::value;
+      if (!layer) {
+        update_box<kAz, false>(f, l, c, r.box);
+      } else if (phi) {
+        update_box<kAz, true>(f, l, c, r.box);
+      } else {
+        update_box<kAz, true, false>(f, l, c, r.box);
+      }
+    };
+    azimuth ? update(std::true_type{}) : update(std::false_type{});
   }
 }
 

@@ -377,10 +377,10 @@ TEST(TtiCompactMedium, AxisFixedPointAndPairs) {
 
 /// The layer form without phi (kPhi = false, for media with no driven layer point) computes what
 /// the form with phi computes there, bit for bit: an anelliptic medium, random fields, one update
-/// of every layer point each way (phi zero in the one, absent in the other), with and without
-/// azimuth. The GPU kernels' forms without phi are checked against the CPU solver's
+/// of every layer point each way (a phi array of zeros in the one, none in the other), with and
+/// without azimuth. The GPU kernels' forms without phi are checked against the CPU solver's
 /// (AnellipticLayerRunsWithoutPhi), which uses this one.
-TEST(TtiLayer, FormWithoutPhiEqualsFormWithZeroPhi) {
+TEST(TtiLayer, FormWithoutPhiEqualsFormWithPhiWhereNothingIsDriven) {
   const Grid g = make_grid(23, 19, 17, 10.0, 12.0, 9.0);
   for (const bool az : {false, true}) {
     SCOPED_TRACE(az ? "azimuth" : "tilt only");

@@ -30,6 +30,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace minimod {
@@ -344,17 +345,21 @@ TtiStart random_tti_start(const FieldLayout& l, std::mt19937& rng) {
 }
 #endif
 
-/// One launch per region on poisoned fields: p_next, q_next and phi_p random inside the grid and
-/// NaN outside; p and q random inside, zero in the ghosts, NaN beyond; eta NaN beyond its ghost
-/// ring. Each launched point must hold the host's one-step value (tti_update_point), every other
-/// point its old value, and every point outside the grid its NaN.
-TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
-  MINIMOD_SKIP_WITHOUT_GPU();
 #if defined(MINIMOD_HAVE_CUDA)
-  const bool az = GetParam().azimuth;
-  const TtiCase c = make_case(az, 2);
+/// One launch of `kernel` per region on poisoned fields: p_next, q_next and phi_p random inside
+/// the grid and NaN outside; p and q random inside, zero in the ghosts, NaN beyond; eta NaN beyond
+/// its ghost ring. Each launched point must hold the host's one-step value (tti_update_point),
+/// every other point its old value, and every point outside the grid its NaN. with_phi = false:
+/// the medium anelliptic everywhere and no phi_p, so the layer forms without phi run.
+void one_step_per_region(const StencilKernel& kernel, bool az, bool with_phi) {
+  TtiCase c = make_case(az, 2);
+  if (!with_phi) {
+    for (std::size_t n = 0; n < c.model.epsilon.size(); ++n)
+      c.model.epsilon[n] = c.model.delta[n] + 0.1f;
+  }
   const TtiProblem p = build_tti_problem(c.plan, c.model, {}, {});
-  if (const std::string why = tensor_copy_refusal(kernel(), p); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(tti_needs_phi(p), with_phi);
+  if (const std::string why = tensor_copy_refusal(kernel, p); !why.empty()) GTEST_SKIP() << why;
   const FieldLayout& l = p.layout;
   const auto size = static_cast<std::size_t>(l.size);
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -433,7 +438,7 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   f.aniso = d_aniso.as<const std::uint32_t>();
   f.axis_xz = d_axis_xz.as<const std::uint32_t>();
   f.axis_y = az ? d_ay.as<const std::int16_t>() : nullptr;
-  f.phi_p = d_phi.as<float>();
+  f.phi_p = with_phi ? d_phi.as<float>() : nullptr;
   f.eta = d_eta.as<const float>();
 
   // Expected: the host's per-point update on host copies.
@@ -447,26 +452,29 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   h.aniso = aniso.data();
   h.axis_xz = axis_xz.data();
   h.axis_y = az ? axis_y.data() : nullptr;
-  h.phi_p = wphi.data();
+  h.phi_p = with_phi ? wphi.data() : nullptr;
   h.eta = eta.data();
   for (const Region& region : p.regions) {
     if (region.box.empty()) continue;
-    ASSERT_EQ(kernel().can_run(region, l), "") << region_name(region.id);
-    kernel().launch_tti(f, l, p.coefs, region, nullptr); // default stream
+    ASSERT_EQ(kernel.can_run(region, l), "") << region_name(region.id);
+    kernel.launch_tti(f, l, p.coefs, region, nullptr); // default stream
     const Box& b = region.box;
     const bool layer = region.kind() == RegionKind::Layer;
+    auto update = [&](auto az_tag, std::int64_t q) {
+      constexpr bool kAz = decltype(az_tag)::value;
+      if (!layer) {
+        tti_update_point<kAz, false>(h, q, l.pitch, l.plane, p.coefs);
+      } else if (with_phi) {
+        tti_update_point<kAz, true>(h, q, l.pitch, l.plane, p.coefs);
+      } else {
+        tti_update_point<kAz, true, false>(h, q, l.pitch, l.plane, p.coefs);
+      }
+    };
     for (int k = b.z0; k < b.z1; ++k)
       for (int j = b.y0; j < b.y1; ++j)
-        for (int i = b.x0; i < b.x1; ++i) {
-          const std::int64_t q = l.index(i, j, k);
-          if (az) {
-            layer ? tti_update_point<true, true>(h, q, l.pitch, l.plane, p.coefs)
-                  : tti_update_point<true, false>(h, q, l.pitch, l.plane, p.coefs);
-          } else {
-            layer ? tti_update_point<false, true>(h, q, l.pitch, l.plane, p.coefs)
-                  : tti_update_point<false, false>(h, q, l.pitch, l.plane, p.coefs);
-          }
-        }
+        for (int i = b.x0; i < b.x1; ++i)
+          az ? update(std::true_type{}, l.index(i, j, k))
+             : update(std::false_type{}, l.index(i, j, k));
   }
   std::vector<float> gpn(size), gqn(size), gphi(size);
   d_pn.download(gpn.data(), bytes);
@@ -491,6 +499,22 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
     check("phi_p", gphi, wphi, i, j, k);
   });
   EXPECT_EQ(bad, 0u) << "points wrong in total";
+}
+#endif
+
+TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_CUDA)
+  one_step_per_region(kernel(), GetParam().azimuth, true);
+#endif
+}
+
+/// The same with the layer forms without phi (an anelliptic medium, no phi_p): every tile's, where
+/// AnellipticLayerRunsWithoutPhi runs each family's default through the backend.
+TEST_P(TtiKernelTest, OneStepPerRegionWithoutPhiWritesExactlyItsPoints) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_CUDA)
+  one_step_per_region(kernel(), GetParam().azimuth, false);
 #endif
 }
 
