@@ -82,6 +82,16 @@ std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer
   return field * arrays + (azimuth ? field / 2 : 0);
 }
 
+TtiFields tti_medium_fields(const TtiProblem& p) {
+  TtiFields f;
+  f.vp2dt2 = p.vp2dt2.data();
+  f.aniso = p.aniso.data();
+  f.axis_xz = p.axis_xz.data();
+  f.axis_y = p.axis_y.empty() ? nullptr : p.axis_y.data();
+  f.eta = p.eta.empty() ? nullptr : p.eta.data();
+  return f;
+}
+
 namespace {
 
 /// Driven layer points of a problem (tti_layer_driven), counting stopped at `enough`.

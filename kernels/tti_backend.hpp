@@ -41,6 +41,10 @@ struct TtiProblem {
   bool has_azimuth() const { return !axis_y.empty(); }
 };
 
+/// The host pointers to a problem's medium, in TtiFields: vp2dt2, the pairs, axis_y and eta (null
+/// where the problem has none). The caller sets the fields (p, q and their next steps) and phi_p.
+TtiFields tti_medium_fields(const TtiProblem& p);
+
 /// Bytes of the padded arrays of a TTI problem of `padded_points` points a field (FieldLayout
 /// size): p, q and their previous steps, the medium (vp2dt2 and the 16-bit pairs, n_y with
 /// `azimuth`), eta with a `layer`, and phi_p with `phi` (tti_needs_phi).

@@ -422,17 +422,12 @@ void TtiSimulation::reset_state() {
 }
 
 void TtiSimulation::update_regions() {
-  TtiFields f;
+  TtiFields f = tti_medium_fields(m_problem);
   f.p = m_p.data();
   f.p_next = m_p_next.data();
   f.q = m_q.data();
   f.q_next = m_q_next.data();
-  f.vp2dt2 = m_problem.vp2dt2.data();
-  f.aniso = m_problem.aniso.data();
-  f.axis_xz = m_problem.axis_xz.data();
-  f.axis_y = m_problem.axis_y.empty() ? nullptr : m_problem.axis_y.data();
   f.phi_p = m_phi_p.empty() ? nullptr : m_phi_p.data();
-  f.eta = m_problem.eta.empty() ? nullptr : m_problem.eta.data();
   const bool azimuth = f.axis_y != nullptr;
   // The layer without phi where no point of it is driven (tti_layer_store).
   const bool phi = f.phi_p != nullptr;

@@ -405,14 +405,9 @@ TEST(TtiLayer, FormWithoutPhiEqualsFormWithPhiWhereNothingIsDriven) {
       prev_q[q] = unit(rng);
     });
     std::vector<float> pn1 = prev_p, qn1 = prev_q, pn0 = prev_p, qn0 = prev_q, phi(size, 0.0f);
-    TtiFields f;
+    TtiFields f = tti_medium_fields(p);
     f.p = pf.data();
     f.q = qf.data();
-    f.vp2dt2 = p.vp2dt2.data();
-    f.aniso = p.aniso.data();
-    f.axis_xz = p.axis_xz.data();
-    f.axis_y = az ? p.axis_y.data() : nullptr;
-    f.eta = p.eta.data();
     TtiFields with = f, without = f;
     with.p_next = pn1.data();
     with.q_next = qn1.data();
@@ -469,17 +464,12 @@ TEST(TtiLayer, PhiIsReadAndWrittenOnlyWhereElliptic) {
     pf[q] = static_cast<float>(std::exp(-r2 / 20.0));
     qf[q] = 0.5f * pf[q];
   });
-  TtiFields f;
+  TtiFields f = tti_medium_fields(p);
   f.p = pf.data();
   f.q = qf.data();
   f.p_next = pn.data();
   f.q_next = qn.data();
-  f.vp2dt2 = p.vp2dt2.data();
-  f.aniso = p.aniso.data();
-  f.axis_xz = p.axis_xz.data();
-  f.axis_y = p.axis_y.data();
   ASSERT_TRUE(p.has_azimuth());
-  f.eta = p.eta.data();
   f.phi_p = phi.data();
   // phi starts at zero at the elliptic points, as a run's does.
   std::size_t elliptic = 0, anelliptic = 0, driven_nonzero = 0;

@@ -280,6 +280,20 @@ std::string tensor_copy_refusal(const StencilKernel& k, const TtiProblem& p) {
   return k.family() == "semi+b+tma" ? k.can_run(p.regions[0], p.layout) : std::string();
 }
 
+/// p and q after all of a problem's steps on `gpu`, set up with `kernels`.
+struct TtiGpuFields {
+  std::vector<float> p, q;
+};
+TtiGpuFields run_all_steps(TtiBackend& gpu, const TtiProblem& p, const RegionKernels& kernels) {
+  gpu.setup(p, kernels);
+  for (int n = 0; n < p.steps; ++n)
+    gpu.step(n);
+  TtiGpuFields out;
+  gpu.fetch_field(out.p, false);
+  gpu.fetch_field(out.q, true);
+  return out;
+}
+
 /// 100 steps on the GPU with the kernel under test in every region: p, q and the traces.
 TEST_P(TtiKernelTest, MatchesCpuReference) {
   MINIMOD_SKIP_WITHOUT_GPU();
@@ -288,7 +302,7 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
   const TtiProblem p =
       build_tti_problem(c.plan, c.model, c.sources, c.receivers, Interpolation::Sinc);
   ASSERT_EQ(p.has_azimuth(), az);
-  std::array<const StencilKernel*, kRegionCount> kernels;
+  RegionKernels kernels;
   kernels.fill(&kernel());
   if (const std::string why = tensor_copy_refusal(kernel(), p); !why.empty()) GTEST_SKIP() << why;
   for (const Region& r : p.regions)
@@ -296,15 +310,11 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
   const TtiReference& ref = reference(az);
 
   auto gpu = make_cuda_tti_backend();
-  gpu->setup(p, kernels);
-  for (int n = 0; n < p.steps; ++n)
-    gpu->step(n);
-  std::vector<float> pf, qf, traces;
-  gpu->fetch_field(pf, false);
-  gpu->fetch_field(qf, true);
+  const TtiGpuFields got = run_all_steps(*gpu, p, kernels);
+  std::vector<float> traces;
   gpu->fetch_traces(traces);
-  expect_close(pf, ref.p, "p after 100 steps");
-  expect_close(qf, ref.q, "q after 100 steps");
+  expect_close(got.p, ref.p, "p after 100 steps");
+  expect_close(got.q, ref.q, "q after 100 steps");
   expect_close(traces, ref.traces, "receiver traces of p");
 
   // The same backend again after reset: the same numbers (nothing left over from the first run).
@@ -313,7 +323,7 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
     gpu->step(n);
   std::vector<float> again;
   gpu->fetch_field(again, false);
-  EXPECT_EQ(again, pf) << "a reset run differs from the first";
+  EXPECT_EQ(again, got.p) << "a reset run differs from the first";
 }
 
 #if defined(MINIMOD_HAVE_CUDA)
@@ -621,14 +631,9 @@ TEST(TtiGpu, IsotropicMediumKeepsQZero) {
   const RegionKernels k =
       resolve_kernels("", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel");
   auto gpu = make_cuda_tti_backend();
-  gpu->setup(p, k);
-  for (int n = 0; n < p.steps; ++n)
-    gpu->step(n);
-  std::vector<float> pf, qf;
-  gpu->fetch_field(pf, false);
-  gpu->fetch_field(qf, true);
-  EXPECT_TRUE(std::all_of(qf.begin(), qf.end(), [](float x) { return x == 0.0f; }));
-  expect_close(pf, cpu.wavefield_p(), "p, isotropic medium");
+  const TtiGpuFields got = run_all_steps(*gpu, p, k);
+  EXPECT_TRUE(std::all_of(got.q.begin(), got.q.end(), [](float x) { return x == 0.0f; }));
+  expect_close(got.p, cpu.wavefield_p(), "p, isotropic medium");
 }
 
 /// An anelliptic medium (epsilon > delta everywhere) needs no phi_p: tti_device_bytes counts one
@@ -664,14 +669,9 @@ TEST(TtiGpu, AnellipticLayerRunsWithoutPhi) {
         EXPECT_EQ(family, "semi+b+tma") << e.what();
         continue;
       }
-      gpu->setup(p, k);
-      for (int n = 0; n < p.steps; ++n)
-        gpu->step(n);
-      std::vector<float> pf, qf;
-      gpu->fetch_field(pf, false);
-      gpu->fetch_field(qf, true);
-      expect_close(pf, cpu.wavefield_p(), "p, anelliptic medium");
-      expect_close(qf, cpu.wavefield_q(), "q, anelliptic medium");
+      const TtiGpuFields got = run_all_steps(*gpu, p, k);
+      expect_close(got.p, cpu.wavefield_p(), "p, anelliptic medium");
+      expect_close(got.q, cpu.wavefield_q(), "q, anelliptic medium");
     }
   }
 }
