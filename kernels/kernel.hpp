@@ -70,12 +70,6 @@ public:
   virtual void launch_tti_regions(const TtiFields& f, const FieldLayout& layout,
                                   const TtiCoefs& coefs, const Region* regions, int count,
                                   void* stream) const;
-  /// PROTOTYPE: one grid over `box` whose points outside `core` take the layer update (no phi).
-  /// Returns false when the kernel has no such form.
-  virtual bool launch_tti_mixed(const TtiFields&, const FieldLayout&, const TtiCoefs&, const Box&,
-                                const Box&, void*) const {
-    return false;
-  }
 };
 
 /// All registered kernels. Registration is explicit (`register_*_kernels`), never static objects,

@@ -10,7 +10,6 @@
 #include "kernels/tti_backend.hpp"
 
 #include <array>
-#include <cstdlib>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -138,34 +137,7 @@ public:
           m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(main));
       }
     };
-    static const bool mixed_env = std::getenv("MINIMOD_TTI_MIXED") != nullptr;
-    const int in = static_cast<int>(RegionId::Inner);
-    const bool mixed = mixed_env && f.phi_p == nullptr &&
-                       m_kernels[static_cast<int>(RegionId::Top)] == m_kernels[in] &&
-                       m_kernels[static_cast<int>(RegionId::Bottom)] == m_kernels[in] &&
-                       m_kernels[static_cast<int>(RegionId::Front)] == m_kernels[in] &&
-                       m_kernels[static_cast<int>(RegionId::Back)] == m_kernels[in];
-    if (mixed) {
-      const Box core = m_regions[in].box;
-      const Box& top = m_regions[static_cast<int>(RegionId::Top)].box;
-      const Box& bottom = m_regions[static_cast<int>(RegionId::Bottom)].box;
-      const int nx = top.x1, ny = top.y1, nz = bottom.z1;
-      Box column{core.x0, core.x1, 0, ny, 0, nz};
-      std::array<Region, 2> sides{Region{RegionId::Left, Box{0, core.x0, 0, ny, 0, nz}},
-                                  Region{RegionId::Right, Box{core.x1, nx, 0, ny, 0, nz}}};
-      auto launch_sides = [&](gpuStream_t layers) {
-        m_kernels[static_cast<int>(RegionId::Left)]->launch_tti_regions(
-            f, m_layout, m_coefs, sides.data(), 2, static_cast<void*>(layers));
-      };
-      auto launch_column = [&](gpuStream_t main) {
-        if (!m_kernels[in]->launch_tti_mixed(f, m_layout, m_coefs, column, core,
-                                             static_cast<void*>(main)))
-          throw std::logic_error("no mixed form");
-      };
-      fork_join(s, m_layer_stream.get(), m_fork.get(), m_join.get(), launch_sides, launch_column);
-    } else {
-      fork_join(s, m_layer_stream.get(), m_fork.get(), m_join.get(), launch_layers, launch_inner);
-    }
+    fork_join(s, m_layer_stream.get(), m_fork.get(), m_join.get(), launch_layers, launch_inner);
     m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
     std::swap(m_p, m_p_next);
     std::swap(m_q, m_q_next);

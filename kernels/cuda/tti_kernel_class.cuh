@@ -166,32 +166,6 @@ public:
     }
   }
 
-  bool launch_tti_mixed(const TtiFields& f, const FieldLayout& layout, const TtiCoefs& coefs,
-                        const Box& box, const Box& core, void* stream) const override {
-    if constexpr (M != TtiMethod::SemiBT) {
-      return false;
-    } else {
-      TtiArgs a;
-      a.f = f;
-      a.layout = layout;
-      a.c = coefs;
-      a.box = box;
-      a.core = core;
-      a.z_chunk = tti_z_chunk(box);
-      const dim3 grid(static_cast<unsigned>(ceil_div(box.nx(), Dx)),
-                      static_cast<unsigned>(ceil_div(box.ny(), Dy)),
-                      static_cast<unsigned>(ceil_div(box.nz(), a.z_chunk)));
-      const dim3 block(Dx, Dy, 1);
-      const auto s = static_cast<gpuStream_t>(stream);
-      if (f.axis_y != nullptr)
-        run<true, false, false, true>(a, grid, block, s, name());
-      else
-        run<false, false, false, true>(a, grid, block, s, name());
-      MINIMOD_GPU_CHECK_LAUNCH((name() + "<mixed>").c_str(), grid, block, 0);
-      return true;
-    }
-  }
-
 private:
   /// The tile in names and descriptions: "32x8", or "32x4x4" for the 3D-blocked methods.
   static std::string tile() {
@@ -223,7 +197,7 @@ private:
   }
 
   /// Launch the kernel; `name` is this kernel's, for errors.
-  template <bool kAz, bool kLayer, bool kPhi = true, bool kMixed = false>
+  template <bool kAz, bool kLayer, bool kPhi = true>
   static void run(const TtiArgs& a, dim3 grid, dim3 block, gpuStream_t s, const std::string& name) {
     (void)name; // used by semi+b+tma only
     if constexpr (M == TtiMethod::Gmem3d) {
@@ -238,7 +212,7 @@ private:
       constexpr int W = tti_tma_box_w(Dx), H = tti_tma_box_h(Dy);
       const TtiTensorMaps maps{plane_tile_map(a.f.p, a.layout, W, H, name + ", field p"),
                                plane_tile_map(a.f.q, a.layout, W, H, name + ", field q")};
-      tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi, kMixed><<<grid, block, 0, s>>>(a, maps);
+      tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(a, maps);
 #else
       static_assert(M != TtiMethod::SemiBT, "semi+b+tma needs the tensor copies");
 #endif

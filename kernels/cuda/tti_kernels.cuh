@@ -132,7 +132,6 @@ struct TtiArgs {
   Box box;         ///< one region on a 3D grid of tiles (z chunks for the streaming methods)
   int z_chunk = 1; ///< streaming methods: planes per block along z (blockIdx.z picks the chunk)
   TtiBoxes boxes;  ///< the layer form of the streaming methods: its slabs on a 1D grid
-  Box core;        ///< kMixed: the points of box that take the inner update
 };
 
 #if defined(__CUDACC__)
@@ -574,19 +573,6 @@ template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-__device__ __forceinline__ void tti_mixed_store(const TtiFields& f, std::int64_t i, bool lay,
-                                                const TtiOperators& op, const TtiPointIn& in) {
-  float np = 2.0f * in.p - in.p_prev + in.vp2dt2 * op.p;
-  float nq = 2.0f * in.q - in.q_prev + in.vp2dt2 * op.q;
-  if (lay) {
-    const float e = f.eta[i], r = __frcp_rn(1.0f + 2.0f * e), g = (2.0f * e - e * e);
-    np = (np + g * in.p) * r;
-    nq = (nq + g * in.q) * r;
-  }
-  f.p_next[i] = np;
-  f.q_next[i] = nq;
-}
-
 /// Registers a SM holds (sm_90), which the launch bounds below share among resident threads.
 inline constexpr int kTtiRegistersPerSm = 65536;
 
@@ -628,7 +614,7 @@ struct TtiTensorMaps {};
 /// semi+2z's pairing, so the slot is a constant). A slot holds (p, q) pairs, or with semi+b+tma
 /// the plane of p followed by that of q (a tensor copy writes one field's box), 128-byte
 /// aligned.
-template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer, bool kPhi = true, bool kMixed = false>
+template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer, bool kPhi = true>
 __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kLayer))
     tti_semi_kernel(const TtiArgs a, const __grid_constant__ TtiTensorMaps maps) {
   using Col = TtiColumn<Dx, Dy, kLayer>;
@@ -651,10 +637,6 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
   const std::int64_t column = a.layout.index(col.i, col.j, 0);
   // Index of the column's point k >= 0 (formed three or four times a point).
   auto point = [&](int k) { return column + tti_wide(k, static_cast<int>(sz)); };
-  const bool core_xy = col.i >= a.core.x0 && col.i < a.core.x1 && col.j >= a.core.y0 && col.j < a.core.y1;
-  auto in_core = [&](int k) {
-    return core_xy && k >= a.core.z0 && k < a.core.z1;
-  };
   // Where this thread's cells of a plane come from (add the plane's offset).
   const float* src_p[L];
   const float* src_q[L];
@@ -716,22 +698,7 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
     const int k = t - kHalo;
     auto finish = [&](int r, const SecondDerivatives& dp, const SecondDerivatives& dq) {
       if (col.active && k >= col.zs) {
-        if constexpr (kMixed) {
-          const bool lay = !in_core(k);
-          if constexpr (kFold) {
-            const TtiWeights w = tti_weights(ahead.nx(), ahead.ny(), ahead.nz());
-            float lap_s, h_s, h_q;
-            tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
-            const TtiOperators op =
-                tti_operators_from(lap_s, h_s, h_q, ahead.two_delta(), ahead.two_emd());
-            tti_mixed_store(a.f, point(k), lay, op, ahead);
-          } else {
-            (void)r;
-            const TtiWeights w = tti_weights(ahead.nx(), ahead.ny(), ahead.nz());
-            const TtiOperators op = tti_operators(dp, dq, w, ahead.two_delta(), ahead.two_emd());
-            tti_mixed_store(a.f, point(k), lay, op, ahead);
-          }
-        } else if constexpr (kFold) {
+        if constexpr (kFold) {
           const TtiWeights w = tti_weights(ahead.nx(), ahead.ny(), ahead.nz());
           float lap_s, h_s, h_q;
           tti_ring_operators<kAz>(g, r, w, lap_s, h_s, h_q);
@@ -745,10 +712,7 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
       }
       // The next point's loads go out at once: a whole plane's work hides them.
       if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
-      {
         ahead = tti_load_point<kAz, kLayer>(a.f, point(k + 1));
-
-      }
     };
     const bool own = t >= col.zs && t < col.ze;
     if constexpr (kSplit) {
