@@ -14,7 +14,6 @@
 #include "kernels/kernel.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -213,28 +212,7 @@ private:
       constexpr int W = tti_tma_box_w(Dx), H = tti_tma_box_h(Dy);
       const TtiTensorMaps maps{plane_tile_map(a.f.p, a.layout, W, H, name + ", field p"),
                                plane_tile_map(a.f.q, a.layout, W, H, name + ", field q")};
-      // PROTOTYPE: reserve shared memory in the layer form so that fewer layer blocks share a SM
-      // with the inner kernel's.
-      static const int pad = [] {
-        const char* e = std::getenv("MINIMOD_TTI_LAYER_PAD");
-        return e ? std::atoi(e) : 0;
-      }();
-      static const int carve = [] {
-        const char* e = std::getenv("MINIMOD_TTI_CARVEOUT");
-        return e ? std::atoi(e) : -2;
-      }();
-      auto kernel = tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi>;
-      static bool set = false;
-      if (!set) {
-        set = true;
-        if (carve >= -1)
-          MINIMOD_GPU_CHECK(cudaFuncSetAttribute(
-              kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carve));
-        if (kLayer && pad > 0)
-          MINIMOD_GPU_CHECK(
-              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
-      }
-      kernel<<<grid, block, kLayer ? pad : 0, s>>>(a, maps);
+      tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(a, maps);
 #else
       static_assert(M != TtiMethod::SemiBT, "semi+b+tma needs the tensor copies");
 #endif

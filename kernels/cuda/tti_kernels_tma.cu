@@ -16,8 +16,6 @@ void register_tti_tma_kernels(KernelRegistry& registry) {
   add<TtiMethod::SemiBT, 32, 16, 1>(registry);
   add<TtiMethod::SemiBT, 16, 16, 1>(registry);
   add<TtiMethod::SemiBT, 64, 8, 1>(registry);
-  add<TtiMethod::SemiBT, 64, 4, 1>(registry);
-  add<TtiMethod::SemiBT, 64, 2, 1>(registry);
 #else
   (void)registry;
 #endif
