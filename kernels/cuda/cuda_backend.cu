@@ -41,39 +41,29 @@ __global__ void free_surface_kernel(float* __restrict__ u, const FieldLayout lay
 class CudaBackend final : public Backend {
 public:
   CudaBackend() {
-    const OpenedDevice d = open_device();
-    m_device = d.id;
-    m_device_name = d.name;
-    m_compute = make_stream("compute stream");
-    m_layer_stream = make_priority_stream("layer stream");
-    m_fork = make_event("layer fork event");
-    m_join = make_event("layer join event");
     m_copy = make_stream("snapshot copy stream");
     m_compute_done = make_event("end-of-step event");
     m_copy_done = make_event("snapshot-copied event");
-    m_timing_start = make_timing_event("time_steps start event");
-    m_timing_stop = make_timing_event("time_steps stop event");
   }
 
   ~CudaBackend() override {
     // Let queued work finish before its memory goes; errors were or will be reported elsewhere.
-    if (m_layer_stream) (void)gpuStreamSynchronize(m_layer_stream.get());
-    if (m_compute) (void)gpuStreamSynchronize(m_compute.get());
+    m_streams.drain();
     if (m_copy) (void)gpuStreamSynchronize(m_copy.get());
   }
 
   BackendKind kind() const override { return BackendKind::Cuda; }
-  std::string device_name() const override { return m_device_name; }
+  std::string device_name() const override { return m_streams.device_name(); }
 
   void setup(const AcousticProblem& p,
              const std::array<const StencilKernel*, kRegionCount>& kernels) override {
     validate(p, kernels);
-    MINIMOD_GPU_CHECK(gpuSetDevice(m_device));
+    MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
     synchronize();
     release();
 
     require_free_memory(acoustic_device_bytes(p), "the problem", "fields, taps and traces",
-                        m_device_name, p.grid);
+                        m_streams.device_name(), p.grid);
 
     m_layout = p.layout;
     m_coefs = p.coefs;
@@ -81,7 +71,7 @@ public:
     m_kernels = kernels;
     m_steps = p.steps;
 
-    gpuStream_t s = m_compute.get();
+    gpuStream_t s = m_streams.main();
     const std::size_t field_bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
     m_u = DeviceBuffer(field_bytes, "u");
     m_v = DeviceBuffer(field_bytes, "v");
@@ -109,12 +99,12 @@ public:
     check_taps(p.sources, p.source_samples, p.receivers, m_steps, m_layout.size);
     synchronize();
     upload_taps(p);
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_compute.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
   }
 
   /// Upload the source and receiver tap tables and the source samples; zero the traces.
   void upload_taps(const AcousticProblem& p) {
-    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_compute.get());
+    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_streams.main());
   }
 
   void step(int n) override {
@@ -122,7 +112,7 @@ public:
     if (n < 0 || n >= m_steps)
       throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
                               std::to_string(m_steps) + ")");
-    gpuStream_t s = m_compute.get();
+    gpuStream_t s = m_streams.main();
     float* u = m_u.as<float>();
     float* v = m_v.as<float>();
     // v is about to be overwritten: if a snapshot copy of it is in flight, wait for it on the
@@ -149,10 +139,8 @@ public:
           m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(stream));
       }
     };
-    fork_join(
-        s, m_layer_stream.get(), m_fork.get(), m_join.get(),
-        [&](gpuStream_t layers) { launch_kind(RegionKind::Layer, layers); },
-        [&](gpuStream_t main) { launch_kind(RegionKind::Inner, main); });
+    m_streams.fork_join([&](gpuStream_t layers) { launch_kind(RegionKind::Layer, layers); },
+                        [&](gpuStream_t main) { launch_kind(RegionKind::Inner, main); });
 
     m_taps.inject(v, n, s, "inject_sources_kernel");
 
@@ -180,7 +168,7 @@ public:
       m_staging.reset(h);
     }
     // The copy stream waits for the steps queued so far, then copies u^n while later steps run.
-    MINIMOD_GPU_CHECK(gpuEventRecord(m_compute_done.get(), m_compute.get()));
+    MINIMOD_GPU_CHECK(gpuEventRecord(m_compute_done.get(), m_streams.main()));
     MINIMOD_GPU_CHECK(gpuStreamWaitEvent(m_copy.get(), m_compute_done.get(), 0));
     MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(m_staging.get(), m_u.as<const void>(), field_bytes,
                                           gpuMemcpyDeviceToHost, m_copy.get()),
@@ -203,7 +191,7 @@ public:
   }
 
   void synchronize() override {
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_compute.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_copy.get()));
   }
 
@@ -212,7 +200,7 @@ public:
     synchronize();
     m_snapshot_pending = false;
     m_copy_source = {nullptr, nullptr};
-    gpuStream_t s = m_compute.get();
+    gpuStream_t s = m_streams.main();
     const std::size_t field_bytes = static_cast<std::size_t>(m_layout.size) * sizeof(float);
     MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_u.as<void>(), 0, field_bytes, s), "reset of u");
     MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_v.as<void>(), 0, field_bytes, s), "reset of v");
@@ -231,13 +219,12 @@ public:
 
   double time_steps(int first_step, int count) override {
     require_ready("time_steps");
-    return time_steps_on(m_compute.get(), m_timing_start.get(), m_timing_stop.get(), first_step,
-                         count, m_steps, [this](int n) { step(n); });
+    return m_streams.time_steps(first_step, count, m_steps, [this](int n) { step(n); });
   }
 
   void fetch_traces(std::vector<float>& traces) override {
     require_ready("fetch_traces");
-    m_taps.fetch(traces, m_compute.get());
+    m_taps.fetch(traces, m_streams.main());
   }
 
 private:
@@ -285,21 +272,16 @@ private:
   void upload(DeviceBuffer& dst, const void* host, std::size_t bytes) {
     if (bytes == 0) return;
     MINIMOD_GPU_CHECK_WHAT(
-        gpuMemcpyAsync(dst.as<void>(), host, bytes, gpuMemcpyHostToDevice, m_compute.get()),
+        gpuMemcpyAsync(dst.as<void>(), host, bytes, gpuMemcpyHostToDevice, m_streams.main()),
         "uploading " + std::to_string(bytes) + " B");
   }
 
-  int m_device = 0;
   bool m_free_surface = false;
-  std::string m_device_name;
-  StreamHandle m_compute;      ///< every step's kernels, in order (the layers fork from it)
-  StreamHandle m_layer_stream; ///< the layer slabs' kernels (step), joined back each step
-  EventHandle m_fork, m_join;  ///< step: the layer stream after the compute stream, and back
-  StreamHandle m_copy;         ///< snapshot copies
-  EventHandle m_compute_done;  ///< recorded at snapshot_begin: the steps the copy must follow
-  EventHandle m_copy_done;     ///< recorded after each snapshot copy
-  EventHandle m_timing_start;  ///< time_steps: recorded before the first step
-  EventHandle m_timing_stop;   ///< time_steps: recorded after the last step
+  StepStreams m_streams{""};  ///< the device; every step's kernels (the layers on a stream forked
+                              ///< from the main one and joined back), timing
+  StreamHandle m_copy;        ///< snapshot copies
+  EventHandle m_compute_done; ///< recorded at snapshot_begin: the steps the copy must follow
+  EventHandle m_copy_done;    ///< recorded after each snapshot copy
 
   bool m_ready = false;
   FieldLayout m_layout{};

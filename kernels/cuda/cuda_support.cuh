@@ -1,7 +1,8 @@
 #pragma once
 /// What the isotropic and the TTI CUDA backends share: the tap kernels (source injection, receiver
-/// sampling), the choice of device, the free-memory and tap-table checks, and owning handles for
-/// streams, events and pinned memory. Included by .cu files only.
+/// sampling), the choice of device, the free-memory and tap-table checks, owning handles for
+/// streams, events and pinned memory, and the streams a step runs on (StepStreams). Included by
+/// .cu files only.
 
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
@@ -350,6 +351,52 @@ double time_steps_on(gpuStream_t stream, gpuEvent_t start, gpuEvent_t stop, int 
   MINIMOD_GPU_CHECK(gpuEventElapsedTime(&ms, start, stop));
   return static_cast<double>(ms);
 }
+
+/// What both CUDA backends step with: the device they opened (made current on construction), a
+/// main stream (every step's kernels in order, then the taps), a stream of the highest priority
+/// for the layer slabs with the events that fork it off the main stream and join it back, and two
+/// timing events. `owner` starts the handles' names in errors ("TTI ", or "" for the acoustic
+/// backend).
+class StepStreams {
+public:
+  explicit StepStreams(const std::string& owner)
+      : m_device(open_device()), m_main(make_stream((owner + "compute stream").c_str())),
+        m_layers(make_priority_stream((owner + "layer stream").c_str())),
+        m_fork(make_event((owner + "layer fork event").c_str())),
+        m_join(make_event((owner + "layer join event").c_str())),
+        m_start(make_timing_event((owner + "time_steps start event").c_str())),
+        m_stop(make_timing_event((owner + "time_steps stop event").c_str())) {}
+
+  int device() const { return m_device.id; }
+  const std::string& device_name() const { return m_device.name; }
+  gpuStream_t main() const { return m_main.get(); }
+
+  /// Wait for what both streams have queued, errors ignored: for the owner's destructor, before
+  /// its device memory goes (the errors were or will be reported where they happened).
+  void drain() const noexcept {
+    if (m_layers) (void)gpuStreamSynchronize(m_layers.get());
+    if (m_main) (void)gpuStreamSynchronize(m_main.get());
+  }
+
+  /// One step's region launches (fork_join): on_layers(layer stream) after what the main stream
+  /// has queued, then on_main(main stream), the main stream then waiting for the layers.
+  template <class Layers, class Main> void fork_join(Layers&& on_layers, Main&& on_main) const {
+    gpu::fork_join(m_main.get(), m_layers.get(), m_fork.get(), m_join.get(), on_layers, on_main);
+  }
+
+  /// Backend::time_steps on the main stream (time_steps_on).
+  template <class StepFn>
+  double time_steps(int first_step, int count, int steps, StepFn&& step) const {
+    return time_steps_on(m_main.get(), m_start.get(), m_stop.get(), first_step, count, steps, step);
+  }
+
+private:
+  OpenedDevice m_device;
+  StreamHandle m_main;
+  StreamHandle m_layers;
+  EventHandle m_fork, m_join;
+  EventHandle m_start, m_stop;
+};
 
 } // namespace
 } // namespace minimod::gpu

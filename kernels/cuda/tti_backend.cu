@@ -22,37 +22,23 @@ namespace {
 
 class CudaTtiBackend final : public TtiBackend {
 public:
-  CudaTtiBackend() {
-    const OpenedDevice d = open_device();
-    m_device = d.id;
-    m_device_name = d.name;
-    m_stream = make_stream("TTI compute stream");
-    m_layer_stream = make_priority_stream("TTI layer stream");
-    m_fork = make_event("TTI layer fork event");
-    m_join = make_event("TTI layer join event");
-    m_start = make_timing_event("TTI time_steps start event");
-    m_stop = make_timing_event("TTI time_steps stop event");
-  }
+  CudaTtiBackend() = default;
+  ~CudaTtiBackend() override { m_streams.drain(); }
 
-  ~CudaTtiBackend() override {
-    if (m_layer_stream) (void)gpuStreamSynchronize(m_layer_stream.get());
-    if (m_stream) (void)gpuStreamSynchronize(m_stream.get());
-  }
-
-  std::string device_name() const override { return m_device_name; }
+  std::string device_name() const override { return m_streams.device_name(); }
 
   void setup(const TtiProblem& p,
              const std::array<const StencilKernel*, kRegionCount>& kernels) override {
     validate(p);
     validate_kernels(p.regions, p.layout, !p.eta.empty(), kernels);
-    MINIMOD_GPU_CHECK(gpuSetDevice(m_device));
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     release();
 
     // phi_p only where the layer drives it somewhere (one scan of the layer for both uses).
     const bool phi = tti_needs_phi(p);
     require_free_memory(tti_device_bytes(p, phi), "the TTI problem",
-                        "fields, medium, taps and traces", m_device_name, p.grid);
+                        "fields, medium, taps and traces", m_streams.device_name(), p.grid);
 
     m_layout = p.layout;
     m_coefs = p.coefs;
@@ -73,7 +59,7 @@ public:
 
     upload_taps(p);
     // The uploads read pageable memory that the caller may free once setup returns.
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     m_ready = true;
     reset();
   }
@@ -84,9 +70,9 @@ public:
       throw std::invalid_argument("TTI set_taps: a problem of " + std::to_string(p.steps) +
                                   " steps for a backend set up with " + std::to_string(m_steps));
     check_taps(p.sources, p.source_samples, p.receivers, m_steps, m_layout.size);
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     upload_taps(p);
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     reset();
   }
 
@@ -95,7 +81,7 @@ public:
     if (n < 0 || n >= m_steps)
       throw std::out_of_range("TTI step " + std::to_string(n) + " outside [0, " +
                               std::to_string(m_steps) + ")");
-    gpuStream_t s = m_stream.get();
+    gpuStream_t s = m_streams.main();
     TtiFields f;
     f.p = m_p.as<const float>();
     f.p_next = m_p_next.as<float>();
@@ -137,18 +123,18 @@ public:
           m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(main));
       }
     };
-    fork_join(s, m_layer_stream.get(), m_fork.get(), m_join.get(), launch_layers, launch_inner);
+    m_streams.fork_join(launch_layers, launch_inner);
     m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
     std::swap(m_p, m_p_next);
     std::swap(m_q, m_q_next);
     m_taps.sample(m_p.as<const float>(), n, s, "sample_receivers_kernel (TTI p)");
   }
 
-  void synchronize() override { MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get())); }
+  void synchronize() override { MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main())); }
 
   void reset() override {
     require_ready("reset");
-    gpuStream_t s = m_stream.get();
+    gpuStream_t s = m_streams.main();
     m_taps.zero_traces(s);
     for (DeviceBuffer* b : {&m_p, &m_p_next, &m_q, &m_q_next, &m_phi}) {
       if (!b->empty())
@@ -161,19 +147,18 @@ public:
   void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) override {
     require_ready("set_kernels");
     validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     m_kernels = kernels;
   }
 
   double time_steps(int first_step, int count) override {
     require_ready("time_steps");
-    return time_steps_on(m_stream.get(), m_start.get(), m_stop.get(), first_step, count, m_steps,
-                         [this](int n) { step(n); });
+    return m_streams.time_steps(first_step, count, m_steps, [this](int n) { step(n); });
   }
 
   void fetch_traces(std::vector<float>& traces) override {
     require_ready("fetch_traces");
-    m_taps.fetch(traces, m_stream.get());
+    m_taps.fetch(traces, m_streams.main());
   }
 
   void fetch_field(std::vector<float>& dense, bool q) override {
@@ -181,9 +166,9 @@ public:
     const DeviceBuffer& src = q ? m_q : m_p;
     std::vector<float> padded(static_cast<std::size_t>(m_layout.size));
     MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(padded.data(), src.as<const void>(), src.bytes(),
-                                          gpuMemcpyDeviceToHost, m_stream.get()),
+                                          gpuMemcpyDeviceToHost, m_streams.main()),
                            std::string("copy of the TTI field ") + (q ? "q" : "p"));
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_stream.get()));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     dense.resize(static_cast<std::size_t>(m_layout.nx) * static_cast<std::size_t>(m_layout.ny) *
                  static_cast<std::size_t>(m_layout.nz));
     unpad_field(m_layout, padded.data(), dense.data());
@@ -192,7 +177,7 @@ public:
 private:
   /// Upload the source and receiver taps and the source samples (replacing earlier ones).
   void upload_taps(const TtiProblem& p) {
-    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_stream.get());
+    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_streams.main());
   }
 
   /// Free every device buffer of a previous setup.
@@ -237,15 +222,11 @@ private:
   }
 
   template <class T> DeviceBuffer upload_new(const std::vector<T>& host, const char* what) {
-    return gpu::upload_new(host, what, m_stream.get());
+    return gpu::upload_new(host, what, m_streams.main());
   }
 
-  int m_device = 0;
-  std::string m_device_name;
-  StreamHandle m_stream;
-  StreamHandle m_layer_stream; ///< the layer slabs' kernels (step)
-  EventHandle m_fork, m_join;  ///< step: the layer stream after the main one, and back
-  EventHandle m_start, m_stop;
+  StepStreams m_streams{"TTI "}; ///< the device; every step's kernels (the layer slabs on a
+                                 ///< stream forked from the main one and joined back), timing
 
   bool m_ready = false;
   FieldLayout m_layout{};
