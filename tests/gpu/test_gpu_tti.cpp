@@ -327,6 +327,44 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
 }
 
 #if defined(MINIMOD_HAVE_CUDA)
+/// A device copy of host array h (an empty buffer for an empty h).
+template <class T> gpu::DeviceBuffer upload_copy(const std::vector<T>& h, const char* what) {
+  if (h.empty()) return {};
+  const std::size_t bytes = h.size() * sizeof(T);
+  gpu::DeviceBuffer b(bytes, what);
+  b.upload(h.data(), bytes);
+  return b;
+}
+
+/// A device float array back on the host.
+std::vector<float> download_floats(const gpu::DeviceBuffer& b) {
+  std::vector<float> h(b.bytes() / sizeof(float));
+  b.download(h.data(), h.size() * sizeof(float));
+  return h;
+}
+
+/// The device arrays of one TTI step, and a TtiFields over them (null where a buffer is empty:
+/// axis_y without azimuth).
+struct TtiDeviceArrays {
+  gpu::DeviceBuffer p, q, p_next, q_next, vp2dt2, aniso, axis_xz, axis_y, phi_p, eta;
+  TtiFields fields() const {
+    TtiFields f;
+    f.p = p.as<const float>();
+    f.q = q.as<const float>();
+    f.p_next = p_next.as<float>();
+    f.q_next = q_next.as<float>();
+    f.vp2dt2 = vp2dt2.as<const float>();
+    f.aniso = aniso.as<const std::uint32_t>();
+    f.axis_xz = axis_xz.as<const std::uint32_t>();
+    f.axis_y = axis_y.as<const std::int16_t>();
+    f.phi_p = phi_p.as<float>();
+    f.eta = eta.as<const float>();
+    return f;
+  }
+};
+#endif
+
+#if defined(MINIMOD_HAVE_CUDA)
 /// The start of the one-launch tests, in layout l: p and q random in [-1, 1] inside the grid, zero
 /// in the ghosts, NaN beyond; p_next and q_next random inside and NaN outside; phi_p random in
 /// [-0.01, 0.01] inside and NaN outside.
@@ -371,7 +409,6 @@ void one_step_per_region(const StencilKernel& kernel, bool az, bool with_phi) {
   ASSERT_EQ(tti_needs_phi(p), with_phi);
   if (const std::string why = tensor_copy_refusal(kernel, p); !why.empty()) GTEST_SKIP() << why;
   const FieldLayout& l = p.layout;
-  const auto size = static_cast<std::size_t>(l.size);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   auto in_grid = [&](int i, int j, int k) {
     return i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
@@ -426,30 +463,20 @@ void one_step_per_region(const StencilKernel& kernel, bool az, bool with_phi) {
         if (az) axis_y[q] = tti_axis_fixed(ny / norm);
       }
 
-  auto up = [&](const auto& h, const char* what) {
-    const std::size_t bytes = h.size() * sizeof(h[0]);
-    gpu::DeviceBuffer b(bytes, what);
-    b.upload(h.data(), bytes);
-    return b;
-  };
-  const std::size_t bytes = size * sizeof(float);
-  gpu::DeviceBuffer d_p = up(hp, "p"), d_q = up(hq, "q"), d_pn = up(hpn, "p_next"),
-                    d_qn = up(hqn, "q_next"), d_phi = up(hphi, "phi_p"), d_vp = up(vp, "vp2dt2"),
-                    d_aniso = up(aniso, "aniso"), d_axis_xz = up(axis_xz, "axis x, z"),
-                    d_eta = up(eta, "eta");
-  gpu::DeviceBuffer d_ay;
-  if (az) d_ay = up(axis_y, "axis y");
-  TtiFields f;
-  f.p = d_p.as<const float>();
-  f.q = d_q.as<const float>();
-  f.p_next = d_pn.as<float>();
-  f.q_next = d_qn.as<float>();
-  f.vp2dt2 = d_vp.as<const float>();
-  f.aniso = d_aniso.as<const std::uint32_t>();
-  f.axis_xz = d_axis_xz.as<const std::uint32_t>();
-  f.axis_y = az ? d_ay.as<const std::int16_t>() : nullptr;
-  f.phi_p = with_phi ? d_phi.as<float>() : nullptr;
-  f.eta = d_eta.as<const float>();
+  // axis_y is empty without azimuth. Without phi the kernels get no phi_p, and its buffer stays
+  // to show that nothing wrote it.
+  const TtiDeviceArrays d{upload_copy(hp, "p"),
+                          upload_copy(hq, "q"),
+                          upload_copy(hpn, "p_next"),
+                          upload_copy(hqn, "q_next"),
+                          upload_copy(vp, "vp2dt2"),
+                          upload_copy(aniso, "aniso"),
+                          upload_copy(axis_xz, "axis x, z"),
+                          upload_copy(axis_y, "axis y"),
+                          upload_copy(hphi, "phi_p"),
+                          upload_copy(eta, "eta")};
+  TtiFields f = d.fields();
+  if (!with_phi) f.phi_p = nullptr;
 
   // Expected: the host's per-point update on host copies.
   TtiFields h = f;
@@ -486,10 +513,8 @@ void one_step_per_region(const StencilKernel& kernel, bool az, bool with_phi) {
           az ? update(std::true_type{}, l.index(i, j, k))
              : update(std::false_type{}, l.index(i, j, k));
   }
-  std::vector<float> gpn(size), gqn(size), gphi(size);
-  d_pn.download(gpn.data(), bytes);
-  d_qn.download(gqn.data(), bytes);
-  d_phi.download(gphi.data(), bytes);
+  const std::vector<float> gpn = download_floats(d.p_next), gqn = download_floats(d.q_next),
+                           gphi = download_floats(d.phi_p);
 
   std::size_t bad = 0;
   int reported = 0;
@@ -547,34 +572,20 @@ TEST_P(TtiKernelTest, LayerSlabsInOneLaunchEqualOneLaunchEach) {
   const TtiStart start = random_tti_start(l, rng);
   const std::vector<float>&hp = start.p, &hq = start.q, &hpn = start.p_next, &hqn = start.q_next,
         &hphi = start.phi;
-  auto up = [&](const auto& h, const char* what) {
-    const std::size_t bytes = h.size() * sizeof(h[0]);
-    gpu::DeviceBuffer b(bytes, what);
-    b.upload(h.data(), bytes);
-    return b;
-  };
-  gpu::DeviceBuffer d_p = up(hp, "p"), d_q = up(hq, "q"), d_vp = up(p.vp2dt2, "vp2dt2"),
-                    d_aniso = up(p.aniso, "aniso"), d_axis = up(p.axis_xz, "axis x, z"),
-                    d_eta = up(p.eta, "eta");
-  gpu::DeviceBuffer d_ay;
-  if (az) d_ay = up(p.axis_y, "axis y");
   ASSERT_EQ(p.has_azimuth(), az);
-  struct Out {
-    gpu::DeviceBuffer pn, qn, phi;
-  };
+  // Each run gets fresh p_next, q_next and phi_p from the same start.
   auto run = [&](bool batched) {
-    Out o{up(hpn, "p_next"), up(hqn, "q_next"), up(hphi, "phi_p")};
-    TtiFields f;
-    f.p = d_p.as<const float>();
-    f.q = d_q.as<const float>();
-    f.p_next = o.pn.as<float>();
-    f.q_next = o.qn.as<float>();
-    f.vp2dt2 = d_vp.as<const float>();
-    f.aniso = d_aniso.as<const std::uint32_t>();
-    f.axis_xz = d_axis.as<const std::uint32_t>();
-    f.axis_y = az ? d_ay.as<const std::int16_t>() : nullptr;
-    f.phi_p = o.phi.as<float>();
-    f.eta = d_eta.as<const float>();
+    TtiDeviceArrays d{upload_copy(hp, "p"),
+                      upload_copy(hq, "q"),
+                      upload_copy(hpn, "p_next"),
+                      upload_copy(hqn, "q_next"),
+                      upload_copy(p.vp2dt2, "vp2dt2"),
+                      upload_copy(p.aniso, "aniso"),
+                      upload_copy(p.axis_xz, "axis x, z"),
+                      upload_copy(p.axis_y, "axis y"),
+                      upload_copy(hphi, "phi_p"),
+                      upload_copy(p.eta, "eta")};
+    const TtiFields f = d.fields();
     std::vector<Region> slabs;
     for (const Region& r : p.regions)
       if (r.kind() == RegionKind::Layer) slabs.push_back(r);
@@ -586,16 +597,12 @@ TEST_P(TtiKernelTest, LayerSlabsInOneLaunchEqualOneLaunchEach) {
       for (const Region& r : slabs)
         kernel().launch_tti(f, l, p.coefs, r, nullptr);
     }
-    return o;
+    return d;
   };
-  Out one = run(false), all = run(true);
-  auto fetch = [&](const gpu::DeviceBuffer& b) {
-    std::vector<float> h(size);
-    b.download(h.data(), size * sizeof(float));
-    return h;
-  };
-  const std::vector<float> pn1 = fetch(one.pn), pn6 = fetch(all.pn), qn1 = fetch(one.qn),
-                           qn6 = fetch(all.qn), phi1 = fetch(one.phi), phi6 = fetch(all.phi);
+  const TtiDeviceArrays one = run(false), all = run(true);
+  const std::vector<float> pn1 = download_floats(one.p_next), pn6 = download_floats(all.p_next),
+                           qn1 = download_floats(one.q_next), qn6 = download_floats(all.q_next),
+                           phi1 = download_floats(one.phi_p), phi6 = download_floats(all.phi_p);
   // Bitwise (NaN where nothing was written in both).
   auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
     return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
