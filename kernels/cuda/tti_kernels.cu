@@ -17,8 +17,8 @@ void register_tti_kernels(KernelRegistry& registry) {
   add<TtiMethod::Smem25d, 16, 8, 1>(registry);
   add<TtiMethod::Smem25d, 32, 8, 1>(registry);
   // The semi-stencil kernels keep about 60-70 partial sums a thread in registers (capped at 128
-  // by the launch bounds). semi+b+a_32x8 is the CUDA default's layer kernel, and its inner kernel
-  // where semi+b+tma cannot run (kernels/selection.cpp); semi+b+a_32x16 is the paper's A100 best.
+  // by the launch bounds). semi+b+a_32x8 is the CUDA default where semi+b+tma cannot run
+  // (kernels/selection.cpp); semi+b+a_32x16 is the paper's A100 best.
   add<TtiMethod::Semi, 32, 8, 1>(registry, true);
   add<TtiMethod::Semi, 32, 16, 1>(registry);
   add<TtiMethod::Semi, 16, 16, 1>(registry);

@@ -577,11 +577,12 @@ template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
 inline constexpr int kTtiRegistersPerSm = 65536;
 
 /// Registers a thread of semi+b+tma needs without spilling (sm_90, ptxas 13.0): no per-thread
-/// copy addresses leave its inner form 80 registers without azimuth and 96 with. The layer form
-/// spills at 80 without azimuth (168 bytes; 52 even without the phi drive) and fits 96; with
-/// azimuth it spills at 96 (144 bytes), so it keeps 128.
+/// copy addresses leave its inner form 80 registers without azimuth and 96 with. Without azimuth
+/// the layer forms, with phi and without, fit 80 too (session 9; until session 8 they spilled
+/// there, 168 bytes, and got 96), which gives them 24 warps a SM instead of 20. With azimuth the
+/// layer form spills at 96 (92-100 bytes), so it keeps 128.
 constexpr int tti_tma_registers(bool az, bool layer) {
-  return layer ? (az ? 128 : 96) : az ? 96 : 80;
+  return layer && az ? 128 : az ? 96 : 80;
 }
 
 /// Resident blocks per SM asked for a semi-stencil kernel of `threads` threads. ~70 live partial

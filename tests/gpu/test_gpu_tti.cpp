@@ -176,25 +176,25 @@ TEST(TtiRegistry, DefaultSpecResolvesForTti) {
     ASSERT_NE(k[r], nullptr);
     EXPECT_EQ(k[r]->physics(), Physics::Tti);
   }
-  // The measured default (selection.cpp): semi+b+tma_32x4 inside where the tensor copies run
-  // (this device, or no device to ask), else its fallback semi+b+a_32x8; semi+b+a_32x16 on the
-  // layers (semi+b+a_32x8 everywhere in a build without tensor copies).
+  // The measured default (selection.cpp): semi+b+tma_32x4 inside and semi+b+tma_32x8 on the
+  // layers where the tensor copies run (this device, or no device to ask), else the fallback
+  // semi+b+a_32x8 (everywhere in a build without tensor copies).
   EXPECT_STREQ(default_fallback_name(BackendKind::Cuda, Physics::Tti), "semi+b+a_32x8");
-  std::string layers = "semi+b+a_32x8";
   if (has_tensor_copies()) {
     EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Tti),
-              "inner=semi+b+tma_32x4,pml=semi+b+a_32x16");
-    const StencilKernel* tma =
-        kernel_registry().find("semi+b+tma_32x4", BackendKind::Cuda, Physics::Tti);
-    const std::string why = tma->can_run(p.regions[0], p.layout);
-    EXPECT_EQ(k[0]->name(), why.empty() ? "semi+b+tma_32x4" : "semi+b+a_32x8") << why;
-    layers = "semi+b+a_32x16";
+              "inner=semi+b+tma_32x4,pml=semi+b+tma_32x8");
+    for (int r = 0; r < kRegionCount; ++r) {
+      const char* tile = r == 0 ? "semi+b+tma_32x4" : "semi+b+tma_32x8";
+      const std::string why = kernel_registry()
+                                  .find(tile, BackendKind::Cuda, Physics::Tti)
+                                  ->can_run(p.regions[r], p.layout);
+      EXPECT_EQ(k[r]->name(), why.empty() ? tile : "semi+b+a_32x8") << r << ": " << why;
+    }
   } else {
     EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Tti), "semi+b+a_32x8");
-    EXPECT_EQ(k[0]->name(), "semi+b+a_32x8");
+    for (int r = 0; r < kRegionCount; ++r)
+      EXPECT_EQ(k[r]->name(), "semi+b+a_32x8") << r;
   }
-  for (int r = 1; r < kRegionCount; ++r)
-    EXPECT_EQ(k[r]->name(), layers) << r;
   // A pair keeps its layer kernel.
   k = resolve_kernels("inner=semi+b+a_32x16,pml=smem_25d_32x8", BackendKind::Cuda, Physics::Tti,
                       p.regions, p.layout, "--kernel");
