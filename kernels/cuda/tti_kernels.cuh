@@ -578,9 +578,11 @@ inline constexpr int kTtiRegistersPerSm = 65536;
 
 /// Registers a thread of semi+b+tma needs without spilling (sm_90, ptxas 13.0): no per-thread
 /// copy addresses leave its inner form 80 registers without azimuth and 96 with. Without azimuth
-/// the layer forms, with phi and without, fit 80 too (session 9; until session 8 they spilled
-/// there, 168 bytes, and got 96), which gives them 24 warps a SM instead of 20. With azimuth the
-/// layer form spills at 96 (92-100 bytes), so it keeps 128.
+/// the layer forms, with phi and without, fit 80 too: measured in session 9 (sessions 6-7 had
+/// recorded 168 bytes of spills there, and the layer code has changed since), which takes tiles
+/// of up to 256 threads to 24 warps a SM (from 20 for 128-thread tiles, 16 for 256-thread ones);
+/// 512-thread tiles stay at one block a SM. With azimuth the layer form spills at 96 (92-100
+/// bytes in session 9), so it keeps 128.
 constexpr int tti_tma_registers(bool az, bool layer) {
   return layer && az ? 128 : az ? 96 : 80;
 }
