@@ -14,7 +14,6 @@
 #include "kernels/kernel.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -131,11 +130,6 @@ public:
         if (b.empty()) continue;
         a.box = b;
         a.z_chunk = tti_streams(M) ? tti_z_chunk(b) : Dz;
-        static const int band = [] {
-          const char* e = std::getenv("MINIMOD_TTI_BAND");
-          return e ? std::atoi(e) : 0;
-        }();
-        a.band = band;
         launch(a, layer,
                dim3(static_cast<unsigned>(ceil_div(b.nx(), Dx)),
                     static_cast<unsigned>(ceil_div(b.ny(), Dy)),

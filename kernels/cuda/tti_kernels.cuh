@@ -132,7 +132,6 @@ struct TtiArgs {
   Box box;         ///< one region on a 3D grid of tiles (z chunks for the streaming methods)
   int z_chunk = 1; ///< streaming methods: planes per block along z (blockIdx.z picks the chunk)
   TtiBoxes boxes;  ///< the layer form of the streaming methods: its slabs on a 1D grid
-  int band = 0;    ///< PROTOTYPE: inner form, tile rows per band walked y fastest (0, 1: off)
 };
 
 #if defined(__CUDACC__)
@@ -289,16 +288,6 @@ template <int Dx, int Dy, bool kBoxes> struct TtiColumn {
       bx = local - rows * tiles_x;
       by = rows % tiles_y;
       bz = rows / tiles_y;
-    } else {
-      if (a.band > 1) {
-        const int gx = static_cast<int>(gridDim.x), gy = static_cast<int>(gridDim.y);
-        const int linear = bx + gx * by;
-        const int band = linear / (a.band * gx);
-        const int within = linear - band * a.band * gx;
-        const int rows = min(a.band, gy - band * a.band);
-        by = band * a.band + within % rows;
-        bx = within / rows;
-      }
     }
     const int x0 = box.x0 + bx * Dx;
     const int y0 = box.y0 + by * Dy;
