@@ -18,6 +18,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace minimod {
 
@@ -413,6 +414,23 @@ MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, std::int64_
     tti_layer_store<kPhi>(f, i, sy, sz, c, w, op, f.p[i], f.p_next[i], f.q[i], f.q_next[i], vp2dt2,
                           two_delta, two_emd, f.eta[i]);
   }
+}
+
+/// Calls f(az, layer, phi), three std::bool_constant tags, with the compile-time form of the
+/// update that a TTI launch needs: the azimuth terms or not (kAzimuth), the inner or the layer
+/// update (kLayer), and for the layer its form with phi or without (tti_layer_store's kPhi). The
+/// inner update has no phi, and gets kPhi = true, so no inner form is compiled twice. Host code
+/// (the GPU launchers, the CPU solver, the tests) picks the kernel or loop this way.
+template <class F> void tti_with_form(bool azimuth, bool layer, bool phi, F&& f) {
+  auto with_az = [&](auto az) {
+    if (!layer)
+      f(az, std::false_type{}, std::true_type{});
+    else if (phi)
+      f(az, std::true_type{}, std::true_type{});
+    else
+      f(az, std::true_type{}, std::false_type{});
+  };
+  azimuth ? with_az(std::true_type{}) : with_az(std::false_type{});
 }
 
 /// The whole update of both fields at linear index i, every stencil point read from f.p and f.q

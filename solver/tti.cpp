@@ -12,7 +12,6 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 namespace minimod {
@@ -439,17 +438,10 @@ void TtiSimulation::update_regions() {
   for (const Region& r : m_problem.regions) {
     if (r.box.empty()) continue;
     const bool layer = r.kind() == RegionKind::Layer;
-    auto update = [&](auto az_tag) {
-      constexpr bool kAz = decltype(az_tag)::value;
-      if (!layer) {
-        update_box<kAz, false>(f, l, c, r.box);
-      } else if (phi) {
-        update_box<kAz, true>(f, l, c, r.box);
-      } else {
-        update_box<kAz, true, false>(f, l, c, r.box);
-      }
-    };
-    azimuth ? update(std::true_type{}) : update(std::false_type{});
+    tti_with_form(azimuth, layer, phi, [&](auto kAz, auto kLayer, auto kPhi) {
+      update_box<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(f, l, c,
+                                                                                       r.box);
+    });
   }
 }
 

@@ -18,7 +18,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 namespace minimod::gpu {
 
@@ -180,17 +179,10 @@ private:
   void launch(const TtiArgs& a, bool layer, dim3 grid, dim3 block, gpuStream_t s) const {
     const bool az = a.f.axis_y != nullptr, phi = a.f.phi_p != nullptr;
     const std::string n = name();
-    auto go = [&](auto az_tag) {
-      constexpr bool kAz = decltype(az_tag)::value;
-      if (!layer) {
-        run<kAz, false>(a, grid, block, s, n);
-      } else if (phi) {
-        run<kAz, true, true>(a, grid, block, s, n);
-      } else {
-        run<kAz, true, false>(a, grid, block, s, n);
-      }
-    };
-    az ? go(std::true_type{}) : go(std::false_type{});
+    tti_with_form(az, layer, phi, [&](auto kAz, auto kLayer, auto kPhi) {
+      run<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(a, grid, block, s,
+                                                                                n);
+    });
     const std::string what =
         n + (layer ? (phi ? "<layer" : "<layer without phi") : "<inner") + (az ? ",azimuth>" : ">");
     MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, 0);

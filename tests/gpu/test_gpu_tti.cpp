@@ -30,7 +30,6 @@
 #include <random>
 #include <set>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace minimod {
@@ -499,21 +498,13 @@ void one_step_per_region(const StencilKernel& kernel, bool az, bool with_phi) {
     kernel.launch_tti(f, l, p.coefs, region, nullptr); // default stream
     const Box& b = region.box;
     const bool layer = region.kind() == RegionKind::Layer;
-    auto update = [&](auto az_tag, std::int64_t q) {
-      constexpr bool kAz = decltype(az_tag)::value;
-      if (!layer) {
-        tti_update_point<kAz, false>(h, q, l.pitch, l.plane, p.coefs);
-      } else if (with_phi) {
-        tti_update_point<kAz, true>(h, q, l.pitch, l.plane, p.coefs);
-      } else {
-        tti_update_point<kAz, true, false>(h, q, l.pitch, l.plane, p.coefs);
-      }
-    };
-    for (int k = b.z0; k < b.z1; ++k)
-      for (int j = b.y0; j < b.y1; ++j)
-        for (int i = b.x0; i < b.x1; ++i)
-          az ? update(std::true_type{}, l.index(i, j, k))
-             : update(std::false_type{}, l.index(i, j, k));
+    tti_with_form(az, layer, with_phi, [&](auto kAz, auto kLayer, auto kPhi) {
+      for (int k = b.z0; k < b.z1; ++k)
+        for (int j = b.y0; j < b.y1; ++j)
+          for (int i = b.x0; i < b.x1; ++i)
+            tti_update_point<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(
+                h, l.index(i, j, k), l.pitch, l.plane, p.coefs);
+    });
   }
   const std::vector<float> gpn = download_floats(d.p_next), gqn = download_floats(d.q_next),
                            gphi = download_floats(d.phi_p);
