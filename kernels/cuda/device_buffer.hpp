@@ -36,6 +36,7 @@ public:
 
 private:
   void* m_ptr = nullptr;
+  void* m_base = nullptr;
   std::size_t m_bytes = 0;
   std::string m_what;
 };
