@@ -4,7 +4,6 @@
 
 #include "kernels/cuda/gpu_check.hpp"
 
-#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 
@@ -27,32 +26,23 @@ void check_range(const std::string& what, std::size_t have, std::size_t want) {
 DeviceBuffer::DeviceBuffer(std::size_t bytes, const std::string& what)
     : m_bytes(bytes), m_what(what) {
   if (bytes == 0) return;
-  // PROTOTYPE (session 10): MINIMOD_ALLOC_STAGGER=S offsets the k-th buffer by k * S bytes.
-  static const std::size_t stagger = [] {
-    const char* e = std::getenv("MINIMOD_ALLOC_STAGGER");
-    return e ? static_cast<std::size_t>(std::atol(e)) : 0;
-  }();
-  static std::size_t count = 0;
-  const std::size_t off = (count++ % 16) * stagger;
-  MINIMOD_GPU_CHECK_WHAT(gpuMalloc(&m_base, bytes + off), "allocating " + size_text(what, bytes));
-  m_ptr = static_cast<char*>(m_base) + off;
+  MINIMOD_GPU_CHECK_WHAT(gpuMalloc(&m_ptr, bytes), "allocating " + size_text(what, bytes));
 }
 
 DeviceBuffer::~DeviceBuffer() {
   // No throw from a destructor: a failure here means the context is already broken and the
   // error has been (or will be) reported by a checked call.
-  if (m_base) (void)gpuFree(m_base);
+  if (m_ptr) (void)gpuFree(m_ptr);
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : m_ptr(std::exchange(other.m_ptr, nullptr)), m_base(std::exchange(other.m_base, nullptr)),
-      m_bytes(std::exchange(other.m_bytes, 0)), m_what(std::move(other.m_what)) {}
+    : m_ptr(std::exchange(other.m_ptr, nullptr)), m_bytes(std::exchange(other.m_bytes, 0)),
+      m_what(std::move(other.m_what)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
-    if (m_base) (void)gpuFree(m_base);
+    if (m_ptr) (void)gpuFree(m_ptr);
     m_ptr = std::exchange(other.m_ptr, nullptr);
-    m_base = std::exchange(other.m_base, nullptr);
     m_bytes = std::exchange(other.m_bytes, 0);
     m_what = std::move(other.m_what);
   }

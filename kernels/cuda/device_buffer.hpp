@@ -36,7 +36,6 @@ public:
 
 private:
   void* m_ptr = nullptr;
-  void* m_base = nullptr;
   std::size_t m_bytes = 0;
   std::string m_what;
 };

@@ -10,7 +10,6 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <sstream>
 
 namespace minimod::gpu {
@@ -51,19 +50,10 @@ CUtensorMap plane_tile_map(const float* field, const FieldLayout& l, int w, int 
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(w), static_cast<cuuint32_t>(h), 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   CUtensorMap map{};
-  // PROTOTYPE (session 10): MINIMOD_TMA_PROMO = 0, 64, 128 (default) or 256.
-  static const CUtensorMapL2promotion promo = [] {
-    const char* e = std::getenv("MINIMOD_TMA_PROMO");
-    const int v = e ? std::atoi(e) : 128;
-    return v == 0     ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-           : v == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-           : v == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                      : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-  }();
-  const CUresult r =
-      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<float*>(field),
-                           dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                           CU_TENSOR_MAP_SWIZZLE_NONE, promo, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = tensor_map_encoder()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<float*>(field), dims, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     std::ostringstream msg;
     msg << "cuTensorMapEncodeTiled refused the tensor map of " << what << " (CUDA driver error "

@@ -14,8 +14,6 @@
 #include "kernels/kernel.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -206,35 +204,6 @@ private:
       constexpr int W = tti_tma_box_w(Dx), H = tti_tma_box_h(Dy);
       const TtiTensorMaps maps{plane_tile_map(a.f.p, a.layout, W, H, name + ", field p"),
                                plane_tile_map(a.f.q, a.layout, W, H, name + ", field q")};
-      // PROTOTYPE (session 10): MINIMOD_TTI_CLUSTER="cx,cy,cz" launches the inner form in thread
-      // block clusters, so that neighbouring tiles run on one GPC (one L2 half).
-      static const int* cl = [] {
-        static int v[3] = {1, 1, 1};
-        if (const char* e = std::getenv("MINIMOD_TTI_CLUSTER"))
-          std::sscanf(e, "%d,%d,%d", &v[0], &v[1], &v[2]);
-        return v;
-      }();
-      if (!kLayer && cl[0] * cl[1] * cl[2] > 1 && grid.x % cl[0] == 0 && grid.y % cl[1] == 0 &&
-          grid.z % cl[2] == 0) {
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = grid;
-        cfg.blockDim = block;
-        cfg.dynamicSmemBytes = 0;
-        cfg.stream = s;
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = static_cast<unsigned>(cl[0]);
-        attr[0].val.clusterDim.y = static_cast<unsigned>(cl[1]);
-        attr[0].val.clusterDim.z = static_cast<unsigned>(cl[2]);
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        MINIMOD_GPU_CHECK(
-            cudaLaunchKernelEx(&cfg, tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi>, a, maps));
-        return;
-      }
-      if (!kLayer && cl[0] * cl[1] * cl[2] > 1)
-        std::fprintf(stderr, "cluster %d,%d,%d does not divide grid %u,%u,%u\n", cl[0], cl[1],
-                     cl[2], grid.x, grid.y, grid.z);
       tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(a, maps);
 #else
       static_assert(M != TtiMethod::SemiBT, "semi+b+tma needs the tensor copies");
