@@ -51,22 +51,6 @@ __device__ __forceinline__ void tma_load_3d(unsigned dst, const void* map, int x
                   : "memory");
 }
 
-/// PROTOTYPE (session 10): tma_load_3d with an L2 eviction priority: evict_last (last = true)
-/// or evict_first.
-__device__ __forceinline__ void tma_load_3d_hint(unsigned dst, const void* map, int x, int y, int z,
-                                                 unsigned bar, bool last) {
-  std::uint64_t pol;
-  if (last)
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-  else
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-  MINIMOD_TMA_PTX("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                  ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
-                  "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar),
-                  "l"(pol)
-                  : "memory");
-}
-
 /// Wait until phase `parity` (0 or 1) of the mbarrier at `bar` has completed.
 __device__ __forceinline__ void tma_wait(unsigned bar, unsigned parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

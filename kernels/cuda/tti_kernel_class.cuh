@@ -14,7 +14,6 @@
 #include "kernels/kernel.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -25,15 +24,8 @@ namespace minimod::gpu {
 /// Planes a streaming block walks along z: short chunks give many blocks (the launch fills the
 /// GPU several times over) and keep the blocks that share halo rows close in time, at the price
 /// of 2R planes loaded again per chunk; a box not much deeper than a chunk is one chunk.
-inline int tti_chunk_env() { // PROTOTYPE (session 10): MINIMOD_TTI_CHUNK
-  static const int v = [] {
-    const char* e = std::getenv("MINIMOD_TTI_CHUNK");
-    return e ? std::atoi(e) : 64;
-  }();
-  return v;
-}
+constexpr int kTtiChunk = 64;
 inline int tti_z_chunk(const Box& b) {
-  const int kTtiChunk = tti_chunk_env();
   return b.nz() <= kTtiChunk + kTtiChunk / 2 ? std::max(b.nz(), 1) : kTtiChunk;
 }
 

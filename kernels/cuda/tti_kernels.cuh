@@ -601,41 +601,6 @@ constexpr int tti_semi_min_blocks(TtiMethod m, int threads, bool az, bool layer)
   return blocks > 1 ? blocks : 1;
 }
 
-/// PROTOTYPE (session 10): tti_load_point with L2 evict_first loads.
-template <class T> __device__ __forceinline__ T tti_ld_first(const T* p, std::uint64_t pol) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 2, "4- or 2-byte loads");
-  if constexpr (sizeof(T) == 4) {
-    std::uint32_t v;
-    asm volatile("ld.global.L2::cache_hint.b32 %0, [%1], %2;" : "=r"(v) : "l"(p), "l"(pol));
-    T out;
-    memcpy(&out, &v, 4);
-    return out;
-  } else {
-    unsigned short v;
-    asm volatile("ld.global.L2::cache_hint.b16 %0, [%1], %2;" : "=h"(v) : "l"(p), "l"(pol));
-    T out;
-    memcpy(&out, &v, 2);
-    return out;
-  }
-}
-template <bool kAzimuth, bool kLayer>
-__device__ __forceinline__ TtiPointIn tti_load_point_first(const TtiFields& f, std::int64_t i) {
-  std::uint64_t pol;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-  TtiPointIn in{};
-  in.p = f.p[i];
-  in.q = f.q[i];
-  in.p_prev = tti_ld_first(f.p_next + i, pol);
-  in.q_prev = tti_ld_first(f.q_next + i, pol);
-  in.vp2dt2 = tti_ld_first(f.vp2dt2 + i, pol);
-  in.aniso = tti_ld_first(f.aniso + i, pol);
-  in.axis_xz = tti_ld_first(f.axis_xz + i, pol);
-  in.axis_y = 0;
-  if constexpr (kAzimuth) in.axis_y = tti_ld_first(f.axis_y + i, pol);
-  if constexpr (kLayer) in.eta = tti_ld_first(f.eta + i, pol);
-  return in;
-}
-
 #if MINIMOD_GPU_TENSOR_COPY
 /// The tensor maps of semi+b+tma: boxes of (Dx + 12) x (Dy + 8) x 1 floats of p and of q.
 struct TtiTensorMaps {
@@ -749,16 +714,8 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
         }
       }
       // The next point's loads go out at once: a whole plane's work hides them.
-      if (col.active && k + 1 >= col.zs && k + 1 < col.ze) {
-#ifdef MINIMOD_TTI_LOAD_FIRST
-        if constexpr (kSplit && !kLayer)
-#else
-        if constexpr (false)
-#endif
-          ahead = tti_load_point_first<kAz, kLayer>(a.f, point(k + 1));
-        else
-          ahead = tti_load_point<kAz, kLayer>(a.f, point(k + 1));
-      }
+      if (col.active && k + 1 >= col.zs && k + 1 < col.ze)
+        ahead = tti_load_point<kAz, kLayer>(a.f, point(k + 1));
     };
     const bool own = t >= col.zs && t < col.ze;
     if constexpr (kSplit) {
