@@ -54,9 +54,8 @@ std::string default_kernel_spec(BackendKind backend, Physics physics) {
   // semi+b+tma_32x6 everywhere, 12.19 for semi+b+tma_32x4 and 12.36 for semi+b+a_32x16 on the
   // layers), and within about 0.2% of the fastest with azimuth (15.34 against 15.33 with
   // semi+b+a_32x16 on the layers; docs/perf/2026-11-22-h100-tti-900-session9.md, the table at
-  // 2e040db). semi+b+tma needs the Hopper tensor copies:
-  // where they cannot run, the regions fall back to semi+b+a_32x8, and a build without them
-  // defaults to it everywhere.
+  // 2e040db). semi+b+tma needs the Hopper tensor copies: where they cannot run, the regions fall
+  // back to semi+b+a_32x8, and a build without them defaults to it everywhere.
   const std::string fallback = default_fallback_name(backend, physics);
   if (kernel_registry().find("semi+b+tma_32x4", backend, physics) != nullptr)
     return "inner=semi+b+tma_32x4,pml=semi+b+tma_32x8";

@@ -1,8 +1,8 @@
 /// The CUDA TTI backend: the device copy of a TtiProblem (p, q and their previous steps, the
 /// medium: vp2dt2 and the 16-bit pairs, eta, and phi_p where the layer has an elliptic point),
 /// advanced one step at a time by the region kernels (the layer slabs on a stream of their own,
-/// one launch a kernel), then source
-/// injection into p and receiver sampling of p, as the CPU reference (solver/tti.cpp) does.
+/// one launch a kernel), then source injection into p and receiver sampling of p, as the CPU
+/// reference (solver/tti.cpp) does.
 
 #include "io/errors.hpp"
 #include "kernels/cuda/cuda_support.cuh"
