@@ -14,8 +14,6 @@
 #include "kernels/kernel.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -206,50 +204,6 @@ private:
       constexpr int W = tti_tma_box_w(Dx), H = tti_tma_box_h(Dy);
       const TtiTensorMaps maps{plane_tile_map(a.f.p, a.layout, W, H, name + ", field p"),
                                plane_tile_map(a.f.q, a.layout, W, H, name + ", field q")};
-      if constexpr (!kLayer) {
-        // PROTOTYPE (session 11): MINIMOD_TTI_SIDES = "one" (one queue, blockIdx order), "bitK"
-        // (half = bit K of the SM id), "half" (SM ids below half the count) or one 0/1 a SM id.
-        struct Sides {
-          unsigned char* side = nullptr;
-          unsigned* queue = nullptr;
-          int count[2] = {0, 0};
-        };
-        static const Sides sides = [] {
-          Sides r;
-          const char* e = std::getenv("MINIMOD_TTI_SIDES");
-          if (e == nullptr) return r;
-          int dev = 0, nsm = 0;
-          MINIMOD_GPU_CHECK(cudaGetDevice(&dev));
-          MINIMOD_GPU_CHECK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
-          unsigned char h[256] = {};
-          const std::string v = e;
-          for (int i = 0; i < 256; ++i) {
-            if (v.rfind("bit", 0) == 0)
-              h[i] = static_cast<unsigned char>((i >> std::atoi(v.c_str() + 3)) & 1);
-            else if (v == "half")
-              h[i] = i >= nsm / 2;
-            else if (v != "one")
-              h[i] = i < static_cast<int>(v.size()) && v[static_cast<std::size_t>(i)] == '1';
-            if (i < nsm) ++r.count[h[i]];
-          }
-          MINIMOD_GPU_CHECK(cudaMalloc(&r.side, 256));
-          MINIMOD_GPU_CHECK(cudaMalloc(&r.queue, 2 * sizeof(unsigned)));
-          MINIMOD_GPU_CHECK(cudaMemcpy(r.side, h, 256, cudaMemcpyHostToDevice));
-          std::fprintf(stderr, "MINIMOD_TTI_SIDES=%s: %d and %d SMs\n", e, r.count[0], r.count[1]);
-          return r;
-        }();
-        if (sides.side != nullptr) {
-          TtiArgs b = a;
-          b.sm_side = sides.side;
-          b.queue = sides.queue;
-          b.split = static_cast<int>((static_cast<long long>(grid.y) * sides.count[0] +
-                                      (sides.count[0] + sides.count[1]) / 2) /
-                                     (sides.count[0] + sides.count[1]));
-          MINIMOD_GPU_CHECK(cudaMemsetAsync(sides.queue, 0, 2 * sizeof(unsigned), s));
-          tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(b, maps);
-          return;
-        }
-      }
       tti_semi_kernel<M, Dx, Dy, kAz, kLayer, kPhi><<<grid, block, 0, s>>>(a, maps);
 #else
       static_assert(M != TtiMethod::SemiBT, "semi+b+tma needs the tensor copies");

@@ -132,10 +132,6 @@ struct TtiArgs {
   Box box;         ///< one region on a 3D grid of tiles (z chunks for the streaming methods)
   int z_chunk = 1; ///< streaming methods: planes per block along z (blockIdx.z picks the chunk)
   TtiBoxes boxes;  ///< the layer form of the streaming methods: its slabs on a 1D grid
-  // PROTOTYPE (session 11): tiles handed out by L2 half (MINIMOD_TTI_SIDES).
-  const unsigned char* sm_side = nullptr; ///< L2 half of each SM id (null: blockIdx order)
-  unsigned* queue = nullptr;              ///< next item of each half's queue
-  int split = 0;                          ///< first tile row of half 1
 };
 
 #if defined(__CUDACC__)
@@ -292,34 +288,6 @@ template <int Dx, int Dy, bool kBoxes> struct TtiColumn {
       bx = local - rows * tiles_x;
       by = rows % tiles_y;
       bz = rows / tiles_y;
-    }
-    if constexpr (!kBoxes) {
-      if (a.sm_side != nullptr) {
-        // PROTOTYPE (session 11): the block takes the next tile of its SM's L2 half (y band),
-        // or of the other half once its own is handed out.
-        __shared__ int item[3];
-        if (tid == 0) {
-          unsigned smid;
-          asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-          int s = a.sm_side[smid & 255u];
-          const int gx = static_cast<int>(gridDim.x), gy = static_cast<int>(gridDim.y),
-                    gz = static_cast<int>(gridDim.z);
-          unsigned w = atomicAdd(&a.queue[s], 1u);
-          if (w >= static_cast<unsigned>(gx * (s ? gy - a.split : a.split) * gz)) {
-            s = 1 - s;
-            w = atomicAdd(&a.queue[s], 1u);
-          }
-          const int rows = s ? gy - a.split : a.split;
-          const int wi = static_cast<int>(w), r = wi / gx;
-          item[0] = wi - r * gx;
-          item[1] = (s ? a.split : 0) + r % rows;
-          item[2] = r / rows;
-        }
-        __syncthreads();
-        bx = item[0];
-        by = item[1];
-        bz = item[2];
-      }
     }
     const int x0 = box.x0 + bx * Dx;
     const int y0 = box.y0 + by * Dy;
