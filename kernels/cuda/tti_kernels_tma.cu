@@ -17,10 +17,6 @@ void register_tti_tma_kernels(KernelRegistry& registry) {
   add<TtiMethod::SemiBT, 32, 16, 1>(registry);
   add<TtiMethod::SemiBT, 16, 16, 1>(registry);
   add<TtiMethod::SemiBT, 64, 8, 1>(registry);
-  // PROTOTYPE (session 11): tiles that fill the 27-point layer slabs' rows with fewer idle lanes.
-  add<TtiMethod::SemiBT, 32, 9, 1>(registry);
-  add<TtiMethod::SemiBT, 20, 9, 1>(registry);
-  add<TtiMethod::SemiBT, 28, 9, 1>(registry);
 #else
   (void)registry;
 #endif
