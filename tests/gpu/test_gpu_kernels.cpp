@@ -11,7 +11,7 @@
 #include "tests/gpu/problem_builder.hpp"
 #include "tests/gpu/registered.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
-#include "kernels/cuda/device_buffer.hpp"
+#include "tests/gpu/device_copies.hpp"
 #endif
 
 #include <gtest/gtest.h>
@@ -180,7 +180,6 @@ TEST_P(CudaKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   spec.steps = 1;
   const AcousticProblem p = build_acoustic_problem(spec);
   const FieldLayout& l = p.layout;
-  const auto size = static_cast<std::size_t>(l.size);
   const float nan = std::numeric_limits<float>::quiet_NaN();
 
   auto in_grid = [&](int i, int j, int k) {
@@ -206,14 +205,11 @@ TEST_P(CudaKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
     return ring ? p.eta[l.index(i, j, k)] : nan;
   });
 
-  const std::size_t bytes = size * sizeof(float);
-  gpu::DeviceBuffer d_u(bytes, "u"), d_v(bytes, "v"), d_vp2dt2(bytes, "vp2dt2"),
-      d_phi(bytes, "phi"), d_eta(bytes, "eta");
-  d_u.upload(u.data(), bytes);
-  d_v.upload(v_in.data(), bytes);
-  d_vp2dt2.upload(vp2dt2.data(), bytes);
-  d_phi.upload(phi_in.data(), bytes);
-  d_eta.upload(eta.data(), bytes);
+  const gpu::DeviceBuffer d_u = test_support::upload_copy(u, "u"),
+                          d_v = test_support::upload_copy(v_in, "v"),
+                          d_vp2dt2 = test_support::upload_copy(vp2dt2, "vp2dt2"),
+                          d_phi = test_support::upload_copy(phi_in, "phi"),
+                          d_eta = test_support::upload_copy(eta, "eta");
   IsoFields f;
   f.u = d_u.as<const float>();
   f.v = d_v.as<float>();
@@ -246,9 +242,8 @@ TEST_P(CudaKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
           }
         }
   }
-  std::vector<float> v_got(size), phi_got(size);
-  d_v.download(v_got.data(), bytes);
-  d_phi.download(phi_got.data(), bytes);
+  const std::vector<float> v_got = test_support::download_floats(d_v),
+                           phi_got = test_support::download_floats(d_phi);
 
   auto region_of = [&](int i, int j, int k) -> int {
     for (int r = 0; r < kRegionCount; ++r)

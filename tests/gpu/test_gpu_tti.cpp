@@ -15,7 +15,7 @@
 #include "tests/gpu/registered.hpp"
 #include "tests/grid_helpers.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
-#include "kernels/cuda/device_buffer.hpp"
+#include "tests/gpu/device_copies.hpp"
 #endif
 
 #include <gtest/gtest.h>
@@ -328,21 +328,8 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
 }
 
 #if defined(MINIMOD_HAVE_CUDA)
-/// A device copy of host array h (an empty buffer for an empty h).
-template <class T> gpu::DeviceBuffer upload_copy(const std::vector<T>& h, const char* what) {
-  if (h.empty()) return {};
-  const std::size_t bytes = h.size() * sizeof(T);
-  gpu::DeviceBuffer b(bytes, what);
-  b.upload(h.data(), bytes);
-  return b;
-}
-
-/// A device float array back on the host.
-std::vector<float> download_floats(const gpu::DeviceBuffer& b) {
-  std::vector<float> h(b.bytes() / sizeof(float));
-  b.download(h.data(), h.size() * sizeof(float));
-  return h;
-}
+using test_support::download_floats;
+using test_support::upload_copy;
 
 /// The device arrays of one TTI step, and a TtiFields over them (null where a buffer is empty:
 /// axis_y without azimuth).
