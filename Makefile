@@ -4,6 +4,7 @@
 #   make build        configure and build in $(BUILD_DIR); CUDA backend when nvcc is found
 #   make demo         deps + build, then run input/demo.yaml (writes out/demo.h5)
 #   make test         deps + build, then every test (GPU tests skip themselves without a GPU)
+#   make install      deps + build, then install minimod-gpu into $(PREFIX)/bin
 #   make test-gpu     build, then only the tests labelled gpu
 #   make bench        build, then `minimod-gpu bench $(BENCH_ARGS)`
 #   make format       clang-format -i every C++/CUDA source
@@ -11,7 +12,8 @@
 #   make clean        remove $(BUILD_DIR)
 #
 # Variables: CMAKE_ARGS (extra configure arguments, e.g. -DMINIMOD_CUDA=OFF or
-# -DCMAKE_CUDA_ARCHITECTURES=80), BUILD_DIR, JOBS, BENCH_ARGS, CTEST_ARGS, CLANG_FORMAT.
+# -DCMAKE_CUDA_ARCHITECTURES=80), BUILD_DIR, JOBS, BENCH_ARGS, CTEST_ARGS, CLANG_FORMAT, PREFIX
+# (install prefix, default ~/.local, whose bin/ is on PATH in most login shells).
 
 BUILD_DIR ?= build
 CMAKE_ARGS ?=
@@ -19,6 +21,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BENCH_ARGS ?=
 CTEST_ARGS ?=
 CLANG_FORMAT ?= clang-format
+PREFIX ?= $(HOME)/.local
 
 DEB_PACKAGES := cmake g++ make libhdf5-dev hdf5-tools libyaml-cpp-dev libcli11-dev \
                 libopenmpi-dev openmpi-bin googletest libgtest-dev python3-h5py python3-numpy \
@@ -31,7 +34,7 @@ FORMAT_DIRS := $(wildcard app solver kernels io models tests)
 FORMAT_FILES = $(shell find $(FORMAT_DIRS) -type f \( -name '*.cpp' -o -name '*.hpp' \
                  -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort)
 
-.PHONY: all deps build demo test test-gpu bench format format-check clean
+.PHONY: all deps build demo test test-gpu install bench format format-check clean
 
 # Prerequisites run in the order written (deps before build); the build itself runs in parallel.
 .NOTPARALLEL:
@@ -68,6 +71,11 @@ test: deps build
 
 test-gpu: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -L gpu $(CTEST_ARGS)
+
+install: deps build
+	cmake --install $(BUILD_DIR) --prefix "$(PREFIX)"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; \
+	  *) echo "install: $(PREFIX)/bin is not on PATH; add it: export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
 
 bench: build
 	$(BUILD_DIR)/minimod-gpu bench $(BENCH_ARGS)
