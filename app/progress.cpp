@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <unistd.h>
 
 namespace minimod {
@@ -33,6 +34,16 @@ std::string format_rate(double mpoints_per_s) {
   return buffer;
 }
 
+/// "2026-11-24 18:12:03 ": local date and time, so a log line says when it was written.
+std::string local_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S ", &local);
+  return buffer;
+}
+
 } // namespace
 
 bool stderr_is_terminal() {
@@ -54,6 +65,11 @@ Progress::~Progress() {
     } catch (...) { // a destructor must not throw; a lost newline is harmless
     }
   }
+}
+
+void Progress::set_survey(const SurveyPosition& position) {
+  m_survey = position;
+  m_in_survey = true;
 }
 
 void Progress::update(int steps_done) {
@@ -119,6 +135,26 @@ std::string Progress::timing_text(double elapsed, const char* separator) const {
   return text;
 }
 
+std::string Progress::survey_text(double elapsed, const char* separator) const {
+  if (!m_in_survey) return "";
+  std::string text = separator;
+  text += "shot " + std::to_string(m_survey.shot) + separator +
+          std::to_string(m_survey.shots_done) + "/" + std::to_string(m_survey.shots_total) +
+          " done" + separator + "survey eta ";
+  // This shot's time, projected from its own progress, stands in for the mean until one finished.
+  double shot_total = m_survey.mean_shot_s;
+  if (m_steps_done > 0 && elapsed > 0.0) {
+    const double projected = elapsed * m_total_steps / m_steps_done;
+    if (shot_total <= 0.0) shot_total = projected;
+    text += format_duration(projected - elapsed + m_survey.shots_left_after * shot_total);
+  } else if (shot_total > 0.0) {
+    text += format_duration(shot_total * (m_survey.shots_left_after + 1));
+  } else {
+    text += "?";
+  }
+  return text;
+}
+
 void Progress::draw_terminal_line(Clock::time_point now) {
   const double fraction =
       m_total_steps > 0 ? static_cast<double>(m_steps_done) / m_total_steps : 1.0;
@@ -131,7 +167,9 @@ void Progress::draw_terminal_line(Clock::time_point now) {
   std::snprintf(head, sizeof head, "[%s] %3d%% %d/%d  ", bar.c_str(),
                 static_cast<int>(fraction * 100.0), m_steps_done, m_total_steps);
   // \r returns to the line start, \033[K erases what a longer previous line left behind.
-  *m_out << '\r' << head << timing_text(elapsed_s(now), "  ") << "\033[K" << std::flush;
+  const double elapsed = elapsed_s(now);
+  *m_out << '\r' << head << timing_text(elapsed, "  ") << survey_text(elapsed, "  ") << "\033[K"
+         << std::flush;
   m_last_draw = now;
   m_drawn = true;
 }
@@ -141,7 +179,10 @@ void Progress::write_log_line(Clock::time_point now) {
       m_total_steps > 0 ? static_cast<int>(100LL * m_steps_done / m_total_steps) : 100;
   char head[64];
   std::snprintf(head, sizeof head, "step %d/%d (%d%%) ", m_steps_done, m_total_steps, percent);
-  *m_out << head << timing_text(elapsed_s(now), ", ") << '\n' << std::flush;
+  const double elapsed = elapsed_s(now);
+  *m_out << local_timestamp() << head << timing_text(elapsed, ", ") << survey_text(elapsed, ", ")
+         << '\n'
+         << std::flush;
   m_last_logged_steps = m_steps_done;
 }
 

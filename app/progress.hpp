@@ -15,7 +15,16 @@ bool stderr_is_terminal();
 enum class ProgressStyle {
   kQuiet,    ///< nothing
   kTerminal, ///< one line with a bar, redrawn in place at most ~10 times a second
-  kLog,      ///< a plain line at every 5 percent, for logs and pipes
+  kLog,      ///< a plain line at every 5 percent, local date and time first, for logs and pipes
+};
+
+/// Where the shot of a Progress report stands in its survey, for the survey-wide line.
+struct SurveyPosition {
+  int shot = 0;             ///< the shot being modelled (the number of its /shots/NNNN group)
+  int shots_done = 0;       ///< shots of the survey complete before this one (resumed ones too)
+  int shots_total = 0;      ///< shots of the survey
+  int shots_left_after = 0; ///< shots this run still models after this one
+  double mean_shot_s = 0;   ///< mean wall time of the shots this run modelled so far; 0: none yet
 };
 
 /// Reports the progress of a run of `total_steps` time steps: steps done, elapsed time, the
@@ -39,6 +48,11 @@ public:
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
+  /// Adds the survey to every line: the shot, shots done of the total, and the survey's estimated
+  /// time left (this shot's, plus the shots left at the mean shot time, or at this shot's
+  /// projected time before any shot finished).
+  void set_survey(const SurveyPosition& position);
+
   /// Records that `steps_done` of the total steps are complete (values only grow; a smaller one
   /// is ignored). Cheap enough to call after every step.
   void update(int steps_done);
@@ -57,6 +71,8 @@ private:
   double elapsed_s(Clock::time_point now) const;
   /// "elapsed 3.1 s, eta 12.4 s, 812 Mpoints/s" for the current state.
   std::string timing_text(double elapsed, const char* separator) const;
+  /// "shot 3, 2/10 done, survey eta 1m10s", or "" without set_survey().
+  std::string survey_text(double elapsed, const char* separator) const;
   void draw_terminal_line(Clock::time_point now);
   void write_log_line(Clock::time_point now);
   /// Steps at which the `mark`-th 5 percent is reached (mark 1..20).
@@ -77,6 +93,8 @@ private:
   int m_next_mark = 1;          ///< the next 5 percent mark to log
   int m_last_logged_steps = -1; ///< steps shown by the last log line
   bool m_finished = false;
+  bool m_in_survey = false;
+  SurveyPosition m_survey;
 };
 
 } // namespace minimod

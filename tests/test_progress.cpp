@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -10,11 +11,18 @@
 namespace minimod {
 namespace {
 
+/// A log line's leading local date and time, "2026-11-24 18:12:03 ".
+const std::regex kTimestamp(R"(^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} )");
+
+/// The lines of a log, each without its timestamp (every line must have one).
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);)
-    lines.push_back(line);
+  for (std::string line; std::getline(stream, line);) {
+    std::smatch stamp;
+    EXPECT_TRUE(std::regex_search(line, stamp, kTimestamp)) << "no timestamp: " << line;
+    lines.push_back(stamp.empty() ? line : line.substr(stamp.length()));
+  }
   return lines;
 }
 
@@ -129,6 +137,42 @@ TEST(Progress, TerminalLineIsEndedWhenTheRunIsAbandoned) {
   const std::string text = out.str();
   ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(Progress, SurveyLineNamesTheShotTheShotsDoneAndTheSurveyEta) {
+  std::ostringstream out;
+  Progress progress(100, 1.0, false, false, &out);
+  SurveyPosition position;
+  position.shot = 7;
+  position.shots_done = 2;
+  position.shots_total = 10;
+  position.shots_left_after = 3;
+  position.mean_shot_s = 600.0; // 10 minutes a shot
+  progress.set_survey(position);
+  progress.update(100); // this shot is done: eta is the three shots left at the mean
+  const std::vector<std::string> lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 1u) << out.str();
+  EXPECT_NE(lines[0].find(", shot 7, 2/10 done, survey eta 30m00s"), std::string::npos) << lines[0];
+}
+
+TEST(Progress, SurveyEtaBeforeAnyShotFinishedIsUnknownAtTheStart) {
+  std::ostringstream out;
+  Progress progress(100, 1.0, false, /*is_tty=*/true, &out);
+  SurveyPosition position;
+  position.shot = 0;
+  position.shots_total = 4;
+  position.shots_left_after = 3;
+  progress.set_survey(position);
+  progress.update(0);
+  EXPECT_NE(out.str().find("shot 0  0/4 done  survey eta ?"), std::string::npos) << out.str();
+}
+
+TEST(Progress, TerminalLinesCarryNoTimestamp) {
+  std::ostringstream out;
+  Progress progress(10, 1.0, false, /*is_tty=*/true, &out);
+  progress.update(5);
+  progress.finish();
+  EXPECT_EQ(out.str().rfind("\r[", 0), 0u) << out.str();
 }
 
 } // namespace
