@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
@@ -18,12 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A folder of its own, removed at the end.
+/// A folder of its own (the process id keeps two test runs on one machine apart), removed at the
+/// end.
 class RunDir : public ::testing::Test {
 protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    m_dir = fs::temp_directory_path() / (std::string("minimod_run_") + info->name());
+    m_dir = fs::temp_directory_path() /
+            (std::string("minimod_run_") + std::to_string(getpid()) + "_" + info->name());
     fs::remove_all(m_dir);
     fs::create_directories(m_dir);
   }
