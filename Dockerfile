@@ -13,7 +13,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       cmake g++ make libhdf5-dev hdf5-tools libyaml-cpp-dev libcli11-dev \
       libopenmpi-dev openmpi-bin googletest libgtest-dev python3-h5py python3-numpy \
-      libsegyio-dev \
+      libsegyio-dev nlohmann-json3-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /opt/minimod-gpu

@@ -1,7 +1,6 @@
 #include "app/bench.hpp"
 
 #include "io/errors.hpp"
-#include "io/json_writer.hpp"
 #include "io/survey.hpp"
 #include "kernels/autotune.hpp"
 #include "kernels/selection.hpp"
@@ -13,6 +12,7 @@
 #include "version.hpp"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -628,64 +628,55 @@ std::string bench_table(const BenchReport& rep) {
 }
 
 std::string bench_json(const BenchReport& rep) {
-  JsonWriter j;
-  j.begin_object();
-  j.field("program", "minimod-gpu bench").field("version", kProgramVersion);
-  j.field("commit", kGitCommit).field("date", rep.date);
-  j.key("records").begin_array();
+  using Json = nlohmann::ordered_json;
+  Json layer = Json::array();
+  for (int a = 0; a < 3; ++a) {
+    layer.push_back(rep.layer.on(a, false));
+    layer.push_back(rep.layer.on(a, true));
+  }
+  Json records = Json::array();
   for (const auto& r : rep.records) {
     const bool ok = r.status == "ok";
-    j.begin_object();
-    j.field("gpu", rep.device).field("backend", rep.backend).field("physics", rep.physics);
-    j.key("grid")
-        .begin_array()
-        .value(rep.grid.nx)
-        .value(rep.grid.ny)
-        .value(rep.grid.nz)
-        .end_array();
-    j.key("layer").begin_array();
-    for (int a = 0; a < 3; ++a)
-      j.value(rep.layer.on(a, false)).value(rep.layer.on(a, true));
-    j.end_array();
-    j.field("spacing", rep.grid.dx).field("dt", rep.dt);
-    j.field("steps", rep.steps).field("warmup_steps", rep.warmup).field("repeats", rep.repeats);
-    j.field("kernel", r.spec).field("status", r.status);
-    if (r.reason.empty())
-      j.null_field("reason");
-    else
-      j.field("reason", r.reason);
-    j.key("kernels").begin_object();
+    Json kernels = Json::object();
     for (int k = 0; k < kRegionCount; ++k)
-      j.field(region_name(static_cast<RegionId>(k)), r.kernels[k]);
-    j.end_object();
-    j.key("notes").begin_array();
-    for (const auto& n : r.notes)
-      j.value(n);
-    j.end_array();
-    if (ok)
-      j.field("ms_per_step", r.ms);
-    else
-      j.null_field("ms_per_step");
-    j.key("ms_per_step_all").begin_array();
-    for (const double v : r.ms_all)
-      j.value(v);
-    j.end_array();
-    j.field("floor_ms_per_step", rep.floor_ms);
-    j.field("copy_gbps", rep.floor.copy_gbps).field("stream_gbps", rep.floor.stream_gbps);
-    j.field("floor_points", rep.floor.points);
-    if (ok) {
-      j.field("gpts_per_s", r.gpts_per_s).field("effective_gbps", r.effective_gbps);
-      j.field("percent_of_floor", r.percent_of_floor);
-    } else {
-      j.null_field("gpts_per_s").null_field("effective_gbps").null_field("percent_of_floor");
-    }
-    j.field("bytes_per_point", rep.bytes_per_point);
-    j.field("date", rep.date).field("commit", kGitCommit);
-    j.end_object();
+      kernels[region_name(static_cast<RegionId>(k))] = r.kernels[k];
+    Json j;
+    j["gpu"] = rep.device;
+    j["backend"] = rep.backend;
+    j["physics"] = rep.physics;
+    j["grid"] = {rep.grid.nx, rep.grid.ny, rep.grid.nz};
+    j["layer"] = layer;
+    j["spacing"] = rep.grid.dx;
+    j["dt"] = rep.dt;
+    j["steps"] = rep.steps;
+    j["warmup_steps"] = rep.warmup;
+    j["repeats"] = rep.repeats;
+    j["kernel"] = r.spec;
+    j["status"] = r.status;
+    j["reason"] = r.reason.empty() ? Json() : Json(r.reason);
+    j["kernels"] = kernels;
+    j["notes"] = r.notes;
+    j["ms_per_step"] = ok ? Json(r.ms) : Json();
+    j["ms_per_step_all"] = r.ms_all;
+    j["floor_ms_per_step"] = rep.floor_ms;
+    j["copy_gbps"] = rep.floor.copy_gbps;
+    j["stream_gbps"] = rep.floor.stream_gbps;
+    j["floor_points"] = rep.floor.points;
+    j["gpts_per_s"] = ok ? Json(r.gpts_per_s) : Json();
+    j["effective_gbps"] = ok ? Json(r.effective_gbps) : Json();
+    j["percent_of_floor"] = ok ? Json(r.percent_of_floor) : Json();
+    j["bytes_per_point"] = rep.bytes_per_point;
+    j["date"] = rep.date;
+    j["commit"] = kGitCommit;
+    records.push_back(std::move(j));
   }
-  j.end_array();
-  j.end_object();
-  return j.str();
+  Json doc;
+  doc["program"] = "minimod-gpu bench";
+  doc["version"] = kProgramVersion;
+  doc["commit"] = kGitCommit;
+  doc["date"] = rep.date;
+  doc["records"] = std::move(records);
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 int cmd_bench(const BenchArgs& args) {

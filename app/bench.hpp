@@ -109,7 +109,10 @@ BenchReport run_bench(const BenchOptions& options,
 /// The table printed on the terminal.
 std::string bench_table(const BenchReport& report);
 
-/// The JSON document: {"records": [...]} with one self-contained record per configuration.
+/// The JSON document: {"records": [...]} with one self-contained record per configuration, its
+/// fields in a fixed order (docs/benchmark.md). Measurements a record lacks (those of a refused or
+/// failed kernel) are null, as is a non-finite value, JSON having no NaN or Inf; bytes that are not
+/// UTF-8 become U+FFFD.
 std::string bench_json(const BenchReport& report);
 
 /// `minimod-gpu bench`: run, print the table, write the JSON. Returns the exit code.

@@ -3,7 +3,6 @@
 #include "app/plot.hpp"
 #include "app/progress.hpp"
 #include "io/errors.hpp"
-#include "io/json_writer.hpp"
 #include "io/survey.hpp"
 #include "kernels/kernel.hpp"
 #include "models/velocity.hpp"
@@ -14,6 +13,7 @@
 #include "version.hpp"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -53,50 +53,56 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+/// The --summary file. Field order is kept (ordered_json) for people reading it. Doubles are
+/// written with the fewest digits that read back exactly; a non-finite value (a wavefield that
+/// blew up) is written as null, JSON having no NaN or Inf; bytes that are not UTF-8 (an output
+/// path in another encoding) become U+FFFD rather than failing the run at its end.
 std::string summary_json(const RunReport& r, int steps, const SurveyRunReport& survey) {
-  const std::vector<ShotTiming>& shots = survey.shots;
-  JsonWriter j;
+  using Json = nlohmann::ordered_json;
   const Plan& p = r.plan;
-  j.begin_object();
-  j.field("program", "minimod-gpu").field("version", kProgramVersion).field("commit", kGitCommit);
-  j.field("date", utc_now());
-  j.key("grid").begin_object();
-  j.key("shape").begin_array().value(p.grid.nx).value(p.grid.ny).value(p.grid.nz).end_array();
-  j.key("spacing").begin_array().value(p.grid.dx).value(p.grid.dy).value(p.grid.dz).end_array();
-  j.key("layer").begin_array();
-  for (int a = 0; a < 3; ++a)
-    j.value(p.layer.on(a, false)).value(p.layer.on(a, true));
-  j.end_array();
-  j.end_object();
-  j.field("dt", p.dt).field("steps", steps).field("backend", r.backend).field("device", r.device);
-  j.key("kernels").begin_object();
+  Json j;
+  j["program"] = "minimod-gpu";
+  j["version"] = kProgramVersion;
+  j["commit"] = kGitCommit;
+  j["date"] = utc_now();
+  Json layer = Json::array();
+  for (int a = 0; a < 3; ++a) {
+    layer.push_back(p.layer.on(a, false));
+    layer.push_back(p.layer.on(a, true));
+  }
+  j["grid"] = {{"shape", {p.grid.nx, p.grid.ny, p.grid.nz}},
+               {"spacing", {p.grid.dx, p.grid.dy, p.grid.dz}},
+               {"layer", layer}};
+  j["dt"] = p.dt;
+  j["steps"] = steps;
+  j["backend"] = r.backend;
+  j["device"] = r.device;
+  Json kernels = Json::object();
   for (int k = 0; k < kRegionCount; ++k)
-    j.field(region_name(static_cast<RegionId>(k)), r.kernels[k]);
-  j.end_object();
-  j.field("ms_per_step_median", r.timing.median_step_ms).field("ms_total", r.timing.total_ms);
-  j.field("mpoints_per_s", r.timing.mpoints_per_s);
-  j.key("final_wavefield").begin_object();
-  j.field("min", r.final_field.min).field("max", r.final_field.max).field("rms", r.final_field.rms);
-  j.end_object();
-  j.field("output", r.output_file);
+    kernels[region_name(static_cast<RegionId>(k))] = r.kernels[k];
+  j["kernels"] = kernels;
+  j["ms_per_step_median"] = r.timing.median_step_ms;
+  j["ms_total"] = r.timing.total_ms;
+  j["mpoints_per_s"] = r.timing.mpoints_per_s;
+  j["final_wavefield"] = {
+      {"min", r.final_field.min}, {"max", r.final_field.max}, {"rms", r.final_field.rms}};
+  j["output"] = r.output_file;
   // Per shot: setup (taps, field reset; a rank's first shot also the model upload), the time
   // loop, and output (traces back, resampling, writing), as `run` prints them.
-  j.key("startup").begin_object();
-  j.field("model_ms", survey.model_ms).field("problem_ms", survey.problem_ms);
-  j.field("device_setup_ms", survey.device_ms);
-  j.end_object();
-  j.key("shots").begin_array();
-  for (const ShotTiming& t : shots) {
-    j.begin_object();
-    j.field("shot", t.shot).field("rank", t.rank);
-    j.field("setup_ms", t.setup_ms).field("step_ms", t.step_ms).field("output_ms", t.output_ms);
-    j.field("overhead_percent",
-            t.step_ms > 0 ? 100.0 * (t.setup_ms + t.output_ms) / t.step_ms : 0.0);
-    j.end_object();
-  }
-  j.end_array();
-  j.end_object();
-  return j.str() + "\n";
+  j["startup"] = {{"model_ms", survey.model_ms},
+                  {"problem_ms", survey.problem_ms},
+                  {"device_setup_ms", survey.device_ms}};
+  Json shots = Json::array();
+  for (const ShotTiming& t : survey.shots)
+    shots.push_back({{"shot", t.shot},
+                     {"rank", t.rank},
+                     {"setup_ms", t.setup_ms},
+                     {"step_ms", t.step_ms},
+                     {"output_ms", t.output_ms},
+                     {"overhead_percent",
+                      t.step_ms > 0 ? 100.0 * (t.setup_ms + t.output_ms) / t.step_ms : 0.0}});
+  j["shots"] = shots;
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 int cmd_validate(const std::string& path) {

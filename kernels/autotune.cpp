@@ -1,18 +1,19 @@
 #include "kernels/autotune.hpp"
 
 #include "io/errors.hpp"
-#include "io/json_writer.hpp"
 #include "version.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unistd.h>
 
@@ -51,67 +52,127 @@ const char* env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
-/// Every entry of a cache file; throws (YAML or std) when the file is not a cache.
+using Json = nlohmann::ordered_json;
+
+/// A damaged cache: what is wrong and where ("entries[2].grid is [1,2], not an array of 3 ...").
+struct CacheError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Member `name` of the object `object`; nullptr when it is missing.
+const Json* member(const Json& object, const char* name) {
+  const auto it = object.find(name);
+  return it == object.end() ? nullptr : &*it;
+}
+
+/// Member `name` of `object` (at `where` in the file), which must be there.
+const Json& required(const Json& object, const char* name, const std::string& where) {
+  const Json* v = member(object, name);
+  if (!v) throw CacheError(where + "." + name + " is missing");
+  return *v;
+}
+
+std::string string_at(const Json& v, const std::string& where) {
+  if (!v.is_string()) throw CacheError(where + " is " + v.dump() + ", not a string");
+  return v.get<std::string>();
+}
+
+int int_at(const Json& v, const std::string& where) {
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() <= std::numeric_limits<int>::max())
+    return static_cast<int>(v.get<std::uint64_t>());
+  if (v.is_number_integer() && !v.is_number_unsigned() &&
+      v.get<std::int64_t>() >= std::numeric_limits<int>::min())
+    return static_cast<int>(v.get<std::int64_t>());
+  throw CacheError(where + " is " + v.dump() + ", not an integer of int range");
+}
+
+/// The N integers of the array `v`.
+template <std::size_t N> std::array<int, N> ints_at(const Json& v, const std::string& where) {
+  if (!v.is_array() || v.size() != N)
+    throw CacheError(where + " is " + v.dump() + ", not an array of " + std::to_string(N) +
+                     " integers");
+  std::array<int, N> out{};
+  for (std::size_t i = 0; i < N; ++i)
+    out[i] = int_at(v[i], where + "[" + std::to_string(i) + "]");
+  return out;
+}
+
+/// Every entry of the cache file at `path`. Throws CacheError when the file cannot be read or is
+/// not a cache of this format; the message names the offending field.
 std::vector<AutotuneEntry> read_entries(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw CacheError("cannot be opened");
+  Json root;
+  try {
+    root = Json::parse(in);
+  } catch (const Json::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 4: ..." without the tag.
+    const std::string what = e.what();
+    const std::size_t tag_end = what.find("] ");
+    throw CacheError("not JSON: " +
+                     (tag_end == std::string::npos ? what : what.substr(tag_end + 2)));
+  }
+  if (!root.is_object()) throw CacheError("the top level is not an object");
+  if (const Json* version = member(root, "version")) {
+    if (!version->is_number_integer() || version->get<std::int64_t>() != kCacheVersion)
+      throw CacheError("cache format version " + version->dump() + ", this program writes " +
+                       std::to_string(kCacheVersion));
+  }
+  const Json& entries = required(root, "entries", "cache");
+  if (!entries.is_array()) throw CacheError("cache.entries is not an array");
   std::vector<AutotuneEntry> out;
-  const YAML::Node root = YAML::LoadFile(path);
-  if (!root.IsMap() || !root["entries"] || !root["entries"].IsSequence())
-    throw std::runtime_error("no 'entries' list");
-  if (root["version"] && root["version"].as<int>() != kCacheVersion)
-    throw std::runtime_error("cache format version " + root["version"].as<std::string>() +
-                             ", this program writes " + std::to_string(kCacheVersion));
-  for (const YAML::Node& n : root["entries"]) {
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string where = "entries[" + std::to_string(i) + "]";
+    const Json& n = entries[i];
+    if (!n.is_object()) throw CacheError(where + " is not an object");
     AutotuneEntry e;
-    e.key.device = n["device"].as<std::string>();
-    e.key.physics = n["physics"].as<std::string>();
-    const YAML::Node grid = n["grid"], layer = n["layer"];
-    if (!grid.IsSequence() || grid.size() != 3 || !layer.IsSequence() || layer.size() != 6)
-      throw std::runtime_error("an entry without grid[3] and layer[6]");
-    for (int a = 0; a < 3; ++a)
-      e.key.shape[a] = grid[a].as<int>();
-    for (int a = 0; a < 6; ++a)
-      e.key.layer[a] = layer[a].as<int>();
-    e.inner = n["inner"].as<std::string>();
-    e.layer = n["pml"] ? n["pml"].as<std::string>() : std::string();
-    e.ms_per_step = n["ms_per_step"] ? n["ms_per_step"].as<double>() : 0.0;
-    if (n["candidates"] && n["candidates"].IsSequence())
-      for (const YAML::Node& c : n["candidates"])
-        e.candidates.push_back(c.as<std::string>());
-    e.date = n["date"] ? n["date"].as<std::string>() : std::string();
-    e.commit = n["commit"] ? n["commit"].as<std::string>() : std::string();
+    e.key.device = string_at(required(n, "device", where), where + ".device");
+    e.key.physics = string_at(required(n, "physics", where), where + ".physics");
+    e.key.shape = ints_at<3>(required(n, "grid", where), where + ".grid");
+    e.key.layer = ints_at<6>(required(n, "layer", where), where + ".layer");
+    e.inner = string_at(required(n, "inner", where), where + ".inner");
+    if (const Json* v = member(n, "pml")) e.layer = string_at(*v, where + ".pml");
+    if (const Json* v = member(n, "ms_per_step")) {
+      if (!v->is_number())
+        throw CacheError(where + ".ms_per_step is " + v->dump() + ", not a number");
+      e.ms_per_step = v->get<double>();
+    }
+    if (const Json* v = member(n, "candidates")) {
+      if (!v->is_array()) throw CacheError(where + ".candidates is not an array");
+      for (std::size_t c = 0; c < v->size(); ++c)
+        e.candidates.push_back(
+            string_at((*v)[c], where + ".candidates[" + std::to_string(c) + "]"));
+    }
+    if (const Json* v = member(n, "date")) e.date = string_at(*v, where + ".date");
+    if (const Json* v = member(n, "commit")) e.commit = string_at(*v, where + ".commit");
     out.push_back(std::move(e));
   }
   return out;
 }
 
 std::string cache_json(const std::vector<AutotuneEntry>& entries) {
-  JsonWriter j;
-  j.begin_object();
-  j.field("format", "minimod-gpu autotune cache").field("version", kCacheVersion);
-  j.key("entries").begin_array();
+  Json list = Json::array();
   for (const AutotuneEntry& e : entries) {
-    j.begin_object();
-    j.field("key", e.key.text());
-    j.field("device", e.key.device).field("physics", e.key.physics);
-    j.key("grid").begin_array();
-    for (const int v : e.key.shape)
-      j.value(v);
-    j.end_array();
-    j.key("layer").begin_array();
-    for (const int v : e.key.layer)
-      j.value(v);
-    j.end_array();
-    j.field("inner", e.inner).field("pml", e.layer).field("ms_per_step", e.ms_per_step);
-    j.key("candidates").begin_array();
-    for (const auto& c : e.candidates)
-      j.value(c);
-    j.end_array();
-    j.field("date", e.date).field("commit", e.commit);
-    j.end_object();
+    Json j;
+    j["key"] = e.key.text();
+    j["device"] = e.key.device;
+    j["physics"] = e.key.physics;
+    j["grid"] = e.key.shape;
+    j["layer"] = e.key.layer;
+    j["inner"] = e.inner;
+    j["pml"] = e.layer;
+    j["ms_per_step"] = e.ms_per_step;
+    j["candidates"] = e.candidates;
+    j["date"] = e.date;
+    j["commit"] = e.commit;
+    list.push_back(std::move(j));
   }
-  j.end_array();
-  j.end_object();
-  return j.str();
+  Json root;
+  root["format"] = "minimod-gpu autotune cache";
+  root["version"] = kCacheVersion;
+  root["entries"] = std::move(list);
+  // Bytes that are not UTF-8 become U+FFFD rather than an exception (device names are ASCII).
+  return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 /// Kernels of `backend` and `physics` that can run every non-empty region of `kind`.

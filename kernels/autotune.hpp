@@ -49,7 +49,8 @@ struct AutotuneEntry {
 std::string autotune_cache_path();
 
 /// The entry for `key` in the cache at `path`; nullopt when the file or the entry is missing. A
-/// damaged file is treated as empty (it is only a cache): *problem then says why, if given.
+/// damaged file (not JSON, or a field missing or of the wrong type) is treated as empty (it is
+/// only a cache): *problem then says why, if given, naming the path and the field.
 std::optional<AutotuneEntry> read_autotune_cache(const std::string& path, const AutotuneKey& key,
                                                  std::string* problem = nullptr);
 

@@ -10,12 +10,16 @@
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
 #include <sys/wait.h>
@@ -26,6 +30,21 @@ namespace minimod {
 namespace {
 
 namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+/// The whole text of the file at `path`.
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// The member names of a JSON object, in file order.
+std::vector<std::string> keys_of(const Json& object) {
+  std::vector<std::string> out;
+  for (const auto& item : object.items())
+    out.push_back(item.key());
+  return out;
+}
 
 /// Parse a `bench ...` command line into BenchArgs (CLI11 errors propagate).
 BenchArgs parse_bench(const std::string& command_line) {
@@ -177,33 +196,142 @@ TEST(BenchCpu, RecordsCarryEveryField) {
   }
   EXPECT_EQ(rep.records.back().spec, "auto");
 
-  const YAML::Node doc = YAML::Load(bench_json(rep));
-  ASSERT_TRUE(doc["records"].IsSequence());
+  const Json doc = Json::parse(bench_json(rep));
+  ASSERT_TRUE(doc["records"].is_array());
   ASSERT_EQ(doc["records"].size(), rep.records.size());
-  for (const YAML::Node& rec : doc["records"]) {
+  for (const Json& rec : doc["records"]) {
     for (const char* field :
          {"gpu", "physics", "grid", "steps", "repeats", "kernel", "kernels", "ms_per_step",
           "ms_per_step_all", "floor_ms_per_step", "copy_gbps", "stream_gbps", "gpts_per_s",
           "effective_gbps", "percent_of_floor", "date", "commit", "status", "layer"}) {
-      EXPECT_TRUE(rec[field].IsDefined()) << "record field " << field << " missing";
+      EXPECT_TRUE(rec.contains(field)) << "record field " << field << " missing";
     }
-    EXPECT_EQ(rec["physics"].as<std::string>(), "acoustic");
-    EXPECT_EQ(rec["grid"].size(), 3u);
-    EXPECT_EQ(rec["grid"][0].as<int>(), 64);
-    EXPECT_EQ(rec["grid"][2].as<int>(), 58);
-    EXPECT_EQ(rec["steps"].as<int>(), 2);
-    EXPECT_EQ(rec["repeats"].as<int>(), 3);
+    EXPECT_EQ(rec["physics"], "acoustic");
+    EXPECT_EQ(rec["grid"], Json({64, 60, 58}));
+    EXPECT_EQ(rec["steps"], 2);
+    EXPECT_EQ(rec["repeats"], 3);
     EXPECT_EQ(rec["ms_per_step_all"].size(), 3u);
-    EXPECT_GT(rec["ms_per_step"].as<double>(), 0.0);
+    EXPECT_GT(rec["ms_per_step"].get<double>(), 0.0);
     for (const char* region : {"inner", "top", "bottom", "front", "back", "left", "right"})
-      EXPECT_EQ(rec["kernels"][region].as<std::string>(), "cpu") << region;
-    const std::string date = rec["date"].as<std::string>();
+      EXPECT_EQ(rec["kernels"][region], "cpu") << region;
+    const std::string date = rec["date"].get<std::string>();
     EXPECT_EQ(date.size(), 20u) << date;
     EXPECT_EQ(date.back(), 'Z') << date;
   }
   const std::string table = bench_table(rep);
   EXPECT_NE(table.find("% floor"), std::string::npos) << table;
   EXPECT_NE(table.find("memory floor"), std::string::npos) << table;
+}
+
+// The records' fields, in the order docs/benchmark.md lists them and scripts read them.
+const std::vector<std::string> kRecordFields = {"gpu",
+                                                "backend",
+                                                "physics",
+                                                "grid",
+                                                "layer",
+                                                "spacing",
+                                                "dt",
+                                                "steps",
+                                                "warmup_steps",
+                                                "repeats",
+                                                "kernel",
+                                                "status",
+                                                "reason",
+                                                "kernels",
+                                                "notes",
+                                                "ms_per_step",
+                                                "ms_per_step_all",
+                                                "floor_ms_per_step",
+                                                "copy_gbps",
+                                                "stream_gbps",
+                                                "floor_points",
+                                                "gpts_per_s",
+                                                "effective_gbps",
+                                                "percent_of_floor",
+                                                "bytes_per_point",
+                                                "date",
+                                                "commit"};
+
+/// A report as run_bench makes it, by hand: one measured record and one refused.
+BenchReport handmade_report() {
+  BenchReport rep;
+  rep.device = "GPU \"X\" \xff"; // quotes, and a byte that is not UTF-8
+  rep.backend = "cuda";
+  rep.physics = "acoustic";
+  rep.grid.nx = 100, rep.grid.ny = 90, rep.grid.nz = 80;
+  rep.grid.dx = rep.grid.dy = rep.grid.dz = 20.0;
+  rep.layer = {27, 27, 26, 26, 25, 0};
+  rep.dt = 0.1 + 0.2; // 0.30000000000000004: needs all 17 digits
+  rep.steps = 100, rep.warmup = 5, rep.repeats = 3;
+  rep.floor.copy_gbps = 3000.5;
+  rep.floor.stream_gbps = 2999.25;
+  rep.floor.points = 1LL << 40;
+  rep.floor_ms = 1.0 / 3.0;
+  rep.date = "2025-01-01T00:00:00Z";
+  BenchRecord ok;
+  ok.spec = "smem_3d_32x4x4";
+  ok.kernels.fill("gmem_3d_32x4x4");
+  ok.kernels[0] = "smem_3d_32x4x4";
+  ok.notes = {"layers on gmem_3d_32x4x4"};
+  ok.ms_all = {1.5e-7, 2.0, 2.5};
+  ok.ms = 2.0;
+  ok.gpts_per_s = 0.36;
+  ok.effective_gbps = std::numeric_limits<double>::quiet_NaN();
+  ok.percent_of_floor = std::numeric_limits<double>::infinity();
+  BenchRecord refused;
+  refused.spec = "gmem_3d_64x4x2";
+  refused.status = "refused";
+  refused.reason = "the grid's nx is not a multiple of 64";
+  refused.kernels.fill("-");
+  rep.records = {ok, refused};
+  return rep;
+}
+
+TEST(BenchJson, FieldsInOrderWithNullsForWhatIsNotMeasured) {
+  const BenchReport rep = handmade_report();
+  const std::string text = bench_json(rep);
+  EXPECT_EQ(text.rfind("{\n  \"program\": \"minimod-gpu bench\",\n", 0), 0u) << text;
+  EXPECT_EQ(text.substr(text.size() - 4), "]\n}\n") << "one newline at the end";
+  const Json doc = Json::parse(text);
+  EXPECT_EQ(keys_of(doc),
+            (std::vector<std::string>{"program", "version", "commit", "date", "records"}));
+  ASSERT_EQ(doc["records"].size(), 2u);
+  const Json& ok = doc["records"][0];
+  const Json& refused = doc["records"][1];
+  EXPECT_EQ(keys_of(ok), kRecordFields);
+  EXPECT_EQ(keys_of(refused), kRecordFields);
+  EXPECT_EQ(keys_of(ok["kernels"]),
+            (std::vector<std::string>{"inner", "top", "bottom", "front", "back", "left", "right"}));
+
+  // Values: exact doubles (parsed back to the same bits), integers, escaped strings.
+  EXPECT_EQ(ok["gpu"], "GPU \"X\" \xef\xbf\xbd") << "the stray byte becomes U+FFFD";
+  EXPECT_EQ(ok["grid"], Json({100, 90, 80}));
+  EXPECT_EQ(ok["layer"], Json({27, 27, 26, 26, 25, 0}));
+  EXPECT_EQ(ok["spacing"].get<double>(), 20.0);
+  EXPECT_EQ(ok["dt"].get<double>(), 0.1 + 0.2);
+  EXPECT_EQ(ok["floor_ms_per_step"].get<double>(), 1.0 / 3.0);
+  EXPECT_EQ(ok["ms_per_step_all"][0].get<double>(), 1.5e-7);
+  EXPECT_EQ(ok["floor_points"].get<long long>(), 1LL << 40);
+  EXPECT_TRUE(ok["floor_points"].is_number_integer());
+  EXPECT_EQ(ok["kernel"], "smem_3d_32x4x4");
+  EXPECT_EQ(ok["kernels"]["inner"], "smem_3d_32x4x4");
+  EXPECT_EQ(ok["kernels"]["right"], "gmem_3d_32x4x4");
+  EXPECT_EQ(ok["notes"], Json({"layers on gmem_3d_32x4x4"}));
+  EXPECT_EQ(ok["ms_per_step"].get<double>(), 2.0);
+  EXPECT_EQ(ok["gpts_per_s"].get<double>(), 0.36);
+  EXPECT_TRUE(ok["reason"].is_null()) << "no reason for a measured kernel";
+  // JSON has no NaN or Inf: a non-finite measurement is null, never a number.
+  EXPECT_TRUE(ok["effective_gbps"].is_null());
+  EXPECT_TRUE(ok["percent_of_floor"].is_null());
+
+  EXPECT_EQ(refused["status"], "refused");
+  EXPECT_EQ(refused["reason"], "the grid's nx is not a multiple of 64");
+  EXPECT_EQ(refused["notes"], Json::array());
+  EXPECT_EQ(refused["ms_per_step_all"], Json::array());
+  for (const char* field : {"ms_per_step", "gpts_per_s", "effective_gbps", "percent_of_floor"})
+    EXPECT_TRUE(refused[field].is_null()) << field << " of a refused kernel";
+  EXPECT_EQ(refused["floor_ms_per_step"].get<double>(), 1.0 / 3.0)
+      << "the floor is the run's, measured once";
 }
 
 TEST(BenchCpu, UnknownKernelIsAnInputError) {
@@ -225,9 +353,13 @@ TEST(BenchCpu, CommandWritesJsonAndExitCodes) {
   ASSERT_TRUE(WIFEXITED(rc));
   EXPECT_EQ(WEXITSTATUS(rc), 0);
   ASSERT_TRUE(fs::exists(json));
-  const YAML::Node doc = YAML::LoadFile(json.string());
+  const std::string text = read_text(json);
+  const Json doc = Json::parse(text);
   ASSERT_EQ(doc["records"].size(), 1u);
-  EXPECT_EQ(doc["records"][0]["kernel"].as<std::string>(), "cpu");
+  EXPECT_EQ(doc["records"][0]["kernel"], "cpu");
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 2)
+      << "b.json and the log, no temporary left";
 
   rc = std::system((prog + " bench --backend cpu --grid 20" + quiet).c_str());
   ASSERT_TRUE(WIFEXITED(rc));
@@ -353,8 +485,7 @@ TEST(AutotuneCache, RoundTrip) {
   EXPECT_EQ(got->inner, "gmem_3d_64x4x2");
   ASSERT_TRUE(read_autotune_cache(path, b.key).has_value());
   EXPECT_EQ(read_autotune_cache(path, b.key)->inner, "gmem_3d_32x4x4");
-  const YAML::Node doc = YAML::LoadFile(path);
-  EXPECT_EQ(doc["entries"].size(), 2u);
+  EXPECT_EQ(Json::parse(read_text(path))["entries"].size(), 2u);
 
   AutotuneKey other = a.key;
   other.layer[5] = 26;
@@ -373,6 +504,134 @@ TEST(AutotuneCache, RoundTrip) {
   EXPECT_FALSE(problem.empty());
   write_autotune_cache(path, a);
   EXPECT_TRUE(read_autotune_cache(path, a.key).has_value());
+}
+
+TEST(AutotuneCache, FileLayout) {
+  TempDir dir("autotune_layout");
+  const std::string path = (dir.path() / "autotune.json").string();
+  write_autotune_cache(path, entry("GPU \"A\"", 100, "smem_3d_32x4x4"));
+  const std::string text = read_text(path);
+  EXPECT_EQ(text.back(), '\n');
+  const Json doc = Json::parse(text);
+  EXPECT_EQ(keys_of(doc), (std::vector<std::string>{"format", "version", "entries"}));
+  EXPECT_EQ(doc["format"], "minimod-gpu autotune cache");
+  EXPECT_EQ(doc["version"], 1);
+  ASSERT_EQ(doc["entries"].size(), 1u);
+  const Json& e = doc["entries"][0];
+  EXPECT_EQ(keys_of(e),
+            (std::vector<std::string>{"key", "device", "physics", "grid", "layer", "inner", "pml",
+                                      "ms_per_step", "candidates", "date", "commit"}));
+  EXPECT_EQ(e["key"], "GPU \"A\"|acoustic|100x90x80|27,27,27,27,27,27");
+  EXPECT_EQ(e["grid"], Json({100, 90, 80}));
+  EXPECT_EQ(e["ms_per_step"].get<double>(), 1.25);
+  EXPECT_EQ(e["candidates"], Json({"inner:smem_3d_32x4x4", "layer:gmem_3d_32x4x4"}));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1)
+      << "no temporary file left";
+}
+
+/// The smallest entry a cache may hold: the key and the inner kernel.
+Json minimal_entry() {
+  return Json{{"device", "GPU A"},
+              {"physics", "acoustic"},
+              {"grid", {100, 90, 80}},
+              {"layer", {27, 27, 27, 27, 27, 27}},
+              {"inner", "smem_3d_32x4x4"}};
+}
+
+AutotuneKey minimal_key() {
+  AutotuneKey k;
+  k.device = "GPU A";
+  k.physics = "acoustic";
+  k.shape = {100, 90, 80};
+  k.layer = {27, 27, 27, 27, 27, 27};
+  return k;
+}
+
+TEST(AutotuneCache, OptionalFieldsAndUnknownOnesAreNotNeeded) {
+  TempDir dir("autotune_minimal");
+  const std::string path = (dir.path() / "autotune.json").string();
+  Json extra = minimal_entry();
+  extra["written_by"] = "a later version";
+  std::ofstream(path) << Json{{"entries", {minimal_entry()}}}.dump();
+  std::string problem = "stale";
+  const auto got = read_autotune_cache(path, minimal_key(), &problem);
+  ASSERT_TRUE(got.has_value()) << problem;
+  EXPECT_EQ(problem, "");
+  EXPECT_EQ(got->inner, "smem_3d_32x4x4");
+  EXPECT_EQ(got->layer, "");
+  EXPECT_EQ(got->ms_per_step, 0.0);
+  EXPECT_TRUE(got->candidates.empty());
+  EXPECT_EQ(got->date, "");
+  std::ofstream(path, std::ios::trunc) << Json{{"version", 1}, {"entries", {extra}}}.dump();
+  EXPECT_TRUE(read_autotune_cache(path, minimal_key()).has_value());
+}
+
+// A damaged cache is ignored with a reason that names the file and the field, and the next
+// write replaces it. Never an exception: it is only a cache.
+TEST(AutotuneCache, DamagedCacheIsIgnoredNamingTheField) {
+  struct Case {
+    std::string text;     ///< the file
+    std::string expected; ///< in the reason
+  };
+  auto with = [](const std::function<void(Json&)>& change) {
+    Json e = minimal_entry();
+    change(e);
+    return Json{{"version", 1}, {"entries", {e}}}.dump();
+  };
+  const std::vector<Case> cases = {
+      {"{ not json", "(not JSON: parse error at line 1, column 4"},
+      {"", "(not JSON: "},
+      {"{\"entries\": []} trailing", "(not JSON: "},
+      {"[]", "(the top level is not an object)"},
+      {"{\"version\": 1}", "(cache.entries is missing)"},
+      {"{\"entries\": {}}", "(cache.entries is not an array)"},
+      {"{\"version\": 2, \"entries\": []}", "(cache format version 2, this program writes 1)"},
+      {"{\"version\": \"1\", \"entries\": []}", "(cache format version \"1\""},
+      {"{\"entries\": [3]}", "(entries[0] is not an object)"},
+      {with([](Json& e) { e.erase("device"); }), "(entries[0].device is missing)"},
+      {with([](Json& e) { e["inner"] = nullptr; }), "(entries[0].inner is null, not a string)"},
+      {with([](Json& e) {
+         e["grid"] = {100, 90};
+       }),
+       "(entries[0].grid is [100,90], not an array of 3 integers)"},
+      {with([](Json& e) { e["grid"][1] = 90.5; }),
+       "(entries[0].grid[1] is 90.5, not an integer of int range)"},
+      {with([](Json& e) { e["grid"][2] = 3000000000LL; }),
+       "(entries[0].grid[2] is 3000000000, not an integer of int range)"},
+      {with([](Json& e) { e["layer"][5] = "27"; }),
+       "(entries[0].layer[5] is \"27\", not an integer of int range)"},
+      {with([](Json& e) { e["ms_per_step"] = "fast"; }),
+       "(entries[0].ms_per_step is \"fast\", not a number)"},
+      {with([](Json& e) {
+         e["candidates"] = {"inner:a", 1};
+       }),
+       "(entries[0].candidates[1] is 1, not a string)"},
+      {with([](Json& e) { e["pml"] = false; }), "(entries[0].pml is false, not a string)"},
+  };
+  TempDir dir("autotune_damaged");
+  const std::string path = (dir.path() / "autotune.json").string();
+  for (const Case& c : cases) {
+    {
+      std::ofstream out(path, std::ios::trunc);
+      out << c.text;
+    }
+    std::string problem;
+    EXPECT_FALSE(read_autotune_cache(path, minimal_key(), &problem).has_value()) << c.text;
+    EXPECT_EQ(problem.rfind(path + " is not a readable autotune cache (", 0), 0u) << problem;
+    EXPECT_NE(problem.find(c.expected), std::string::npos)
+        << "file: " << c.text << "\nreason: " << problem << "\nexpected: " << c.expected;
+    EXPECT_EQ(read_text(path), c.text) << "reading leaves the file as it was";
+
+    AutotuneEntry e = entry("GPU A", 100, "gmem_3d_64x4x2");
+    e.key = minimal_key();
+    write_autotune_cache(path, e);
+    problem = "stale";
+    const auto got = read_autotune_cache(path, minimal_key(), &problem);
+    ASSERT_TRUE(got.has_value()) << c.text;
+    EXPECT_EQ(problem, "");
+    EXPECT_EQ(got->inner, "gmem_3d_64x4x2");
+    EXPECT_EQ(Json::parse(read_text(path))["entries"].size(), 1u) << "the damaged file replaced";
+  }
 }
 
 } // namespace
