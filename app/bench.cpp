@@ -28,7 +28,7 @@
 namespace minimod {
 namespace {
 
-// The seeds' benchmark problem (physics.md section 7).
+// The seeds' benchmark problem (docs/physics.md section 7).
 constexpr double kSpacing = 20.0;    ///< m
 constexpr double kVelocity = 2000.0; ///< m/s everywhere
 constexpr double kVmax = 4500.0;     ///< m/s, for dt and the layer width
@@ -37,7 +37,7 @@ constexpr double kNtaper = 3.0;      ///< layer = ntaper vmax / fmax / h = 27 po
 constexpr double kCfl = 0.8;
 constexpr int kReceiverOffset = 10; ///< receiver this many points from the source along x
 constexpr int kMinRepeats = 3;      ///< the median of fewer says little
-// The TTI medium of the benchmark (uniform; physics.md gives only the grid for TTI).
+// The TTI medium of the benchmark (uniform; the seeds give only the grid for TTI).
 constexpr float kTtiEpsilon = 0.2f, kTtiDelta = 0.1f;
 constexpr double kTtiTiltDegrees = 30.0, kTtiAzimuthDegrees = 20.0;
 
@@ -438,9 +438,9 @@ BenchOptions bench_options(const BenchArgs& a) {
 
 namespace {
 
-/// The TTI benchmark: the seeds' problem (physics.md section 7) with a uniform TTI medium, every
-/// chosen TTI kernel timed against the TTI floor of docs/tti.md at the stream bandwidth measured
-/// in the same run.
+/// The TTI benchmark: the seeds' problem (docs/physics.md section 7) with a uniform TTI medium,
+/// every chosen TTI kernel timed against the TTI floor of docs/tti.md at the stream bandwidth
+/// measured in the same run.
 BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log,
                           const std::function<void(const BenchReport&)>& on_record) {
   BenchReport rep = new_report(o);

@@ -45,7 +45,7 @@ struct PropertySpec {
   SourceLoc loc;
 };
 
-/// anisotropy: the TTI parameters (physics.md section 5); angles converted to radians.
+/// anisotropy: the TTI parameters (docs/physics.md section 5); angles converted to radians.
 struct AnisotropySpec {
   PropertySpec epsilon, delta, theta;
   std::optional<PropertySpec> phi; ///< absent: azimuth 0 and no array
@@ -93,7 +93,7 @@ struct TimeSpec {
   SourceLoc loc, dt_loc, cfl_loc;
 };
 
-/// How off-grid sources and receivers meet the grid (physics.md section 4).
+/// How off-grid sources and receivers meet the grid (docs/physics.md section 4).
 enum class Interpolation { Trilinear, Sinc };
 
 /// boundary: layer width in points, or ntaper wavelengths of vmax/fmax.
@@ -101,7 +101,7 @@ struct BoundarySpec {
   std::optional<int> width; ///< points on every face
   double ntaper = 3;
   std::optional<double> fmax; ///< Hz; default: highest source fmax
-  bool free_surface = false;  ///< pressure-free top face (no layer there), physics.md section 3
+  bool free_surface = false; ///< pressure-free top face (no layer there), docs/physics.md section 3
   SourceLoc loc, width_loc;
 };
 
@@ -117,7 +117,7 @@ struct WaveletSpec {
   SourceLoc loc;
 };
 
-/// How a source enters the wavefield (physics.md section 4).
+/// How a source enters the wavefield (docs/physics.md section 4).
 enum class Injection { Physical, Minimod };
 
 /// One source.

@@ -46,16 +46,16 @@ const char* default_kernel_name(BackendKind backend) {
 
 std::string default_kernel_spec(BackendKind backend, Physics physics) {
   if (backend == BackendKind::Cpu) return "cpu";
-  // The pair `--kernel auto` chose on the H100 at 1000^3 (docs/perf/2026-11-21-h100-1000.md):
-  // 7.55 ms a step against gmem_3d's 11.1. Other GPUs may prefer another pair: `--kernel auto`.
+  // The pair `--kernel auto` chose on the H100 at 1000^3 (docs/perf/README.md): 7.51 ms a step
+  // against gmem_3d's 11.1. Other GPUs may prefer another pair: `--kernel auto`.
   if (physics == Physics::Acoustic) return "inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4";
   // TTI: semi+b+tma_32x4 inside and semi+b+tma_32x8 on the layers: on the H100 at 900^3 the
   // fastest without azimuth, the seeds' problem (12.09 ms a step against 12.16 for
   // semi+b+tma_32x6 everywhere, 12.19 for semi+b+tma_32x4 and 12.36 for semi+b+a_32x16 on the
   // layers), and within about 0.2% of the fastest with azimuth (15.34 against 15.33 with
-  // semi+b+a_32x16 on the layers; docs/perf/2026-11-22-h100-tti-900-session9.md, the table at
-  // 2e040db). semi+b+tma needs the Hopper tensor copies: where they cannot run, the regions fall
-  // back to semi+b+a_32x8, and a build without them defaults to it everywhere.
+  // semi+b+a_32x16 on the layers; docs/kernels.md, "TTI", and docs/perf/README.md). semi+b+tma
+  // needs the Hopper tensor copies: where they cannot run, the regions fall back to semi+b+a_32x8,
+  // and a build without them defaults to it everywhere.
   const std::string fallback = default_fallback_name(backend, physics);
   if (kernel_registry().find("semi+b+tma_32x4", backend, physics) != nullptr)
     return "inner=semi+b+tma_32x4,pml=semi+b+tma_32x8";

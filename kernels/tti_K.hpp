@@ -1,6 +1,7 @@
 #pragma once
-/// Per-point math of the acoustic TTI update (physics.md section 5, docs/tti.md), shared by the CPU
-/// reference (solver/tti.cpp) and the TTI GPU kernels, so that all of them compute one function.
+/// Per-point math of the acoustic TTI update (docs/physics.md section 5, docs/tti.md), shared by
+/// the CPU reference (solver/tti.cpp) and the TTI GPU kernels, so that all of them compute one
+/// function.
 ///
 /// Fields p and q advance together. With s = p + q, L the 8th-order Laplacian and
 /// H = (n . grad)^2 for the unit symmetry axis n:
@@ -321,8 +322,8 @@ MINIMOD_HD TtiPointIn tti_load_point(const TtiFields& f, std::int64_t i) {
 /// q and eta from f), damping alone for q. kPhi = false: the caller knows that no point of the
 /// layer is driven (tti_needs_phi; the backends then have no phi_p array), so phi stays zero
 /// everywhere and neither the test nor the drive is compiled. That code, never run in such a
-/// medium, cost most kernel families 1-3% of the step on the H100 (900^3, session 8:
-/// docs/perf/2026-11-22-h100-tti-900-session8.md).
+/// medium, costs most kernel families 1-3% of the step on the H100 at 900^3 (docs/kernels.md,
+/// "TTI").
 template <bool kPhi = true>
 MINIMOD_HD void tti_layer_store(const TtiFields& f, std::int64_t i, std::int64_t sy,
                                 std::int64_t sz, const TtiCoefs& c, const TtiWeights& w,
@@ -391,11 +392,9 @@ template <bool kAzimuth, bool kLayer, bool kPhi = true>
 MINIMOD_HD void tti_finish_point(const TtiFields& f, std::int64_t i, std::int64_t sy,
                                  std::int64_t sz, const TtiCoefs& c, const SecondDerivatives& dp,
                                  const SecondDerivatives& dq) {
-  // The update of tti_finish_loaded, each value loaded where it is first needed: the order the
-  // kernels that finish a point at once were measured with (gmem_3d_32x4x4 34.3 ms on the H100).
-  // A build where they called tti_load_point first measured slower (45.2 ms), together with
-  // another change (the shared-memory carveout) that was reverted at the same time, so which of
-  // the two cost the time was not isolated.
+  // The update of tti_finish_loaded, each value loaded where it is first needed: the load order
+  // with which the kernels that finish a point at once (gmem_3d, smem_3d, smem_25d) are timed in
+  // docs/kernels.md. Loading the point's values first (tti_load_point) is not known to pay there.
   float ny = 0.0f;
   if constexpr (kAzimuth) ny = tti_axis_value(f.axis_y[i]);
   const std::uint32_t axis = f.axis_xz[i];

@@ -1,6 +1,6 @@
 #pragma once
 /// Spreading a point source over grid points and sampling the wavefield at a point, with weights
-/// that sum to one (physics.md section 4).
+/// that sum to one (docs/physics.md section 4).
 
 #include "io/survey.hpp"
 #include "solver/grid.hpp"

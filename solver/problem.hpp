@@ -9,8 +9,8 @@
 
 namespace minimod {
 
-/// Minimod's damping profile in the padded layout (physics.md section 3): eta = sum over axes of
-/// A (d/n)^2, A = dt 3 vmax ln(1000) / (2 n h), for grid points and one ghost point beyond each
+/// Minimod's damping profile in the padded layout (docs/physics.md section 3): eta = sum over axes
+/// of A (d/n)^2, A = dt 3 vmax ln(1000) / (2 n h), for grid points and one ghost point beyond each
 /// face.
 std::vector<float> build_eta(const Grid& grid, const LayerWidths& layer, const FieldLayout& layout,
                              double dt, double vmax);

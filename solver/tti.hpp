@@ -1,7 +1,7 @@
 #pragma once
-/// Acoustic TTI (physics.md section 5, docs/tti.md): the model and its checks, the stable time step
-/// of the 73-point operator on (p, q), and a self-contained OpenMP CPU solver that is the reference
-/// of the TTI GPU kernels. The per-point math is kernels/tti_K.hpp.
+/// Acoustic TTI (docs/physics.md section 5, docs/tti.md): the model and its checks, the stable time
+/// step of the 73-point operator on (p, q), and a self-contained OpenMP CPU solver that is the
+/// reference of the TTI GPU kernels. The per-point math is kernels/tti_K.hpp.
 
 #include "io/survey.hpp"
 #include "kernels/field_layout.hpp"

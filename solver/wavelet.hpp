@@ -1,5 +1,5 @@
 #pragma once
-/// Source wavelets (physics.md section 4) and band-limited resampling of sampled signals.
+/// Source wavelets (docs/physics.md section 4) and band-limited resampling of sampled signals.
 
 #include "io/survey.hpp"
 

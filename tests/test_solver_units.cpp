@@ -1,4 +1,4 @@
-/// Unit tests of solver/ and kernels/ against hand computations (physics.md sections 1-4).
+/// Unit tests of solver/ and kernels/ against hand computations (docs/physics.md sections 1-4).
 /// Every expected value here is computed independently in the test (formulas written out in
 /// double), never taken from the code under test.
 
@@ -36,7 +36,7 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// physics.md section 2, written out again here (not taken from kernels/stencil_K.hpp).
+// docs/physics.md section 2, written out again here (not taken from kernels/stencil_K.hpp).
 constexpr double kC0 = -205.0 / 72.0, kC1 = 8.0 / 5.0, kC2 = -1.0 / 5.0, kC3 = 8.0 / 315.0,
                  kC4 = -1.0 / 560.0;
 constexpr double kC[5] = {kC0, kC1, kC2, kC3, kC4};
@@ -1236,7 +1236,7 @@ TEST(CpuKernelStep, LayerRegionMatchesPhysicsFormulaInDouble) {
             ASSERT_EQ(out.phi[p], in.phi[p]) << i << "," << j << "," << k;
             continue;
           }
-          // physics.md section 3, in double.
+          // docs/physics.md section 3, in double.
           const double u0 = in.u[p], v0 = in.v[p], q = in.vp[p], ph = in.phi[p], e = in.eta[p];
           double lap = 0, grad = 0;
           for (int a = 0; a < 3; ++a) {

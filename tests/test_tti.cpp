@@ -1,5 +1,5 @@
 /// Checks of the acoustic TTI CPU reference (solver/tti.hpp, docs/tti.md) against physics nobody
-/// here wrote (physics.md sections 5 and 6): the isotropic reduction against the isotropic CPU
+/// here wrote (docs/physics.md sections 5 and 6): the isotropic reduction against the isotropic CPU
 /// backend, the P velocities along and across the symmetry axis, the rotational consistency of a
 /// horizontal axis with a vertical one on a transposed grid, the model checks and the stable dt.
 #include "solver/plan.hpp"

@@ -12,7 +12,7 @@
 namespace minimod {
 namespace {
 
-/// Pressure-free top face (physics.md section 3): u(k = 0) = 0 and the ghost planes mirror
+/// Pressure-free top face (docs/physics.md section 3): u(k = 0) = 0 and the ghost planes mirror
 /// u(-m) = -u(m), so that the next step's stencil sees the image field.
 void apply_free_surface(float* u, const FieldLayout& l) {
 #pragma omp parallel for schedule(static)

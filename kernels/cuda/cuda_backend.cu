@@ -26,8 +26,8 @@ namespace minimod {
 namespace gpu {
 namespace {
 
-/// Pressure-free top face (physics.md section 3) on the freshly computed field: u(k = 0) = 0 and
-/// the ghost planes mirror u(-m) = -u(m), so the next step's stencil sees the image field.
+/// Pressure-free top face (docs/physics.md section 3) on the freshly computed field: u(k = 0) = 0
+/// and the ghost planes mirror u(-m) = -u(m), so the next step's stencil sees the image field.
 __global__ void free_surface_kernel(float* __restrict__ u, const FieldLayout layout) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);

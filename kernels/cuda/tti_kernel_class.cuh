@@ -2,10 +2,10 @@
 /// The TTI kernels' class and launcher (host code; tti_kernels.cuh has the device code), shared
 /// by the files that register them: tti_kernels.cu, tti_kernels_tma.cu for semi+b+tma and
 /// tti_kernels_semib.cu for semi+b. Those two are compiled on their own because other kernels in
-/// the same file made the compiler allocate semi+b's registers differently: semi+b+tma's took
-/// semi+b_32x8 from no spills to 96 bytes of them, and the other families' layer forms without
-/// phi (session 8) to 80-220 bytes in every form, inner included (ptxas 13.0; a like spill, from
-/// another change, had made semi+b_32x8 take 21.4 ms a step instead of 16.9 at 900^3).
+/// the same file make the compiler allocate semi+b's registers differently: beside semi+b+tma,
+/// semi+b_32x8 spills 96 bytes instead of none, and beside the other families' layer forms without
+/// phi, 80-220 bytes in every form, inner included (ptxas 13.0; a like spill makes semi+b_32x8
+/// take 21.4 ms a step instead of 16.9 at 900^3).
 
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/launch_limits.hpp"

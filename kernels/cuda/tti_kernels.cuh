@@ -578,11 +578,10 @@ inline constexpr int kTtiRegistersPerSm = 65536;
 
 /// Registers a thread of semi+b+tma needs without spilling (sm_90, ptxas 13.0): no per-thread
 /// copy addresses leave its inner form 80 registers without azimuth and 96 with. Without azimuth
-/// the layer forms, with phi and without, fit 80 too: measured in session 9 (sessions 6-7 had
-/// recorded 168 bytes of spills there, and the layer code has changed since), which takes tiles
-/// of up to 256 threads to 24 warps a SM (from 20 for 128-thread tiles, 16 for 256-thread ones);
-/// 512-thread tiles stay at one block a SM. With azimuth the layer form spills at 96 (92-100
-/// bytes in session 9), so it keeps 128.
+/// the layer forms, with phi and without, fit 80 too, which gives tiles of up to 256 threads 24
+/// warps a SM (96 registers would give 20 for 128-thread tiles, 16 for 256-thread ones);
+/// 512-thread tiles run one block a SM. With azimuth the layer form spills 92-100 bytes at 96, so
+/// it gets 128. The build checks that none of these forms spills (CMakeLists.txt, -warn-spills).
 constexpr int tti_tma_registers(bool az, bool layer) {
   return layer && az ? 128 : az ? 96 : 80;
 }
@@ -592,9 +591,10 @@ constexpr int tti_tma_registers(bool az, bool layer) {
 /// azimuth semi_25d, semi+b and semi+2z spill 20-116 bytes in the inner form and 92-164 in the
 /// layer form, semi+b+a with its fold 0-4; ptxas 13.0). Measured
 /// on the H100 (900^3): fewer registers for more warps spill far more (80 registers, 24 warps: 43
-/// ms a step), and no spill at 168 registers with 12 warps (32x12) was slower too (24.6 against
-/// 23.0 ms then). semi+b+tma asks for as many blocks as its register need allows: 24 warps for
-/// 256-thread blocks without azimuth, 20 for 128-thread blocks with it.
+/// ms a step), and no spill at 168 registers with 12 warps (32x12) is slower too (24.6 against
+/// 23.0 ms for 32x16 at 128 registers, measured with the float medium). semi+b+tma asks for as many
+/// blocks as its register need allows: 24 warps for 256-thread blocks without azimuth, 20 for
+/// 128-thread blocks with it.
 constexpr int tti_semi_min_blocks(TtiMethod m, int threads, bool az, bool layer) {
   if (m != TtiMethod::SemiBT) return threads <= 256 ? 2 : 1;
   const int blocks = kTtiRegistersPerSm / (tti_tma_registers(az, layer) * threads);

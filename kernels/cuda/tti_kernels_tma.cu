@@ -8,7 +8,7 @@ namespace minimod::gpu {
 void register_tti_tma_kernels(KernelRegistry& registry) {
 #if MINIMOD_GPU_TENSOR_COPY
   // 32x4 first: the fastest on the H100 with azimuth (900^3: 15.49 ms a step), and within 0.3% of
-  // 32x6 without (12.19 against 12.16; docs/perf/2026-11-22-h100-tti-900-session9.md). Small
+  // 32x6 without (12.19 against 12.16; docs/perf/README.md, the TTI tables). Small
   // blocks let more of them share a SM within the kernel's register need (tti_semi_min_blocks):
   // 20 warps with azimuth, 24 without.
   add<TtiMethod::SemiBT, 32, 4, 1>(registry, true);

@@ -1,9 +1,10 @@
 #pragma once
 /// A small, self-contained builder of AcousticProblems for tests (header-only, host C++): a
-/// velocity that varies in space, dt from the Gershgorin bound, the Minimod PML eta of physics.md
-/// section 3, a Ricker source with physical weights at an off-grid point and receivers with
-/// trilinear taps. It computes everything from physics.md itself rather than through the solver,
-/// so that a test built on it checks the backends, not the solver's problem setup.
+/// velocity that varies in space, dt from the Gershgorin bound, the Minimod PML eta of
+/// docs/physics.md section 3, a Ricker source with physical weights at an off-grid point and
+/// receivers with trilinear taps. It computes everything from docs/physics.md itself rather than
+/// through the solver, so that a test built on it checks the backends, not the solver's problem
+/// setup.
 
 #include "kernels/backend.hpp"
 #include "kernels/field_layout.hpp"
@@ -40,7 +41,7 @@ inline double test_velocity(const ProblemSpec& s, int i, int j, int k, double no
   return 1500.0 + 800.0 * depth + 150.0 * wobble + 40.0 * noise;
 }
 
-/// Stable dt (physics.md section 2): 2 cfl / (vmax sqrt(sum_axis (|c0| + 2 sum |c_m|) / h^2)).
+/// Stable dt (docs/physics.md section 2): 2 cfl / (vmax sqrt(sum_axis (|c0| + 2 sum |c_m|) / h^2)).
 inline double gershgorin_dt(const Grid& g, double vmax, double cfl) {
   double row = std::abs(kLaplacianWeights[0]);
   for (int m = 1; m <= kHalo; ++m)

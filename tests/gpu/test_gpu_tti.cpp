@@ -604,8 +604,8 @@ INSTANTIATE_TEST_SUITE_P(Registered, TtiKernelTest, ::testing::ValuesIn(tti_case
                          tti_case_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TtiKernelTest);
 
-/// physics.md's isotropic reduction on the GPU: epsilon = delta = 0 with a 30 degree tilt keeps q
-/// exactly zero and gives the isotropic CPU reference's p within the kernel tolerances.
+/// docs/physics.md's isotropic reduction on the GPU: epsilon = delta = 0 with a 30 degree tilt
+/// keeps q exactly zero and gives the isotropic CPU reference's p within the kernel tolerances.
 TEST(TtiGpu, IsotropicMediumKeepsQZero) {
   MINIMOD_SKIP_WITHOUT_GPU();
   TtiCase c = make_case(false, 80);
