@@ -1,7 +1,7 @@
 /// Model files in every format (raw, .npy, HDF5, SEG-Y), SEG-Y gathers out, and the resampling of
 /// a model onto the grid. Files are written here by hand (npy headers byte by byte, HDF5 through
 /// its C API), by NumPy and segyio-python when present, and taken from real SEG-Y files written by
-/// other software (shared/data/segy), so the readers are not only checked against themselves.
+/// other software (tests/data/segy), so the readers are not only checked against themselves.
 
 #include "io/errors.hpp"
 #include "io/npy.hpp"
@@ -422,7 +422,7 @@ TEST_F(ModelFormatHdf5, Float64BeyondFloatRangeIsRejectedAsInfinite) {
 // ------------------------------------------------------------------------------------
 
 std::string segy_data_dir() {
-  return MINIMOD_SOURCE_DIR "/../shared/data/segy/";
+  return MINIMOD_SOURCE_DIR "/tests/data/segy/";
 }
 
 /// Empty when the SEG-Y tests can run here, else why not.
@@ -430,7 +430,7 @@ std::string segy_unavailable(bool need_data) {
   if (!segy_supported()) return "this build has no SEG-Y support (segyio not found by CMake)";
   std::error_code ec;
   if (need_data && !fs::is_directory(segy_data_dir(), ec)) {
-    return "no SEG-Y test data at " + segy_data_dir() + " (shared/ beside the clone)";
+    return "no SEG-Y test data at " + segy_data_dir() + "";
   }
   return "";
 }
