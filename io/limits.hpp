@@ -11,6 +11,8 @@ namespace minimod {
 
 /// Largest count of steps, trace samples or snapshots: the solver counts them in int.
 inline constexpr long long kMaxCount = 2147483647; // 2^31 - 1
+/// Largest number of steps: traces hold steps + 1 samples (t = 0 included).
+inline constexpr long long kMaxSteps = kMaxCount - 1;
 /// Largest number of grid points along one axis: padded rows and planes stay within int.
 inline constexpr long long kMaxAxisPoints = 1LL << 30;
 /// Largest number of grid points in all (a float32 field of them is 4 TiB).

@@ -136,8 +136,9 @@ bool is_spacing(double value) {
 }
 
 const std::string kSpacingAllowed =
-    "a spacing from " + format_number(kMinSpacing) + " to " + format_number(kMaxSpacing) +
-    " metres (the solver's float32 stencil weights c/h^2 and medium (v dt)^2 ~ h^2 need it)";
+    "a number > 0 (metres) from " + format_number(kMinSpacing) + " to " +
+    format_number(kMaxSpacing) +
+    " (the solver's float32 stencil weights c/h^2 and medium (v dt)^2 ~ h^2 need it)";
 const std::string kVelocityAllowed = "a velocity > 0 (m/s) that float32 holds (<= 3.40282e+38)";
 const std::string kFrequencyAllowed = "a frequency > 0 (Hz) that float32 holds (<= 3.40282e+38)";
 
@@ -523,8 +524,8 @@ void SurveyParser::parse_grid(const YAML::Node& node, GridSpec& grid) const {
   const MapFields fields(*this, node, "grid", {"shape", "spacing", "origin"});
   grid.loc = loc(node, "grid");
 
-  const std::string shape_allowed = "an integer from " + std::to_string(kMinShape) + " to " +
-                                    std::to_string(kMaxAxisPoints) +
+  const std::string shape_allowed = "an integer >= " + std::to_string(kMinShape) +
+                                    " and <= " + std::to_string(kMaxAxisPoints) +
                                     " (grid points including the absorbing layers)";
   const YAML::Node shape = fields.require("shape", "[nx, ny, nz]: " + shape_allowed + " each");
   if (!shape.IsSequence() || shape.size() != 3) {
@@ -534,12 +535,12 @@ void SurveyParser::parse_grid(const YAML::Node& node, GridSpec& grid) const {
     grid.shape[a] = integer(shape[a], "grid.shape[" + std::to_string(a) + "]", kMinShape,
                             kMaxAxisPoints, shape_allowed);
   }
-  // Each axis is at most 2^30, so the product fits 64 bits.
-  const long long points = static_cast<long long>(grid.shape[0]) * grid.shape[1] * grid.shape[2];
-  if (points > kMaxGridPoints) {
+  // In double: 2^30 x 2^30 x 9 is beyond 64-bit integers.
+  const double points = static_cast<double>(grid.shape[0]) * grid.shape[1] * grid.shape[2];
+  if (points > static_cast<double>(kMaxGridPoints)) {
     reject(shape, "grid.shape",
            "at most " + std::to_string(kMaxGridPoints) + " grid points in all (2^40; this is " +
-               std::to_string(points) + ")");
+               format_number(points) + ")");
   }
 
   const NumberRule spacing_rule{is_spacing, kSpacingAllowed};
@@ -668,8 +669,8 @@ void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
             integer((*shape)[a], "model.shape[" + std::to_string(a) + "]", 1, kMaxAxisPoints,
                     "an integer from 1 to " + std::to_string(kMaxAxisPoints));
       }
-      if (static_cast<long long>(model.file_shape[0]) * model.file_shape[1] * model.file_shape[2] >
-          kMaxGridPoints) {
+      if (static_cast<double>(model.file_shape[0]) * model.file_shape[1] * model.file_shape[2] >
+          static_cast<double>(kMaxGridPoints)) {
         reject(*shape, "model.shape",
                "at most " + std::to_string(kMaxGridPoints) + " model points in all (2^40)");
       }
@@ -760,8 +761,9 @@ void SurveyParser::parse_time(const YAML::Node& node, TimeSpec& time) const {
              "only one of time.duration and time.steps (time.duration is given on line " +
                  std::to_string(line_of(*duration)) + ")");
     }
-    time.steps =
-        integer(*steps, "time.steps", 1, std::numeric_limits<int>::max(), "an integer >= 1");
+    time.steps = integer(*steps, "time.steps", 1, kMaxSteps,
+                         "an integer >= 1 and <= " + std::to_string(kMaxSteps) +
+                             " (2^31 - 2: the traces hold steps + 1 samples)");
   }
   if (!duration && !steps) {
     missing(line_of(node), "time.duration",

@@ -75,10 +75,13 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
 namespace {
 
 /// The count `value` (computed in double) as an int, or InputError naming `loc` and the limit.
-int checked_count(double value, const SourceLoc& loc, const std::string& what) {
-  if (!(value <= static_cast<double>(kMaxCount))) {
-    throw InputError(loc.where() + ": " + what + " = " + format_number(value) +
-                     " is not allowed: at most " + std::to_string(kMaxCount) + " (2^31 - 1)");
+int checked_count(double value, const SourceLoc& loc, const std::string& what,
+                  long long limit = kMaxCount) {
+  if (!(value <= static_cast<double>(limit))) {
+    throw InputError(
+        loc.where() + ": " + what + " = " + format_number(value) + " is not allowed: at most " +
+        std::to_string(limit) +
+        (limit == kMaxCount ? " (2^31 - 1)" : " (2^31 - 2: the traces hold steps + 1 samples)"));
   }
   return static_cast<int>(value);
 }
@@ -168,7 +171,8 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
     const double steps = std::ceil(*s.time.duration / p.dt - 1e-9);
     const SourceLoc where{s.time.loc.file, s.time.loc.line, "time.duration"};
     p.steps =
-        std::max(1, checked_count(steps, where, "steps (duration / dt, dt = " + num(p.dt) + " s)"));
+        std::max(1, checked_count(steps, where, "steps (duration / dt, dt = " + num(p.dt) + " s)",
+                                  kMaxSteps));
   }
   p.duration = p.steps * p.dt;
 
