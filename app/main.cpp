@@ -10,6 +10,7 @@
 #include "solver/simulation.hpp"
 #include "solver/survey_run.hpp"
 #include "solver/tti_run.hpp"
+#include "solver/validate.hpp"
 #include "version.hpp"
 
 #include <CLI/CLI.hpp>
@@ -23,6 +24,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <new>
 
 namespace minimod {
 namespace {
@@ -105,18 +107,15 @@ std::string summary_json(const RunReport& r, int steps, const SurveyRunReport& s
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-int cmd_validate(const std::string& path) {
-  const Survey s = load_survey(path);
-  if (s.physics == "tti") {
-    const TtiModel model = build_tti_model(s, make_grid(s.grid));
-    std::cout << describe_tti_plan(s, model, plan_tti(s, model));
-    std::cout << "ok: " << path << " is valid\n";
-    return kExitOk;
-  }
-  const std::vector<float> velocity = build_velocity(s.model, make_grid(s.grid));
-  const Plan plan = make_plan(s, velocity);
-  std::cout << describe_plan(s, plan);
-  std::cout << "ok: " << path << " is valid\n";
+/// Options of `validate`: those of `run` that decide what is accepted.
+struct ValidateArgs {
+  std::string path;
+  ValidateOptions options;
+};
+
+int cmd_validate(const ValidateArgs& args) {
+  std::cout << validate_survey(load_survey(args.path), args.options);
+  std::cout << "ok: " << args.path << " is valid\n";
   return kExitOk;
 }
 
@@ -290,9 +289,14 @@ int run_main(int argc, char** argv) {
   run->add_option("--summary", summary, "Write a JSON summary of the run to this file");
   run->add_flag("-q,--quiet", quiet, "No progress or summary on the terminal");
 
-  std::string validate_path;
+  ValidateArgs validate_args;
   auto* validate = app.add_subcommand("validate", "Check a survey and print the plan");
-  validate->add_option("survey", validate_path, "Survey YAML file")->required();
+  validate->add_option("survey", validate_args.path, "Survey YAML file")->required();
+  validate->add_option("--backend", validate_args.options.backend, "As for run")
+      ->capture_default_str();
+  validate->add_option("--kernel", validate_args.options.kernel, "As for run");
+  validate->add_option("--steps", validate_args.options.steps, "As for run")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
 
   auto* kernels = app.add_subcommand("kernels", "List the registered kernels");
 
@@ -333,7 +337,7 @@ int run_main(int argc, char** argv) {
       plot_options.colormap = parse_colormap(plot_colormap, "--colormap");
       return plot_command(plot_options);
     }
-    if (*validate) return cmd_validate(validate_path);
+    if (*validate) return cmd_validate(validate_args);
     if (*kernels) return cmd_kernels();
     if (*bench) return cmd_bench(bench_args);
   } catch (const InputError& e) {
@@ -345,6 +349,11 @@ int run_main(int argc, char** argv) {
   } catch (const OutputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitOutput;
+  } catch (const std::bad_alloc&) {
+    // The memory checks before each large allocation should leave this unreachable.
+    std::cerr << "error: out of host memory (an allocation failed); run on a host with more "
+                 "memory, or make the grid smaller\n";
+    return kExitRuntime;
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n";
     return kExitInternal;

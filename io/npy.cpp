@@ -5,6 +5,7 @@
 #include "io/npy.hpp"
 
 #include "io/errors.hpp"
+#include "io/limits.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -302,6 +303,9 @@ NpyArray read_npy(const std::string& path, const std::string& key) {
   array.header = parse_header(in, file_size, path, key);
   const NpyHeader& header = array.header;
   const std::size_t count = header.shape[0] * header.shape[1] * header.shape[2];
+  // The values, and their copy reordered to x fastest by the model reader.
+  require_host_memory(8.0 * static_cast<double>(count),
+                      "reading " + path + " (" + std::to_string(count) + " values)");
   array.values.resize(count);
 
   const bool swap = header.big_endian == host_is_little_endian();

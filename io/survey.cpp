@@ -5,12 +5,14 @@
 #include "io/survey.hpp"
 
 #include "io/errors.hpp"
+#include "io/limits.hpp"
 #include "io/text.hpp"
 #include "solver/grid.hpp"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include <limits>
 #include <sstream>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 
 namespace minimod {
@@ -41,6 +44,8 @@ constexpr long long kMaxReceivers = 10'000'000;
 
 /// Smallest grid extent the stencil accepts: the zero ghost layer of kHalo on each side plus one.
 constexpr int kMinShape = 2 * kHalo + 1;
+
+constexpr double kPi = 3.14159265358979323846;
 
 /// Shortest decimal text that reads back as the same double.
 
@@ -119,6 +124,23 @@ bool is_non_negative(double value) {
 bool is_cfl(double value) {
   return value > 0 && value <= 1;
 }
+/// Values the solver stores or computes in float32.
+bool is_float32(double value) {
+  return fits_float32(value);
+}
+bool is_positive_float32(double value) {
+  return value > 0 && fits_float32(value);
+}
+bool is_spacing(double value) {
+  return value >= kMinSpacing && value <= kMaxSpacing;
+}
+
+const std::string kSpacingAllowed =
+    "a number > 0 (metres) from " + format_number(kMinSpacing) + " to " +
+    format_number(kMaxSpacing) +
+    " (the solver's float32 stencil weights c/h^2 and medium (v dt)^2 ~ h^2 need it)";
+const std::string kVelocityAllowed = "a velocity > 0 (m/s) that float32 holds (<= 3.40282e+38)";
+const std::string kFrequencyAllowed = "a frequency > 0 (Hz) that float32 holds (<= 3.40282e+38)";
 
 /// Range rule for one number: the test and the words that describe it in errors.
 struct NumberRule {
@@ -188,6 +210,9 @@ private:
   AnisotropySpec parse_anisotropy(const YAML::Node& node) const;
   PropertySpec parse_property(const YAML::Node& node, const std::string& key,
                               const NumberRule& rule) const;
+  /// Sets the angle's range and unit in `p` and checks its values where the survey holds them.
+  void check_angle(PropertySpec& p, double abs_max, bool degrees,
+                   const std::string& allowed_degrees, const std::string& allowed_radians) const;
   void parse_output(const YAML::Node& node, OutputSpec& output) const;
 
   /// A position must lie in the grid's extent [origin, origin + (n-1)*h] on every axis. Points
@@ -213,12 +238,12 @@ public:
       const YAML::Node name_node = entry.first;
       if (!name_node.IsScalar()) parser.reject(name_node, m_key, "keys that are plain names");
       const std::string name = name_node.Scalar();
-      for (const auto& seen : m_entries) {
-        if (seen.first.Scalar() == name) {
-          parser.reject_at(line_of(name_node), key_of(name), "a second '" + name + "'",
-                           "each key once (first on line " + std::to_string(line_of(seen.first)) +
-                               ")");
-        }
+      // A hash of the names seen: a map of tens of thousands of keys is checked in linear time.
+      const auto [seen, added] = m_index.emplace(name, m_entries.size());
+      if (!added) {
+        parser.reject_at(line_of(name_node), key_of(name), "a second '" + name + "'",
+                         "each key once (first on line " +
+                             std::to_string(line_of(m_entries[seen->second].first)) + ")");
       }
       m_entries.emplace_back(name_node, entry.second);
     }
@@ -237,10 +262,9 @@ public:
   }
 
   std::optional<YAML::Node> find(const std::string& name) const {
-    for (const auto& [name_node, value] : m_entries) {
-      if (name_node.Scalar() == name) return value;
-    }
-    return std::nullopt;
+    const auto it = m_index.find(name);
+    if (it == m_index.end()) return std::nullopt;
+    return m_entries[it->second].second;
   }
 
   YAML::Node require(const std::string& name, const std::string& what) const {
@@ -260,6 +284,7 @@ private:
   YAML::Node m_node;
   std::string m_key;
   std::vector<std::pair<YAML::Node, YAML::Node>> m_entries;
+  std::unordered_map<std::string, std::size_t> m_index; ///< name -> entry
 };
 
 double SurveyParser::number(const YAML::Node& node, const std::string& key,
@@ -352,10 +377,71 @@ const std::vector<std::string> kTopKeys = {
     "name",  "physics",   "grid",   "model",  "time",          "boundary",  "sources",
     "shots", "receivers", "output", "kernel", "interpolation", "anisotropy"};
 
+namespace {
+
+/// Throws InputError at the first byte sequence that is not UTF-8, naming its line and offset:
+/// the survey text is stored in the output as a UTF-8 string attribute.
+void check_utf8(const std::string& text, const std::string& file) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  int line = 1;
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = bytes[i];
+    std::size_t length = 0;
+    std::uint32_t code = 0, lowest = 0;
+    if (c < 0x80) {
+      if (c == '\n' || (c == '\r' && (i + 1 == n || bytes[i + 1] != '\n'))) ++line;
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      length = 2, code = c & 0x1F, lowest = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      length = 3, code = c & 0x0F, lowest = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      length = 4, code = c & 0x07, lowest = 0x10000;
+    }
+    bool valid = length > 0 && i + length <= n;
+    for (std::size_t k = 1; valid && k < length; ++k) {
+      valid = (bytes[i + k] & 0xC0) == 0x80;
+      code = (code << 6) | (bytes[i + k] & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points beyond U+10FFFF are not UTF-8 either.
+    valid = valid && code >= lowest && code <= 0x10FFFF && (code < 0xD800 || code > 0xDFFF);
+    if (!valid) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", c);
+      throw InputError(file + ":" + std::to_string(line) + ": byte " + hex + " at byte offset " +
+                       std::to_string(i) +
+                       " is not allowed: UTF-8 text (the survey is stored in the output as a "
+                       "UTF-8 string; save the file as UTF-8)");
+    }
+    i += length;
+  }
+}
+
+/// Line breaks as yaml-cpp reads them: CR LF and a lone CR (old Mac files) become LF, so that
+/// every line keeps its number.
+std::string normalise_line_endings(const std::string& text) {
+  if (text.find('\r') == std::string::npos) return text;
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') {
+      out += text[i];
+    } else if (i + 1 == text.size() || text[i + 1] != '\n') {
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+} // namespace
+
 Survey SurveyParser::parse(const std::string& document) {
+  check_utf8(document, m_file);
   YAML::Node root;
   try {
-    root = YAML::Load(document);
+    root = YAML::Load(normalise_line_endings(document));
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
     throw InputError(loc_at(line, "").where() + ": YAML syntax error: " + e.msg);
@@ -439,6 +525,7 @@ void SurveyParser::parse_grid(const YAML::Node& node, GridSpec& grid) const {
   grid.loc = loc(node, "grid");
 
   const std::string shape_allowed = "an integer >= " + std::to_string(kMinShape) +
+                                    " and <= " + std::to_string(kMaxAxisPoints) +
                                     " (grid points including the absorbing layers)";
   const YAML::Node shape = fields.require("shape", "[nx, ny, nz]: " + shape_allowed + " each");
   if (!shape.IsSequence() || shape.size() != 3) {
@@ -446,10 +533,17 @@ void SurveyParser::parse_grid(const YAML::Node& node, GridSpec& grid) const {
   }
   for (std::size_t a = 0; a < 3; ++a) {
     grid.shape[a] = integer(shape[a], "grid.shape[" + std::to_string(a) + "]", kMinShape,
-                            std::numeric_limits<int>::max(), shape_allowed);
+                            kMaxAxisPoints, shape_allowed);
+  }
+  // In double: 2^30 x 2^30 x 9 is beyond 64-bit integers.
+  const double points = static_cast<double>(grid.shape[0]) * grid.shape[1] * grid.shape[2];
+  if (points > static_cast<double>(kMaxGridPoints)) {
+    reject(shape, "grid.shape",
+           "at most " + std::to_string(kMaxGridPoints) + " grid points in all (2^40; this is " +
+               format_number(points) + ")");
   }
 
-  const NumberRule spacing_rule{is_positive, "a number > 0 (metres)"};
+  const NumberRule spacing_rule{is_spacing, kSpacingAllowed};
   const YAML::Node spacing =
       fields.require("spacing", "[dx, dy, dz] in metres (> 0), or one number for all three");
   if (spacing.IsScalar()) {
@@ -475,7 +569,7 @@ void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
                          {"type", "velocity", "layers", "v0", "gradient", "z0", "file", "format",
                           "dataset", "shape", "order", "spacing", "origin", "segy", "vmax"});
   model.loc = loc(node, "model");
-  const NumberRule velocity_rule{is_positive, "a velocity > 0 (m/s)"};
+  const NumberRule velocity_rule{is_positive_float32, kVelocityAllowed};
 
   const YAML::Node type_node = fields.require("type", "one of constant, layered, gradient, file");
   const std::size_t type =
@@ -571,14 +665,20 @@ void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
       const std::string allowed = "[nx, ny, nz]: the number of model points along x, y, z";
       if (!shape->IsSequence() || shape->size() != 3) reject(*shape, "model.shape", allowed);
       for (std::size_t a = 0; a < 3; ++a) {
-        model.file_shape[a] = integer((*shape)[a], "model.shape[" + std::to_string(a) + "]", 1,
-                                      std::numeric_limits<int>::max(), "a positive integer");
+        model.file_shape[a] =
+            integer((*shape)[a], "model.shape[" + std::to_string(a) + "]", 1, kMaxAxisPoints,
+                    "an integer from 1 to " + std::to_string(kMaxAxisPoints));
+      }
+      if (static_cast<double>(model.file_shape[0]) * model.file_shape[1] * model.file_shape[2] >
+          static_cast<double>(kMaxGridPoints)) {
+        reject(*shape, "model.shape",
+               "at most " + std::to_string(kMaxGridPoints) + " model points in all (2^40)");
       }
       model.file_shape_given = true;
     }
     model.spacing_loc = loc_at(line_of(node), "model.spacing");
     if (auto spacing = fields.find("spacing")) {
-      const NumberRule positive{is_positive, "a number > 0 (metres)"};
+      const NumberRule positive{is_spacing, kSpacingAllowed};
       std::array<double, 3> h{};
       if (spacing->IsScalar()) {
         h.fill(number(*spacing, "model.spacing", positive));
@@ -661,15 +761,18 @@ void SurveyParser::parse_time(const YAML::Node& node, TimeSpec& time) const {
              "only one of time.duration and time.steps (time.duration is given on line " +
                  std::to_string(line_of(*duration)) + ")");
     }
-    time.steps =
-        integer(*steps, "time.steps", 1, std::numeric_limits<int>::max(), "an integer >= 1");
+    time.steps = integer(*steps, "time.steps", 1, kMaxSteps,
+                         "an integer >= 1 and <= " + std::to_string(kMaxSteps) +
+                             " (2^31 - 2: the traces hold steps + 1 samples)");
   }
   if (!duration && !steps) {
     missing(line_of(node), "time.duration",
             "exactly one of time.duration (seconds) or time.steps is required");
   }
   if (auto dt = fields.find("dt")) {
-    time.dt = number(*dt, "time.dt", {is_positive, "a time step > 0 (seconds)"});
+    time.dt = number(
+        *dt, "time.dt",
+        {is_positive_float32, "a time step > 0 (seconds) that float32 holds (>= 1.17549e-38)"});
     time.dt_loc = loc(*dt, "time.dt");
   }
   if (auto cfl = fields.find("cfl")) {
@@ -711,7 +814,7 @@ void SurveyParser::parse_boundary(const YAML::Node& node, BoundarySpec& boundary
         number(*ntaper, "boundary.ntaper", {is_positive, "a number of wavelengths > 0"});
   }
   if (auto fmax = fields.find("fmax")) {
-    boundary.fmax = number(*fmax, "boundary.fmax", {is_positive, "a frequency > 0 (Hz)"});
+    boundary.fmax = number(*fmax, "boundary.fmax", {is_positive_float32, kFrequencyAllowed});
   }
 }
 
@@ -768,15 +871,57 @@ AnisotropySpec SurveyParser::parse_anisotropy(const YAML::Node& node) const {
   a.loc = loc(node, "anisotropy");
   a.degrees = choice(fields.require("angle_unit", "degrees or radians (the unit of theta and phi)"),
                      "anisotropy.angle_unit", {"degrees", "radians"}) == 0;
-  const NumberRule any{is_any, "a finite number"};
+  const NumberRule any{is_float32, float32_range_text()};
   a.epsilon = parse_property(fields.require("epsilon", "Thomsen's epsilon: a number or a map"),
                              "anisotropy.epsilon", any);
   a.delta = parse_property(fields.require("delta", "Thomsen's delta: a number or a map"),
                            "anisotropy.delta", any);
   a.theta = parse_property(fields.require("theta", "the tilt from vertical: a number or a map"),
                            "anisotropy.theta", any);
-  if (auto phi = fields.find("phi")) a.phi = parse_property(*phi, "anisotropy.phi", any);
+  check_angle(a.theta, a.degrees ? 90.0 : kPi / 2, a.degrees, "-90 <= theta <= 90 degrees",
+              "-pi/2 <= theta <= pi/2 radians");
+  if (auto phi = fields.find("phi")) {
+    a.phi = parse_property(*phi, "anisotropy.phi", any);
+    check_angle(*a.phi, a.degrees ? 180.0 : kPi, a.degrees, "-180 <= phi <= 180 degrees",
+                "-pi <= phi <= pi radians");
+  }
   return a;
+}
+
+void SurveyParser::check_angle(PropertySpec& p, double abs_max, bool degrees,
+                               const std::string& allowed_degrees,
+                               const std::string& allowed_radians) const {
+  // The same slack as the solver's check (1e-6 rad), in the survey's unit.
+  p.abs_max = abs_max + (degrees ? 1e-6 * 180.0 / kPi : 1e-6);
+  p.unit = degrees ? "degrees" : "radians";
+  const std::string allowed =
+      (degrees ? allowed_degrees : allowed_radians) + " (anisotropy.angle_unit: " + p.unit + ")";
+  const auto check = [&](double value, const std::string& key, int line, const std::string& what) {
+    if (!(std::abs(value) <= *p.abs_max)) reject_at(line, key, what, allowed);
+  };
+  switch (p.kind) {
+  case PropertySpec::Kind::Constant:
+    check(p.value, p.loc.key, p.loc.line, format_number(p.value) + " " + p.unit);
+    break;
+  case PropertySpec::Kind::Layered:
+    for (std::size_t n = 0; n < p.layers.size(); ++n) {
+      check(p.layers[n].second, p.loc.key + ".layers[" + std::to_string(n) + "].value", p.loc.line,
+            format_number(p.layers[n].second) + " " + p.unit);
+    }
+    break;
+  case PropertySpec::Kind::Gradient:
+    // Linear in depth: its extremes are at the grid's top and bottom.
+    for (const double z :
+         {m_grid.origin[2], m_grid.origin[2] + (m_grid.shape[2] - 1) * m_grid.spacing[2]}) {
+      const double value = p.value0 + p.gradient * (z - p.z0);
+      check(value, p.loc.key + ".gradient", p.loc.line,
+            format_number(p.gradient) + " (it gives " + format_number(value) + " " + p.unit +
+                " at z = " + format_number(z) + " m)");
+    }
+    break;
+  case PropertySpec::Kind::File:
+    break; // build_property checks the file's values
+  }
 }
 
 PropertySpec SurveyParser::parse_property(const YAML::Node& node, const std::string& key,
@@ -848,7 +993,7 @@ void SurveyParser::parse_wavelet(const YAML::Node& node, const std::string& key,
   const std::size_t type = choice(fields.require("type", "one of ricker, minimod, file"),
                                   key + ".type", {"ricker", "minimod", "file"});
   wavelet.kind = static_cast<WaveletSpec::Kind>(type);
-  const NumberRule frequency_rule{is_positive, "a frequency > 0 (Hz)"};
+  const NumberRule frequency_rule{is_positive_float32, kFrequencyAllowed};
 
   switch (wavelet.kind) {
   case WaveletSpec::Kind::Ricker:
@@ -868,8 +1013,9 @@ void SurveyParser::parse_wavelet(const YAML::Node& node, const std::string& key,
     fields.allow({"type", "file", "dt", "fmax", "amplitude"}, " (type file)");
     const YAML::Node file = fields.require("file", "the file of samples, relative to the survey");
     wavelet.file = existing_file(file, key + ".file", "file of samples");
-    wavelet.file_dt = number(fields.require("dt", "the sample interval of the file in seconds"),
-                             key + ".dt", {is_positive, "a sample interval > 0 (seconds)"});
+    wavelet.file_dt =
+        number(fields.require("dt", "the sample interval of the file in seconds"), key + ".dt",
+               {is_positive_float32, "a sample interval > 0 (seconds) that float32 holds"});
     if (auto fmax = fields.find("fmax")) {
       wavelet.fmax = number(*fmax, key + ".fmax", frequency_rule);
     }
@@ -877,7 +1023,7 @@ void SurveyParser::parse_wavelet(const YAML::Node& node, const std::string& key,
   }
   }
   if (auto amplitude = fields.find("amplitude")) {
-    wavelet.amplitude = number(*amplitude, key + ".amplitude", {is_any, "a finite number"});
+    wavelet.amplitude = number(*amplitude, key + ".amplitude", {is_float32, float32_range_text()});
   }
 }
 
@@ -1037,7 +1183,8 @@ void SurveyParser::parse_output(const YAML::Node& node, OutputSpec& output) cons
   }
   if (auto dt_out = fields.find("dt_out")) {
     output.dt_out =
-        number(*dt_out, "output.dt_out", {is_positive, "a trace sample interval > 0 (seconds)"});
+        number(*dt_out, "output.dt_out",
+               {is_positive_float32, "a trace sample interval > 0 (seconds) that float32 holds"});
     output.dt_out_loc = loc(*dt_out, "output.dt_out");
   }
   if (auto snapshots = fields.find("snapshots")) {
@@ -1075,16 +1222,20 @@ void SurveyParser::parse_output(const YAML::Node& node, OutputSpec& output) cons
 
 } // namespace
 
-Survey survey_for_shot(const Survey& survey, int shot) {
+namespace {
+
+/// Receivers of shot `shot` placed at the shot's first source, each checked inside the grid;
+/// `place(index, position)` receives them.
+template <class Place> void place_receivers(const Survey& survey, int shot, Place&& place) {
   if (shot < 0 || shot >= static_cast<int>(survey.shots.size())) {
     throw std::out_of_range("shot " + std::to_string(shot) + " of " +
                             std::to_string(survey.shots.size()));
   }
-  Survey s = survey;
-  s.sources = survey.shots[shot].sources;
-  if (!survey.receivers_move) return s;
-  const Vec3& anchor = s.sources.front().position;
-  for (auto& r : s.receivers) {
+  if (!survey.receivers_move) return;
+  const Vec3& anchor = survey.shots[shot].sources.front().position;
+  for (std::size_t n = 0; n < survey.receivers.size(); ++n) {
+    const ReceiverSpec& r = survey.receivers[n];
+    Vec3 placed{};
     for (int a = 0; a < 3; ++a) {
       const double x = anchor[a] + r.position[a];
       const double lo = survey.grid.origin[a];
@@ -1096,9 +1247,24 @@ Survey survey_for_shot(const Survey& survey, int shot) {
                          " must be in [" + format_number(lo) + ", " + format_number(hi) +
                          "] m); allowed: offsets that keep every receiver of every shot inside");
       }
-      r.position[a] = std::clamp(x, lo, hi);
+      placed[a] = std::clamp(x, lo, hi);
     }
+    place(n, placed);
   }
+}
+
+} // namespace
+
+void check_shot_receivers(const Survey& survey, int shot) {
+  place_receivers(survey, shot, [](std::size_t, const Vec3&) {});
+}
+
+Survey survey_for_shot(const Survey& survey, int shot) {
+  place_receivers(survey, shot, [](std::size_t, const Vec3&) {}); // check before copying
+  Survey s = survey;
+  s.sources = survey.shots[shot].sources;
+  place_receivers(survey, shot,
+                  [&s](std::size_t n, const Vec3& p) { s.receivers[n].position = p; });
   return s;
 }
 
@@ -1114,11 +1280,23 @@ Survey parse_survey(const std::string& text, const std::string& path, const std:
 
 Survey load_survey(const std::string& path) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::is_directory(status)) {
     throw InputError(path + ": cannot read the survey: it is a directory");
+  }
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device (/dev/zero), a FIFO or a socket may never end: refuse before reading.
+    throw InputError(path + ": cannot read the survey: it is not a regular file (a device, pipe "
+                            "or socket); allowed: a survey YAML file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read the survey: no such file or not readable");
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > kMaxSurveyBytes) {
+    throw InputError(path + ": the survey is " + std::to_string(size) +
+                     " bytes; allowed: at most " + std::to_string(kMaxSurveyBytes) +
+                     " bytes (64 MiB) of YAML text (list many receivers in receivers.csv)");
+  }
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(path + ": cannot read the survey: read error");

@@ -42,6 +42,10 @@ struct PropertySpec {
   double value0 = 0, gradient = 0, z0 = 0;       ///< Gradient: value0 + gradient (z - z0)
   std::string file, format = "raw", dataset; ///< File: as model.file (grid's shape, no resampling)
   int order_zyx = 0;                         ///< File: 1 when z varies fastest
+  /// Angles: the largest |value| allowed, in the survey's unit, and that unit ("degrees" or
+  /// "radians"); checked by the parser and, for files, by build_property.
+  std::optional<double> abs_max;
+  std::string unit;
   SourceLoc loc;
 };
 
@@ -181,6 +185,8 @@ struct Survey {
 /// The survey as seen by shot `shot`: its sources, and its receivers (offsets added when they move
 /// with the source; throws InputError naming the shot and receiver when one leaves the grid).
 Survey survey_for_shot(const Survey& survey, int shot);
+/// The check of survey_for_shot without the copy: every receiver of shot `shot` inside the grid.
+void check_shot_receivers(const Survey& survey, int shot);
 
 /// Parse and check a survey file. Throws InputError naming file, line, key, value and what is
 /// allowed, for syntax errors, unknown keys, wrong types, missing fields and out-of-range values.

@@ -1,6 +1,7 @@
 #include "models/model_file.hpp"
 
 #include "io/errors.hpp"
+#include "io/limits.hpp"
 #include "io/npy.hpp"
 #include "io/text.hpp"
 
@@ -147,6 +148,8 @@ ModelVolume read_raw(const std::string& path, AxisOrder order, const std::string
                      ") is not allowed: exactly " + std::to_string(expected) +
                      " bytes = " + shape_text(model.shape) + " little-endian float32 values");
   }
+  require_host_memory(2.0 * static_cast<double>(expected),
+                      "reading " + path + " (" + shape_text(model.shape) + " float32 values)");
   std::vector<float> stored(count);
   std::ifstream in(path, std::ios::binary);
   in.read(reinterpret_cast<char*>(stored.data()), static_cast<std::streamsize>(expected));
@@ -355,10 +358,50 @@ ModelVolume read_hdf5_model(const std::string& path, const std::string& dataset_
                       std::to_string(dims[1]) + ", " + std::to_string(dims[2]) + ") " +
                       (element_bytes == 4 ? "float32" : "float64") + ", " + order_text(order);
   check_shape(model, options);
-  if (count_of(model.shape) == 0) {
+  if (dims[0] == 0 || dims[1] == 0 || dims[2] == 0) {
     throw InputError(key + ": " + path + " (dataset " + name +
                      " is empty) is not allowed: a non-empty 3-D dataset");
   }
+  // Each dimension fits an int (model_shape), so the product of two fits 64 bits.
+  if (static_cast<double>(dims[0]) * static_cast<double>(dims[1]) * static_cast<double>(dims[2]) >
+      static_cast<double>(kMaxGridPoints)) {
+    throw InputError(key + ": " + path + " (dataset " + name + " of " + model.description +
+                     ") is not allowed: at most " + std::to_string(kMaxGridPoints) +
+                     " points (a damaged shape?)");
+  }
+  const double values_count = static_cast<double>(count_of(model.shape));
+  // A filter (compression) this HDF5 library lacks: name it, rather than fail inside the read.
+  const Hdf5Id plist(H5Dget_create_plist(dataset.get()), H5Pclose);
+  if (plist.valid()) {
+    const int filters = H5Pget_nfilters(plist.get());
+    for (int f = 0; f < filters; ++f) {
+      unsigned int flags = 0, config = 0;
+      std::size_t values = 0;
+      char filter_name[256] = {0};
+      const H5Z_filter_t id = H5Pget_filter2(plist.get(), static_cast<unsigned>(f), &flags, &values,
+                                             nullptr, sizeof filter_name, filter_name, &config);
+      if (id >= 0 && H5Zfilter_avail(id) <= 0) {
+        throw InputError(key + ": " + path + " (dataset " + name + " is compressed with filter " +
+                         std::to_string(id) + " '" + filter_name +
+                         "', which this HDF5 library does not have) is not allowed: a dataset "
+                         "without that filter (rewrite it uncompressed or with gzip, e.g. h5repack "
+                         "-f NONE), or install the filter plugin and set HDF5_PLUGIN_PATH");
+      }
+    }
+    // Contiguous storage smaller than the shape needs: the shape or the file is damaged.
+    const hsize_t storage = H5Dget_storage_size(dataset.get());
+    if (H5Pget_layout(plist.get()) == H5D_CONTIGUOUS && storage > 0 &&
+        static_cast<double>(storage) < values_count * static_cast<double>(element_bytes)) {
+      throw InputError(key + ": " + path + " (dataset " + name + ": " + std::to_string(storage) +
+                       " bytes stored for a shape of " + format_number(values_count) +
+                       " values of " + std::to_string(element_bytes) +
+                       " bytes) is not allowed: a dataset whose data matches its shape (a damaged "
+                       "file?)");
+    }
+  }
+  require_host_memory(
+      values_count * 4.0 * 2 + (element_bytes == 8 ? 8.0 * values_count / dims[0] : 0.0),
+      "reading " + path + " (dataset " + name + ", " + format_number(values_count) + " values)");
 
   std::vector<float> stored(count_of(model.shape));
   herr_t status = 0;

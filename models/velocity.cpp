@@ -1,6 +1,7 @@
 #include "models/velocity.hpp"
 
 #include "io/errors.hpp"
+#include "io/limits.hpp"
 #include "io/text.hpp"
 #include "models/model_file.hpp"
 
@@ -85,7 +86,30 @@ std::vector<float> depth_profile(const ModelSpec& spec, const Grid& grid) {
   return profile;
 }
 
+std::string grid_text(const Grid& grid) {
+  return std::to_string(grid.nx) + " x " + std::to_string(grid.ny) + " x " +
+         std::to_string(grid.nz);
+}
+
 } // namespace
+
+double model_host_bytes(const ModelSpec& spec, const Grid& grid) {
+  double bytes = 4.0 * static_cast<double>(grid.points());
+  if (spec.kind == ModelSpec::Kind::File) {
+    // The file's values are held while they are placed on the grid (twice while reordered).
+    std::error_code ec;
+    const std::uintmax_t file = fs::file_size(spec.file, ec);
+    if (!ec) bytes += 2.0 * static_cast<double>(file);
+  }
+  return bytes;
+}
+
+std::optional<std::pair<double, double>> model_range(const ModelSpec& spec, const Grid& grid) {
+  if (spec.kind == ModelSpec::Kind::File) return std::nullopt;
+  const std::vector<float> profile = depth_profile(spec, grid);
+  const auto [lo, hi] = std::minmax_element(profile.begin(), profile.end());
+  return std::make_pair(static_cast<double>(*lo), static_cast<double>(*hi));
+}
 
 /// A model file of any format, placed on the grid (resampled when its geometry differs).
 std::vector<float> read_any_model_file(const ModelSpec& spec, const Grid& grid,
@@ -120,6 +144,11 @@ std::vector<float> read_any_model_file(const ModelSpec& spec, const Grid& grid,
 
 std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid, std::string* notice) {
   if (notice) notice->clear();
+  // The first large allocation of a run: refuse it with the sizes rather than fail inside it.
+  require_host_memory(model_host_bytes(spec, grid),
+                      "the velocity model (" + grid_text(grid) + " float32 values" +
+                          (spec.kind == ModelSpec::Kind::File ? ", and the file's values" : "") +
+                          ")");
   if (spec.kind == ModelSpec::Kind::File) return read_any_model_file(spec, grid, notice);
 
   const std::vector<float> profile = depth_profile(spec, grid);
@@ -136,6 +165,9 @@ std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid, std::
 
 std::vector<float> build_property(const PropertySpec& spec, const Grid& grid, double scale) {
   const std::size_t plane = static_cast<std::size_t>(grid.nx) * static_cast<std::size_t>(grid.ny);
+  require_host_memory(4.0 * static_cast<double>(grid.points()) *
+                          (spec.kind == PropertySpec::Kind::File ? 2 : 1),
+                      spec.loc.key + " on the grid (" + grid_text(grid) + " float32 values)");
   std::vector<float> out(grid.points());
   if (spec.kind == PropertySpec::Kind::File) {
     const auto format = parse_model_format(spec.format);
@@ -156,6 +188,14 @@ std::vector<float> build_property(const PropertySpec& spec, const Grid& grid, do
         throw InputError(spec.loc.where() + ": " + format_number(v.values[n]) +
                          " at (i, j, k) = (" + std::to_string(i) + ", " + std::to_string(j) + ", " +
                          std::to_string(k) + ") is not allowed: finite values");
+      }
+      if (spec.abs_max && !(std::abs(v.values[n]) <= *spec.abs_max)) {
+        const std::size_t i = n % grid.nx, j = (n / grid.nx) % grid.ny, k = n / plane;
+        throw InputError(spec.loc.where() + ": " + format_number(v.values[n]) + " " + spec.unit +
+                         " at (i, j, k) = (" + std::to_string(i) + ", " + std::to_string(j) + ", " +
+                         std::to_string(k) + ") of " + spec.file +
+                         " is not allowed: |value| <= " + format_number(*spec.abs_max) + " " +
+                         spec.unit + " (anisotropy.angle_unit: " + spec.unit + ")");
       }
       out[n] = static_cast<float>(v.values[n] * scale);
     }

@@ -4,7 +4,9 @@
 #include "io/survey.hpp"
 #include "solver/grid.hpp"
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace minimod {
@@ -16,6 +18,14 @@ namespace minimod {
 /// receives what was done, and stays empty when the model's points are the grid's.
 std::vector<float> build_velocity(const ModelSpec& spec, const Grid& grid,
                                   std::string* notice = nullptr);
+
+/// Host memory build_velocity takes: the dense model, and for a file model its values as read.
+double model_host_bytes(const ModelSpec& spec, const Grid& grid);
+
+/// Smallest and largest velocity of a model that varies with depth only (constant, layered,
+/// gradient), computed from one value per depth without building the dense model, with the same
+/// checks as build_velocity; nullopt for a file model (its values must be read).
+std::optional<std::pair<double, double>> model_range(const ModelSpec& spec, const Grid& grid);
 
 /// A TTI parameter at every grid point (x fastest), `scale` times the survey's values (degrees to
 /// radians for angles). Files must have the grid's shape; NaN or infinite values are InputErrors

@@ -1,11 +1,14 @@
 #include "solver/plan.hpp"
 
 #include "io/errors.hpp"
+#include "io/segy.hpp"
+#include "io/text.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
 #include "solver/wavelet.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -60,16 +63,64 @@ int layer_width_points(double ntaper, double vmax, double fmax, double h) {
 }
 
 Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_override) {
-  Plan p;
-  p.grid = make_grid(s.grid);
-  const Grid& g = p.grid;
+  const Grid g = make_grid(s.grid);
   if (velocity.size() != g.points()) {
     throw InputError("model: " + std::to_string(velocity.size()) + " values for a grid of " +
                      std::to_string(g.points()) + " points");
   }
   const auto [lo, hi] = std::minmax_element(velocity.begin(), velocity.end());
-  p.model_vmin = *lo;
-  p.model_vmax = *hi;
+  return make_plan(s, VelocityRange{*lo, *hi}, steps_override);
+}
+
+namespace {
+
+/// The count `value` (computed in double) as an int, or InputError naming `loc` and the limit.
+int checked_count(double value, const SourceLoc& loc, const std::string& what,
+                  long long limit = kMaxCount) {
+  if (!(value <= static_cast<double>(limit))) {
+    throw InputError(
+        loc.where() + ": " + what + " = " + format_number(value) + " is not allowed: at most " +
+        std::to_string(limit) +
+        (limit == kMaxCount ? " (2^31 - 1)" : " (2^31 - 2: the traces hold steps + 1 samples)"));
+  }
+  return static_cast<int>(value);
+}
+
+/// The wavelet checks run and validate make before any work (the same samples run computes).
+void check_source_wavelets(const Survey& s, const Plan& p) {
+  // Every shot of `shots:` shares one wavelet; `sources:` is one shot.
+  const std::vector<SourceSpec>& sources = s.shots.empty() ? s.sources : s.shots.front().sources;
+  const double nyquist = 0.5 / p.dt;
+  for (std::size_t n = 0; n < sources.size(); ++n) {
+    const WaveletSpec& w = sources[n].wavelet;
+    const std::string key =
+        w.loc.key.empty() ? "sources[" + std::to_string(n) + "].wavelet" : w.loc.key;
+    const SourceLoc loc{w.loc.file.empty() ? s.path : w.loc.file, w.loc.line, key};
+    // An analytic wavelet is evaluated at the steps: above the time step's Nyquist frequency its
+    // samples are aliases of another wavelet.
+    const bool ricker = w.kind == WaveletSpec::Kind::Ricker;
+    if (w.kind != WaveletSpec::Kind::File && wavelet_fmax(w) > nyquist) {
+      const double value = ricker ? w.frequency : w.fmax;
+      throw InputError(
+          SourceLoc{loc.file, loc.line, key + (ricker ? ".frequency" : ".fmax")}.where() + ": " +
+          format_number(value) + " Hz is not allowed: " +
+          (ricker ? "2.5 x frequency (the Ricker's highest frequency)" : "fmax") +
+          " at most the Nyquist frequency 1/(2 dt) = " + format_number(nyquist) +
+          " Hz of the time step dt = " + format_number(p.dt) + " s");
+    }
+    check_wavelet(w, p.dt, p.steps,
+                  loc.where() + (w.kind == WaveletSpec::Kind::File ? ".file" : ""));
+  }
+}
+
+} // namespace
+
+Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_override) {
+  Plan p;
+  p.grid = make_grid(s.grid);
+  const Grid& g = p.grid;
+  p.model_vmin = velocity.vmin;
+  p.model_vmax = velocity.vmax;
   p.vmax = p.model_vmax;
   if (s.model.vmax) {
     if (*s.model.vmax < p.model_vmax) {
@@ -85,7 +136,7 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
     p.fmax = *s.boundary.fmax;
   } else {
     for (const auto& src : s.sources)
-      p.fmax = std::max(p.fmax, wavelet_fmax(src.wavelet));
+      p.fmax = std::max(p.fmax, wavelet_fmax(src.wavelet, src.wavelet.loc.where() + ".file"));
   }
 
   // Time step.
@@ -101,13 +152,27 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
   } else {
     p.dt = s.time.cfl * p.dt_limit;
   }
+  // The solver holds dt and the medium (v dt)^2 in float32.
+  const double vp2dt2_max = (p.vmax * p.dt) * (p.vmax * p.dt);
+  const double vp2dt2_min = (p.model_vmin * p.dt) * (p.model_vmin * p.dt);
+  if (!fits_float32(p.dt) || !fits_float32(vp2dt2_max) || !fits_float32(vp2dt2_min)) {
+    throw InputError(s.time.dt_loc.where() + ": dt = " + num(p.dt) + " s with velocities " +
+                     num(p.model_vmin) + " .. " + num(p.vmax) + " m/s gives (v dt)^2 from " +
+                     num(vp2dt2_min) + " to " + num(vp2dt2_max) +
+                     " m^2, which the solver's float32 cannot hold; allowed: dt and (v dt)^2 " +
+                     float32_range_text() + ": scale the time step or the velocities");
+  }
   p.cfl = p.dt / p.dt_limit;
   if (steps_override > 0) {
     p.steps = steps_override;
   } else if (s.time.steps) {
     p.steps = *s.time.steps;
   } else {
-    p.steps = std::max(1, static_cast<int>(std::ceil(*s.time.duration / p.dt - 1e-9)));
+    const double steps = std::ceil(*s.time.duration / p.dt - 1e-9);
+    const SourceLoc where{s.time.loc.file, s.time.loc.line, "time.duration"};
+    p.steps =
+        std::max(1, checked_count(steps, where, "steps (duration / dt, dt = " + num(p.dt) + " s)",
+                                  kMaxSteps));
   }
   p.duration = p.steps * p.dt;
 
@@ -121,8 +186,13 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
                                                 "give boundary.fmax or boundary.width");
     }
     int w[3];
-    for (int a = 0; a < 3; ++a)
-      w[a] = layer_width_points(s.boundary.ntaper, p.vmax, p.fmax, g.spacing(a));
+    for (int a = 0; a < 3; ++a) {
+      // In double first: ntaper x vmax / fmax may be far more points than an int holds.
+      const double points = std::ceil(s.boundary.ntaper * p.vmax / p.fmax / g.spacing(a) - 1e-9);
+      w[a] = points < g.extent(a)
+                 ? layer_width_points(s.boundary.ntaper, p.vmax, p.fmax, g.spacing(a))
+                 : g.extent(a);
+    }
     p.layer = LayerWidths{w[0], w[0], w[1], w[1], w[2], w[2]};
   }
   // A free surface replaces the top layer (physics.md section 3).
@@ -170,7 +240,9 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
 
   // Traces.
   p.dt_out = s.output.dt_out ? *s.output.dt_out : p.dt;
-  p.trace_samples = static_cast<int>(std::floor(p.duration / p.dt_out + 1e-9)) + 1;
+  p.trace_samples =
+      checked_count(std::floor(p.duration / p.dt_out + 1e-9) + 1, s.output.dt_out_loc,
+                    "trace samples (duration " + num(p.duration) + " s / dt_out + 1)");
 
   // Snapshots.
   p.snapshot_every = s.output.snapshot_every;
@@ -201,33 +273,51 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
     sg.expected_count = p.snapshot_count;
   }
 
-  // Memory and output size.
+  // Memory and output size, in double: the counts above are each in range, their products may
+  // not be.
   const FieldLayout layout = make_field_layout(g.nx, g.ny, g.nz, p.layer.x_lo);
   const double field = static_cast<double>(layout.size) * sizeof(float);
-  const std::size_t receivers = s.receivers.size();
-  p.device_bytes = static_cast<std::size_t>(field * (p.layer.any() ? 5 : 3)) +
-                   receivers * (static_cast<std::size_t>(p.steps) + 1) * sizeof(float) +
-                   s.sources.size() * static_cast<std::size_t>(p.steps) * sizeof(float) +
-                   (receivers + s.sources.size()) * 8 * 12;
+  const double receivers = static_cast<double>(s.receivers.size());
+  const double sources = static_cast<double>(s.sources.size());
+  const double steps = static_cast<double>(p.steps);
+  const double device = field * (p.layer.any() ? 5 : 3) + receivers * (steps + 1) * 4 +
+                        sources * steps * 4 + (receivers + sources) * 8 * 12;
   const auto& sg = p.snapshot_geometry;
-  p.output_bytes = std::max<std::size_t>(1, s.shots.size()) * receivers *
-                       static_cast<std::size_t>(p.trace_samples) * sizeof(float) +
-                   static_cast<std::size_t>(p.snapshot_count) * sg.shape[0] * sg.shape[1] *
-                       sg.shape[2] * sizeof(float) +
-                   s.text.size() + 64 * 1024;
-  return p;
-}
-
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    ++u;
+  const double shots = static_cast<double>(std::max<std::size_t>(1, s.shots.size()));
+  const double traces = shots * receivers * static_cast<double>(p.trace_samples) * 4;
+  const double snapshots = static_cast<double>(p.snapshot_count) * sg.shape[0] * sg.shape[1] *
+                           static_cast<double>(sg.shape[2]) * 4;
+  const double output = traces + snapshots + static_cast<double>(s.text.size()) + 64 * 1024;
+  if (!(output <= kMaxOutputBytes)) {
+    const bool snap = snapshots > traces;
+    const SourceLoc& loc = snap ? s.output.snapshot_loc : s.output.dt_out_loc;
+    throw InputError(loc.where() + ": an output of " + format_bytes(output) + " (" +
+                     (snap ? std::to_string(p.snapshot_count) + " snapshots of " +
+                                 std::to_string(sg.shape[0]) + " x " + std::to_string(sg.shape[1]) +
+                                 " x " + std::to_string(sg.shape[2]) + " points"
+                           : num(shots) + " shot(s) x " + num(receivers) + " receivers x " +
+                                 std::to_string(p.trace_samples) + " samples") +
+                     ") is not allowed: at most " + format_bytes(kMaxOutputBytes) + " of output");
   }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
-  return buf;
+  p.device_bytes = static_cast<std::size_t>(device);
+  p.output_bytes = static_cast<std::size_t>(output);
+  // The model, the padded medium and damping, the source samples, and traces of every step
+  // (twice: as recorded and resampled).
+  p.host_bytes = 4.0 * static_cast<double>(g.points()) + field * (p.layer.any() ? 2 : 1) +
+                 sources * steps * 4 + 2 * receivers * (steps + 1) * 4;
+
+  // Inputs that only the run would otherwise meet: the wavelets sampled at this dt, and the
+  // SEG-Y output (this build and the interval).
+  check_source_wavelets(s, p);
+  if (s.output.segy) {
+    const std::string key = s.output.segy_loc.where();
+    if (!segy_supported()) {
+      throw InputError(key + ": this minimod-gpu was built without segyio, so it cannot write "
+                             "SEG-Y; allowed: remove output.segy, or build with libsegyio-dev");
+    }
+    segy_sample_interval_us(p.dt_out, s.output.dt_out ? s.output.dt_out_loc.where() : key);
+  }
+  return p;
 }
 
 std::string describe_plan(const Survey& s, const Plan& p) {

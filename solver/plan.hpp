@@ -3,6 +3,7 @@
 /// (stable dt, layer widths, trace and snapshot sampling, memory), with the checks that need it.
 
 #include "io/h5_output.hpp"
+#include "io/limits.hpp"
 #include "io/survey.hpp"
 #include "solver/grid.hpp"
 
@@ -44,18 +45,27 @@ struct Plan {
   SnapshotGeometry snapshot_geometry;
   std::size_t device_bytes = 0; ///< fields, taps and traces on the device
   std::size_t output_bytes = 0; ///< traces and snapshots in the output file
+  /// Host memory of a run on a GPU: the model, the host problem (padded medium and damping, source
+  /// samples) and the traces back; a run on the CPU backend also holds the fields (device_bytes).
+  double host_bytes = 0;
   std::vector<std::string> warnings;
+};
+
+/// Smallest and largest velocity of the model: all the plan needs of it.
+struct VelocityRange {
+  double vmin = 0, vmax = 0;
 };
 
 /// Make the plan. `velocity` is the dense model (x fastest). `steps_override` > 0 replaces the
 /// survey's time span. Throws InputError for a dt above the stability limit, layers wider than
-/// half the grid, and other checks that need the model.
+/// half the grid, counts beyond their limits (steps, trace samples, output size), values the
+/// solver's float32 cannot hold, wavelets that do not sample to finite values, a SEG-Y output
+/// this build or the interval cannot write, and other checks that need the model.
 Plan make_plan(const Survey& survey, const std::vector<float>& velocity, int steps_override = 0);
+/// The same plan from the model's velocity range alone (`validate` without building the model).
+Plan make_plan(const Survey& survey, const VelocityRange& velocity, int steps_override = 0);
 
 /// Human-readable plan, as `minimod-gpu validate` prints it.
 std::string describe_plan(const Survey& survey, const Plan& plan);
-
-/// "1.23 GiB"-style size.
-std::string format_bytes(double bytes);
 
 } // namespace minimod

@@ -1,6 +1,7 @@
 #include "solver/problem.hpp"
 
 #include "io/errors.hpp"
+#include "io/limits.hpp"
 #include "kernels/stencil_K.hpp"
 #include "solver/interpolation.hpp"
 #include "solver/wavelet.hpp"
@@ -117,6 +118,13 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
   p.steps = plan.steps;
   p.free_surface = s.boundary.free_surface;
 
+  // The padded medium and damping, and the source samples: refused with the sizes when they do
+  // not fit (the model is already held, and counted in what is available).
+  require_host_memory(4.0 * static_cast<double>(p.layout.size) * (plan.layer.any() ? 2 : 1) +
+                          4.0 * static_cast<double>(s.sources.size()) * plan.steps,
+                      "the padded medium (vp^2 dt^2" +
+                          std::string(plan.layer.any() ? ", eta" : "") +
+                          ") and the source samples");
   // Straight into the padded layout (ghosts and padding stay zero), in parallel.
   p.vp2dt2.assign(static_cast<std::size_t>(p.layout.size), 0.0f);
   const FieldLayout& l = p.layout;

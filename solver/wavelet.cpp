@@ -1,12 +1,15 @@
 #include "solver/wavelet.hpp"
 
 #include "io/errors.hpp"
+#include "io/limits.hpp"
+#include "io/text.hpp"
 #include "solver/kaiser.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -17,6 +20,31 @@ constexpr double kPi = 3.14159265358979323846;
 
 double sinc(double x) {
   return std::abs(x) < 1e-12 ? 1.0 : std::sin(kPi * x) / (kPi * x);
+}
+
+/// In-place discrete Fourier transform (e^{-2 pi i f k / n}) of a power-of-two length:
+/// iterative radix-2 Cooley-Tukey, bit-reversed order first.
+void fft(std::vector<std::complex<double>>& a) {
+  const std::size_t n = a.size();
+  for (std::size_t i = 1, j = 0; i < n; ++i) {
+    std::size_t bit = n >> 1;
+    for (; j & bit; bit >>= 1)
+      j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  for (std::size_t len = 2; len <= n; len <<= 1) {
+    const std::complex<double> step = std::polar(1.0, -2.0 * kPi / static_cast<double>(len));
+    for (std::size_t start = 0; start < n; start += len) {
+      std::complex<double> w = 1;
+      for (std::size_t k = 0; k < len / 2; ++k) {
+        const std::complex<double> even = a[start + k], odd = a[start + k + len / 2] * w;
+        a[start + k] = even + odd;
+        a[start + k + len / 2] = even - odd;
+        w *= step;
+      }
+    }
+  }
 }
 
 bool has_text_extension(const std::string& path) {
@@ -59,7 +87,13 @@ std::vector<float> read_wavelet_file(const std::string& path, const std::string&
         const double value = std::strtod(token.c_str(), &end);
         if (end == token.c_str() || *end != '\0' || !std::isfinite(value)) {
           throw InputError(key + ": wavelet file '" + path + "' line " + std::to_string(line_no) +
-                           ": '" + token + "' is not a finite number");
+                           " (sample " + std::to_string(out.size()) + "): '" + token +
+                           "' is not a finite number");
+        }
+        if (!fits_float32(value)) {
+          throw InputError(key + ": wavelet file '" + path + "' line " + std::to_string(line_no) +
+                           " (sample " + std::to_string(out.size()) + "): '" + token +
+                           "' is not allowed: " + float32_range_text());
         }
         out.push_back(static_cast<float>(value));
       }
@@ -68,6 +102,8 @@ std::vector<float> read_wavelet_file(const std::string& path, const std::string&
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) throw InputError(key + ": cannot open wavelet file '" + path + "'");
     const std::streamsize bytes = in.tellg();
+    if (bytes < 0) throw InputError(key + ": cannot read wavelet file '" + path + "'");
+    require_host_memory(static_cast<double>(bytes), "wavelet file '" + path + "'");
     if (bytes % 4 != 0) {
       throw InputError(key + ": wavelet file '" + path + "' has " + std::to_string(bytes) +
                        " bytes, not a whole number of float32 samples");
@@ -76,9 +112,11 @@ std::vector<float> read_wavelet_file(const std::string& path, const std::string&
     out.resize(static_cast<std::size_t>(bytes / 4));
     in.read(reinterpret_cast<char*>(out.data()), bytes);
     for (std::size_t k = 0; k < out.size(); ++k) {
-      if (!std::isfinite(out[k])) {
+      if (!fits_float32(out[k])) {
         throw InputError(key + ": wavelet file '" + path + "' sample " + std::to_string(k) +
-                         " is not finite");
+                         " (byte offset " + std::to_string(4 * k) + ") is " +
+                         format_number(out[k]) + "; allowed: finite values (" +
+                         float32_range_text() + ")");
       }
     }
   }
@@ -95,16 +133,19 @@ double wavelet_fmax(const WaveletSpec& w, const std::string& key) {
   case WaveletSpec::Kind::File: {
     if (w.fmax > 0) return w.fmax;
     const std::vector<float> s = read_wavelet_file(w.file, key);
-    // Plain DFT on a zero-padded copy: wavelet files are short.
-    const std::size_t n = std::max<std::size_t>(1024, s.size() * 4);
+    // Amplitude spectrum of a zero-padded copy (at least 4x, a power of two): O(n log n), so a
+    // file of tens of thousands of samples takes milliseconds.
+    std::size_t n = 1024;
+    while (n < s.size() * 4)
+      n *= 2;
+    std::vector<std::complex<double>> spectrum(n);
+    for (std::size_t k = 0; k < s.size(); ++k)
+      spectrum[k] = s[k];
+    fft(spectrum);
     std::vector<double> amp(n / 2 + 1);
     double peak = 0;
     for (std::size_t f = 0; f < amp.size(); ++f) {
-      std::complex<double> acc = 0;
-      for (std::size_t k = 0; k < s.size(); ++k) {
-        acc += static_cast<double>(s[k]) * std::polar(1.0, -2.0 * kPi * f * k / n);
-      }
-      amp[f] = std::abs(acc);
+      amp[f] = std::abs(spectrum[f]);
       peak = std::max(peak, amp[f]);
     }
     std::size_t top = 0;
@@ -177,19 +218,41 @@ std::vector<float> resample(const std::vector<float>& in, double dt_in, double d
   return resample_traces(in, 1, dt_in, dt_out, n_out);
 }
 
+namespace {
+
+/// What names a wavelet in messages: its survey key when it has one, else `key`.
+std::string wavelet_name(const WaveletSpec& w, const std::string& key) {
+  return w.loc.key.empty() ? key : w.loc.where();
+}
+
+/// Sample n of an analytic wavelet (Ricker, Minimod), amplitude included.
+double analytic_sample(const WaveletSpec& w, double t) {
+  if (w.kind == WaveletSpec::Kind::Ricker) {
+    const double t0 = w.delay ? *w.delay : 1.5 / w.frequency;
+    return w.amplitude * ricker(t, w.frequency, t0);
+  }
+  return w.amplitude * minimod_wavelet(t, w.fmax);
+}
+
+[[noreturn]] void reject_sample(const WaveletSpec& w, const std::string& key, std::size_t n,
+                                double dt, double value) {
+  throw InputError(wavelet_name(w, key) + ": sample " + std::to_string(n) +
+                   " (t = " + format_number(static_cast<double>(n) * dt) + " s) is " +
+                   format_number(value) + " (amplitude " + format_number(w.amplitude) +
+                   "); allowed: wavelet samples that float32 holds: a smaller amplitude, or a "
+                   "wavelet of finite values");
+}
+
+} // namespace
+
 std::vector<float> sample_wavelet(const WaveletSpec& w, double dt, int steps,
                                   const std::string& key) {
-  std::vector<float> s(static_cast<std::size_t>(steps));
+  std::vector<float> s(static_cast<std::size_t>(std::max(steps, 0)));
   switch (w.kind) {
-  case WaveletSpec::Kind::Ricker: {
-    const double t0 = w.delay ? *w.delay : 1.5 / w.frequency;
-    for (int n = 0; n < steps; ++n)
-      s[n] = static_cast<float>(w.amplitude * ricker(n * dt, w.frequency, t0));
-    break;
-  }
+  case WaveletSpec::Kind::Ricker:
   case WaveletSpec::Kind::Minimod:
     for (int n = 0; n < steps; ++n)
-      s[n] = static_cast<float>(w.amplitude * minimod_wavelet(n * dt, w.fmax));
+      s[n] = static_cast<float>(analytic_sample(w, n * dt));
     break;
   case WaveletSpec::Kind::File: {
     s = resample(read_wavelet_file(w.file, key), w.file_dt, dt, steps);
@@ -198,7 +261,43 @@ std::vector<float> sample_wavelet(const WaveletSpec& w, double dt, int steps,
     break;
   }
   }
+  for (std::size_t n = 0; n < s.size(); ++n) {
+    if (!std::isfinite(s[n])) reject_sample(w, key, n, dt, s[n]);
+  }
   return s;
+}
+
+void check_wavelet(const WaveletSpec& w, double dt, int steps, const std::string& key) {
+  if (w.kind != WaveletSpec::Kind::File) {
+    // The samples without storing them, over the wavelet's support only: outside it the Gaussian
+    // factor is exactly 0 in double (e^-1400 for the Ricker at 12/f from its peak, e^-1152 for
+    // Minimod's at 12 sigma), so a run of 10^9 steps checks a few thousand samples.
+    double first = 0, last = 0;
+    if (w.kind == WaveletSpec::Kind::Ricker) {
+      const double t0 = w.delay ? *w.delay : 1.5 / w.frequency;
+      first = t0 - 12.0 / w.frequency;
+      last = t0 + 12.0 / w.frequency;
+    } else {
+      last = 13.0 / (0.6 * w.fmax);
+    }
+    const double lo = std::max(0.0, std::floor(first / dt) - 1);
+    const double hi = std::min(static_cast<double>(steps), std::ceil(last / dt) + 2);
+    for (double n = lo; n < hi; ++n) {
+      const double value = analytic_sample(w, n * dt);
+      if (!std::isfinite(static_cast<float>(value))) {
+        reject_sample(w, key, static_cast<std::size_t>(n), dt, value);
+      }
+    }
+    return;
+  }
+  // A file's samples are zero after its end (plus the interpolation's reach): resampling that far
+  // sees every non-zero sample the run will use.
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(w.file, ec);
+  const double span = ((ec ? 0.0 : static_cast<double>(bytes)) + 64.0) *
+                      std::max(1.0, w.file_dt / dt) * std::max(1.0, dt / w.file_dt);
+  const int n = static_cast<int>(std::min<double>(steps, span + 64.0));
+  sample_wavelet(w, dt, n, key);
 }
 
 } // namespace minimod

@@ -22,6 +22,11 @@ double wavelet_fmax(const WaveletSpec& w, const std::string& key = "wavelet.file
 std::vector<float> sample_wavelet(const WaveletSpec& w, double dt, int steps,
                                   const std::string& key);
 
+/// The checks of sample_wavelet (the file readable and of finite float32 values, every sample
+/// times the amplitude finite in float32; InputError naming the wavelet and the sample) without
+/// keeping the samples: what `validate` and the plan run before any work.
+void check_wavelet(const WaveletSpec& w, double dt, int steps, const std::string& key);
+
 /// Samples of a wavelet file: text (one number a line, '#' comments) for .txt/.csv/.dat/.asc,
 /// else raw little-endian float32.
 std::vector<float> read_wavelet_file(const std::string& path, const std::string& key);

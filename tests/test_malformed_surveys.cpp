@@ -5,10 +5,12 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -63,6 +65,45 @@ const MalformedCase kCases[] = {
     {"empty_file.yaml", "empty", 0, ""},
     {"top_level_list.yaml", "a map with keys", 1, "[grid, model]"},
     {"does_not_exist.yaml", "does_not_exist.yaml", 0, ""}, // the survey itself is missing
+    // Limits (io/limits.hpp): counts, float32, sizes; inputs only the run used to meet (wavelet
+    // files, SEG-Y interval, kernel names); angles with their key and unit; line endings, UTF-8.
+    {"amplitude_above_float32.yaml", "sources[0].wavelet.amplitude", 15, "-1e39"},
+    {"amplitude_overflows_samples.yaml", "sources[0].wavelet", 15, "(amplitude 3e+38)"},
+    {"cr_only_line_endings.yaml", "grid.spacing", 5, "-10"},
+    {"dt_out_subnormal.yaml", "output.dt_out", 19, "1e-45"},
+    {"dt_subnormal.yaml", "time.dt", 11, "1e-40"},
+    {"epsilon_above_float32.yaml", "anisotropy.epsilon", 21, "1e39"},
+    {"frequency_above_float32.yaml", "sources[0].wavelet.frequency", 15, "1e308"},
+    {"frequency_above_nyquist.yaml", "sources[0].wavelet.frequency", 15, "Nyquist"},
+    {"grid_axis_too_large.yaml", "grid.shape[0]", 4, "2147483647"},
+    {"grid_too_many_points.yaml", "grid.shape", 4, "2^40"},
+    {"kernel_unknown.yaml", "kernel", 18, "no_such_kernel"},
+    {"kernel_unknown_region.yaml", "kernel", 18, "unknown region 'middle'"},
+    {"layer_velocity_above_float32.yaml", "model.layers[1].velocity", 10, "5e38"},
+    {"layer_width_overflow.yaml", "boundary", 12, "wider than half the grid"},
+    {"minimod_fmax_above_nyquist.yaml", "sources[0].wavelet.fmax", 15, "1e+30"},
+    {"model_shape_too_many_points.yaml", "model.shape", 9, "2^40"},
+    {"non_utf8.yaml", "byte 0xE9 at byte offset", 2, "UTF-8"},
+    {"output_too_large.yaml", "output.snapshots", 19, "PiB"},
+    {"phi_out_of_range.yaml", "anisotropy.phi", 24, "-200 degrees"},
+    {"segy_interval_not_whole_us.yaml", "output.", 0, "SEG-Y"},
+    {"spacing_huge.yaml", "grid.spacing[1]", 5, "1e200"},
+    {"spacing_tiny.yaml", "grid.spacing", 5, "1e-300"},
+    {"steps_overflow.yaml", "time.duration", 10, "2147483646"},
+    {"theta_degrees_out_of_range.yaml", "anisotropy.theta", 23,
+     "120 degrees is not allowed: -90 <= theta <= 90 degrees"},
+    {"theta_gradient_out_of_range.yaml", "anisotropy.theta.gradient", 23,
+     "190 degrees at z = 190 m"},
+    {"theta_radians_out_of_range.yaml", "anisotropy.theta", 23,
+     "2 radians is not allowed: -pi/2 <= theta <= pi/2 radians"},
+    {"trace_samples_overflow.yaml", "output.dt_out", 20, "2147483647"},
+    {"velocity_above_float32.yaml", "model.velocity", 8, "1e39"},
+    {"vmax_above_float32.yaml", "model.vmax", 9, "1e300"},
+    {"wavelet_file_dt_subnormal.yaml", "sources[0].wavelet.dt", 15, "1e-50"},
+    {"wavelet_file_empty.yaml", "sources[0].wavelet", 15, "holds no samples"},
+    {"wavelet_file_nan.yaml", "sources[0].wavelet", 15, "sample 2 (byte offset 8)"},
+    {"wavelet_file_seven_bytes.yaml", "sources[0].wavelet", 15, "7 bytes"},
+    {"wavelet_text_above_float32.yaml", "sources[0].wavelet", 15, "line 4 (sample 2): '1e39'"},
 };
 
 const fs::path kBadDir = fs::path(MINIMOD_TEST_DATA) / "bad";
@@ -164,7 +205,7 @@ protected:
 
 TEST_P(MalformedSurvey, ValidateExitsWith2) {
   const ScratchDir scratch;
-  expect_rejected("validate " + quoted(survey_path()), scratch);
+  expect_rejected("validate " + quoted(survey_path()) + " --backend cpu", scratch);
 }
 
 TEST_P(MalformedSurvey, RunExitsWith2AndWritesNothing) {
@@ -189,7 +230,7 @@ TEST(SurveyBadFiles, AllHaveATableRow) {
     EXPECT_EQ(in_table.count(name), 1u) << "tests/data/bad/" << name << " has no row in kCases";
   }
   EXPECT_FALSE(fs::exists(kBadDir / "does_not_exist.yaml"));
-  EXPECT_GE(std::size(kCases), 18u);
+  EXPECT_GE(std::size(kCases), 18u + 30u);
 }
 
 /// The same commands on a good survey succeed, so the rejections above are the survey's doing.
@@ -209,6 +250,113 @@ TEST(SurveyGoodFiles, ValidateAndRunSucceed) {
     EXPECT_EQ(run.exit_code, 0) << name << ": " << run.output;
     EXPECT_TRUE(fs::exists(out)) << name << ": " << run.output;
   }
+}
+
+} // namespace
+
+namespace {
+
+/// `validate` accepts exactly what `run` accepts: with the same options, both refuse a survey
+/// (exit 2) or both take it (exit 0), for every survey in tests/data/bad and tests/data/good.
+TEST(ValidateRunAgreement, SameVerdictOnEverySurvey) {
+  if (!fs::exists(MINIMOD_BINARY)) FAIL() << "the program is not built: " << MINIMOD_BINARY;
+  std::vector<fs::path> surveys;
+  for (const char* folder : {"bad", "good"}) {
+    for (const auto& entry : fs::directory_iterator(fs::path(MINIMOD_TEST_DATA) / folder))
+      surveys.push_back(entry.path());
+  }
+  std::sort(surveys.begin(), surveys.end());
+  int refused = 0, accepted = 0;
+  for (const fs::path& survey : surveys) {
+    const ScratchDir scratch;
+    const std::string in_scratch = "cd " + quoted(scratch.path().string()) + " && ";
+    // --steps 2 keeps every accepted run short; validate gets it too, as it changes the plan.
+    const std::string options = " --backend cpu --steps 2";
+    const CommandResult validate = run_command(in_scratch + quoted(MINIMOD_BINARY) + " validate " +
+                                               quoted(survey.string()) + options);
+    const CommandResult run =
+        run_command(in_scratch + quoted(MINIMOD_BINARY) + " run " + quoted(survey.string()) +
+                    options + " --quiet -o " + quoted((scratch.path() / "out.h5").string()));
+    const std::string name = survey.filename().string();
+    EXPECT_TRUE(validate.exit_code == 0 || validate.exit_code == 2)
+        << name << ": validate " << validate.exit_code << ": " << validate.output;
+    EXPECT_EQ(validate.exit_code, run.exit_code)
+        << name << ": validate said " << validate.output << "run said " << run.output;
+    if (validate.exit_code == 2 && run.exit_code == 2) {
+      // The same first error: the message after "error: " (run may print notices before it).
+      const auto line = [](const std::string& out) {
+        const auto at = out.find("error: ");
+        return at == std::string::npos ? out : out.substr(at, out.find('\n', at) - at);
+      };
+      EXPECT_EQ(line(validate.output), line(run.output)) << name;
+      ++refused;
+    } else if (validate.exit_code == 0 && run.exit_code == 0) {
+      ++accepted;
+    }
+  }
+  EXPECT_GE(refused, 60);
+  EXPECT_GE(accepted, 2);
+}
+
+/// Surveys that are not files of YAML text.
+TEST(SurveyFileLimits, DeviceDirectoryAndHugeFileAreRefused) {
+  if (!fs::exists(MINIMOD_BINARY)) FAIL() << "the program is not built: " << MINIMOD_BINARY;
+  const ScratchDir scratch;
+  const CommandResult zero =
+      run_command("timeout 20 " + quoted(MINIMOD_BINARY) + " validate /dev/zero");
+  EXPECT_EQ(zero.exit_code, 2) << zero.output;
+  EXPECT_NE(zero.output.find("/dev/zero: cannot read the survey: it is not a regular file"),
+            std::string::npos)
+      << zero.output;
+  const CommandResult folder =
+      run_command(quoted(MINIMOD_BINARY) + " validate " + quoted(scratch.path().string()));
+  EXPECT_EQ(folder.exit_code, 2) << folder.output;
+  EXPECT_NE(folder.output.find("it is a directory"), std::string::npos) << folder.output;
+  // 64 MiB + 1 byte of comment: refused by its size before it is read.
+  const fs::path big = scratch.path() / "big.yaml";
+  {
+    std::ofstream create(big);
+    create << "# a survey of comments\n";
+  }
+  fs::resize_file(big, (64u << 20) + 1);
+  const CommandResult huge =
+      run_command(quoted(MINIMOD_BINARY) + " validate " + quoted(big.string()));
+  EXPECT_EQ(huge.exit_code, 2) << huge.output;
+  EXPECT_NE(huge.output.find("67108865 bytes; allowed: at most 67108864 bytes (64 MiB)"),
+            std::string::npos)
+      << huge.output;
+}
+
+/// More host memory than this machine has: exit 3 with what is needed and what is available,
+/// never std::bad_alloc; `validate` plans it without building the model and says it does not fit.
+TEST(HostMemory, RunStopsWithExit3AndValidateSaysItDoesNotFit) {
+  if (!fs::exists(MINIMOD_BINARY)) FAIL() << "the program is not built: " << MINIMOD_BINARY;
+  const ScratchDir scratch;
+  const fs::path survey = scratch.path() / "huge.yaml";
+  // 8000^3 points: 2 TB for the model alone.
+  std::ofstream(survey) << "grid: {shape: [8000, 8000, 8000], spacing: 10}\n"
+                           "model: {type: constant, velocity: 2000}\n"
+                           "time: {steps: 10}\n"
+                           "boundary: {width: 4}\n"
+                           "sources: [{position: [100, 100, 50], wavelet: {type: ricker, "
+                           "frequency: 10}}]\n";
+  const std::string in_scratch = "cd " + quoted(scratch.path().string()) + " && ";
+  const CommandResult validate = run_command(in_scratch + quoted(MINIMOD_BINARY) +
+                                             " validate --backend cpu " + quoted(survey.string()));
+  EXPECT_EQ(validate.exit_code, 0) << validate.output;
+  EXPECT_NE(validate.output.find("does NOT fit this host"), std::string::npos) << validate.output;
+  EXPECT_NE(validate.output.find("TiB on the CPU backend"), std::string::npos) << validate.output;
+  const CommandResult run =
+      run_command(in_scratch + quoted(MINIMOD_BINARY) + " run --backend cpu --quiet " +
+                  quoted(survey.string()) + " -o out.h5");
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("error: out of host memory: the velocity model (8000 x 8000 x 8000 "
+                            "float32 values) needs 1.86 TiB, only "),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find(" available ("), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("internal error"), std::string::npos) << run.output;
+  EXPECT_TRUE(scratch.leftovers().size() == 1) << join(scratch.leftovers()); // the survey alone
 }
 
 } // namespace
