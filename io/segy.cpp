@@ -597,10 +597,11 @@ std::string textual_header(const ShotGather& gather, const SegyWriteOptions& opt
   lines.push_back("the shot number; trace in record (byte 13) = receiver + 1; trace");
   lines.push_back("sequence (bytes 1, 5) counts the traces of the file from 1.");
   lines.push_back("CDP (byte 21) = 1 + i + " + std::to_string(bins.columns) +
-                  " j, crossline (193) = i + 1, inline (189) = j + 1,");
+                  " j of the midpoint's bin (i, j):");
   lines.push_back("bin (i, j) centred at x " + fixed(bins.origin[0]) + " + i * " +
                   fixed(bins.size[0]) + ", y " + fixed(bins.origin[1]) + " + j * " +
                   fixed(bins.size[1]) + " m.");
+  lines.push_back("Crossline (byte 193) = i + 1, inline (byte 189) = j + 1.");
   lines.push_back("More gathers may follow in this file, each with its own field record.");
 
   std::string text;
