@@ -42,11 +42,11 @@ struct PlotOptions {
   std::string input;           ///< HDF5 output file of a run
   std::optional<int> shot;     ///< --shot: shot number (/shots/NNNN)
   std::optional<int> snapshot; ///< --snapshot: index into /snapshots, negative from the end
+                               ///< (with none of shot, snapshot and model: the file's first
+                               ///< shot, or its last snapshot when it has no shots)
   bool model = false;          ///< --model: slices of /model/vp
-  /// With none of shot, snapshot and model: the file's first shot, or its last snapshot when it
-  /// has no shots.
-  std::string
-      output; ///< -o: PNG path; empty: <input without .h5>_shotK.png, _snapN.png, _model.png
+  /// -o: PNG path; empty: <input without .h5>_shotK.png, _snapN.png or _model.png
+  std::string output;
   Colormap colormap = Colormap::Auto; ///< --colormap
   double clip_percentile = 99.0;      ///< --clip: symmetric clip at this percentile of |value|
   Gain gain;                          ///< --gain (shot gathers only)
