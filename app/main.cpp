@@ -306,21 +306,28 @@ int run_main(int argc, char** argv) {
   PlotOptions plot_options;
   int plot_shot = 0, plot_snapshot = 0;
   std::string plot_colormap = "auto";
-  auto* plot = app.add_subcommand("plot", "Draw a PNG quicklook of a shot gather or a snapshot");
+  auto* plot =
+      app.add_subcommand("plot", "Draw a PNG quicklook of a shot gather, a snapshot or the model");
   plot->add_option("file", plot_options.input, "HDF5 output file of `run`")->required();
   auto* plot_shot_opt =
-      plot->add_option("--shot", plot_shot, "Shot number to draw as a gather (default 0)");
+      plot->add_option("--shot", plot_shot, "Shot number to draw as a gather (default: the first)");
   auto* plot_snapshot_opt = plot->add_option(
       "--snapshot", plot_snapshot,
-      "Snapshot index to draw (default: the last, when the file has snapshots and no --shot)");
+      "Snapshot index to draw, negative from the end (default: the first shot's gather)");
   plot_shot_opt->excludes(plot_snapshot_opt);
   plot->add_option("-o,--output", plot_options.output,
-                   "PNG file (default: FILE_shotK.png or FILE_snapN.png next to FILE)");
+                   "PNG file (default: FILE_shotK.png, FILE_snapN.png or FILE_model.png)");
   plot->add_option("--colormap", plot_colormap,
-                   "grey or seismic (default: grey for shots, seismic for snapshots)");
+                   "grey, seismic or viridis (default: grey, seismic, viridis for the model)");
   plot->add_option("--clip", plot_options.clip_percentile,
                    "Clip at this percentile of |amplitude|, in (0, 100]")
       ->capture_default_str();
+  std::string plot_gain = "none";
+  plot->add_option("--gain", plot_gain, "Gather gain: none, t2, agc or agc:WINDOW_S (0.25 s)");
+  plot->add_flag("--wiggle", plot_options.wiggle, "Gather as wiggles, positive lobes filled");
+  plot->add_flag("--model", plot_options.model, "Slices of the velocity model (/model/vp)")
+      ->excludes(plot_shot_opt)
+      ->excludes(plot_snapshot_opt);
 
   try {
     app.parse(argc, argv);
@@ -335,6 +342,7 @@ int run_main(int argc, char** argv) {
       if (*plot_shot_opt) plot_options.shot = plot_shot;
       if (*plot_snapshot_opt) plot_options.snapshot = plot_snapshot;
       plot_options.colormap = parse_colormap(plot_colormap, "--colormap");
+      plot_options.gain = parse_gain(plot_gain, "--gain");
       return plot_command(plot_options);
     }
     if (*validate) return cmd_validate(validate_args);

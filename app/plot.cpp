@@ -11,9 +11,11 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -107,6 +109,12 @@ public:
       at = slash + 1;
     }
     return true;
+  }
+
+  /// True when `object` exists and carries the attribute `name`.
+  bool has_attribute(const std::string& object, const std::string& name) const {
+    return exists(object) &&
+           H5Aexists_by_name(m_file.get(), object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
   }
 
   /// A string attribute of `object`, or nothing when it is absent or not a string.
@@ -286,6 +294,13 @@ std::string format_general(double value) {
   return text;
 }
 
+/// Up to five significant digits without an exponent where that fits (velocities: "1850").
+std::string format_plain(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.5g", value);
+  return text;
+}
+
 /// The |value| below which `percentile` percent of the finite values lie (nearest rank); 0 when
 /// there are none.
 double abs_percentile(const std::vector<float>& values, double percentile) {
@@ -329,13 +344,27 @@ Rgb colour_of(double scaled, Colormap map) {
     return {level, level, level};
   }
   // Seismic: dark blue, light blue, white, light red, dark red at -1, -0.5, 0, 0.5, 1. The dark
-  // ends keep strong amplitudes visible against the clip.
-  static const std::array<Rgb, 5> kStops = {Rgb{25, 45, 150}, Rgb{90, 150, 235}, kWhite,
-                                            Rgb{235, 110, 80}, Rgb{150, 20, 25}};
+  // ends keep strong amplitudes visible against the clip. Viridis: its colours at 0, 1/4, 1/2,
+  // 3/4 and 1, which a linear blend between them follows closely.
+  static const std::array<Rgb, 5> kSeismic = {Rgb{25, 45, 150}, Rgb{90, 150, 235}, kWhite,
+                                              Rgb{235, 110, 80}, Rgb{150, 20, 25}};
+  static const std::array<Rgb, 5> kViridis = {Rgb{68, 1, 84}, Rgb{59, 82, 139}, Rgb{33, 145, 140},
+                                              Rgb{94, 201, 98}, Rgb{253, 231, 37}};
+  const std::array<Rgb, 5>& stops = map == Colormap::Viridis ? kViridis : kSeismic;
   const double position = (v + 1.0) * 2.0; // 0..4
   const int lower = std::min(static_cast<int>(position), 3);
-  return mix(kStops[lower], kStops[lower + 1], position - lower);
+  return mix(stops[lower], stops[lower + 1], position - lower);
 }
+
+/// Values to colours: [lo, hi] spans the map, values beyond take its ends. Gathers and snapshots
+/// use [-clip, clip], the model its range of velocities.
+struct Scale {
+  double lo = -1, hi = 1;
+  Colormap map = Colormap::Grey;
+  bool signed_labels = true; ///< the colour bar labels +hi, 0, lo (else hi, middle, lo)
+
+  Rgb operator()(double value) const { return colour_of(2 * (value - lo) / (hi - lo) - 1, map); }
+};
 
 /// A step of 1, 2 or 5 times a power of ten, at least `raw`.
 double nice_step(double raw) {
@@ -381,13 +410,13 @@ struct Panel {
   double v(int r) const { return top + (r + 0.5) / h * (bottom - top); }
 };
 
-/// Paints the panel with `sample(u, v)`, scaled by 1 / clip and coloured by `map`, and frames it.
+/// Paints the panel with `sample(u, v)` coloured by `scale`, and frames it.
 void paint(Canvas& canvas, const Panel& panel, const std::function<double(double, double)>& sample,
-           double clip, Colormap map) {
+           const Scale& scale) {
   for (int r = 0; r < panel.h; ++r) {
     const double v = panel.v(r);
     for (int c = 0; c < panel.w; ++c)
-      canvas.set_pixel(panel.x + c, panel.y + r, colour_of(sample(panel.u(c), v) / clip, map));
+      canvas.set_pixel(panel.x + c, panel.y + r, scale(sample(panel.u(c), v)));
   }
   canvas.rect(panel.x - 1, panel.y - 1, panel.w + 2, panel.h + 2, kInk);
 }
@@ -459,20 +488,19 @@ std::vector<Tick> value_ticks(double lo, double hi, int pixels, int min_pixels) 
   return ticks;
 }
 
-/// A vertical colour bar for [-clip, clip], positive on top, labelled on its right.
-void colour_bar(Canvas& canvas, int x, int y, int h, double clip, Colormap map,
-                const std::string& title) {
+/// A vertical colour bar for the scale's [lo, hi], hi on top, labelled on its right.
+void colour_bar(Canvas& canvas, int x, int y, int h, const Scale& scale, const std::string& title) {
   constexpr int kWidth = 16;
-  for (int r = 0; r < h; ++r) {
-    const double scaled = 1.0 - 2.0 * (r + 0.5) / h;
-    canvas.fill_rect(x, y + r, kWidth, 1, colour_of(scaled, map));
-  }
+  for (int r = 0; r < h; ++r)
+    canvas.fill_rect(x, y + r, kWidth, 1, scale(scale.hi - (scale.hi - scale.lo) * (r + 0.5) / h));
   canvas.rect(x - 1, y - 1, kWidth + 2, h + 2, kInk);
+  const double middle = 0.5 * (scale.lo + scale.hi);
   const std::array<std::pair<double, int>, 3> labels = {
-      std::pair<double, int>{clip, y}, {0.0, y + h / 2}, {-clip, y + h - 1}};
+      std::pair<double, int>{scale.hi, y}, {middle, y + h / 2}, {scale.lo, y + h - 1}};
   for (const auto& [value, at] : labels) {
     canvas.line(x + kWidth, at, x + kWidth + kTick - 1, at, kInk);
-    const std::string text = value == 0.0 ? "0" : (value > 0 ? "+" : "") + format_general(value);
+    std::string text = scale.signed_labels ? format_general(value) : format_plain(value);
+    if (scale.signed_labels) text = value == middle ? "0" : (value > 0 ? "+" : "") + text;
     canvas.text(x + kWidth + kTick + 3, at - Canvas::kCapHeight / 2, text, kInk);
   }
   canvas.text(x - 1, y - 8 - Canvas::kLineHeight, title, kInk);
@@ -505,10 +533,172 @@ Colormap resolve(Colormap map, Colormap fallback) {
 }
 
 const char* colormap_name(Colormap map) {
-  return map == Colormap::Grey ? "grey" : (map == Colormap::Seismic ? "seismic" : "auto");
+  switch (map) {
+  case Colormap::Grey:
+    return "grey";
+  case Colormap::Seismic:
+    return "seismic";
+  case Colormap::Viridis:
+    return "viridis";
+  case Colormap::Auto:
+    break;
+  }
+  return "auto";
 }
 
 // ---- Shot gather ------------------------------------------------------------------------------
+
+/// Signed horizontal offset of a receiver from the source, as the SEG-Y headers carry it
+/// (io/segy.hpp): negative when the receiver lies at smaller x, or at equal x and smaller y.
+double signed_offset(const double* receiver, const double* source) {
+  const double dx = receiver[0] - source[0], dy = receiver[1] - source[1];
+  constexpr double kTiny = 1e-6;
+  const bool behind = dx < -kTiny || (std::fabs(dx) <= kTiny && dy < -kTiny);
+  return std::hypot(dx, dy) * (behind ? -1 : 1);
+}
+
+std::string gain_text(const Gain& gain) {
+  switch (gain.kind) {
+  case GainKind::Agc:
+    return "AGC " + format_general(gain.window) + " s";
+  case GainKind::TSquared:
+    return "gain t^2";
+  case GainKind::None:
+    break;
+  }
+  return "no gain";
+}
+
+/// AGC divides by the RMS of its window, but never by less than this fraction of the gather's
+/// peak: synthetic traces are exactly zero before the first arrival, and rounding noise there
+/// must stay invisible rather than be raised to full scale.
+constexpr double kAgcFloor = 1e-4;
+
+/// The traces [receivers][samples] with `gain` applied; `what` names the gather in errors.
+std::vector<float> apply_gain(std::vector<float> traces, int receivers, int samples, double dt,
+                              const Gain& gain, const std::string& what) {
+  const auto n = static_cast<std::size_t>(samples);
+  if (gain.kind == GainKind::TSquared) {
+    for (std::size_t r = 0; r < static_cast<std::size_t>(receivers); ++r)
+      for (std::size_t k = 0; k < n; ++k) {
+        const double t = static_cast<double>(k) * dt;
+        traces[r * n + k] = static_cast<float>(traces[r * n + k] * t * t);
+      }
+  }
+  if (gain.kind != GainKind::Agc) return traces;
+  if (!(gain.window >= 2 * dt)) {
+    throw InputError("--gain: agc:" + format_general(gain.window) + ": the window is shorter " +
+                     "than two samples of " + what + " (dt_out = " + format_general(dt) +
+                     " s); allowed: a window of at least " + format_general(2 * dt) + " s");
+  }
+  double peak = 0;
+  for (float v : traces)
+    if (std::isfinite(v)) peak = std::max(peak, static_cast<double>(std::fabs(v)));
+  const double floor = std::max(peak * kAgcFloor, std::numeric_limits<double>::min());
+  const long half = std::lround(gain.window / dt / 2);
+  std::vector<double> energy(n + 1); // energy[k]: sum of squares of samples 0..k-1
+  for (std::size_t r = 0; r < static_cast<std::size_t>(receivers); ++r) {
+    float* trace = traces.data() + r * n;
+    for (std::size_t k = 0; k < n; ++k) {
+      const double v = std::isfinite(trace[k]) ? trace[k] : 0.0;
+      energy[k + 1] = energy[k] + v * v;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto first = static_cast<std::size_t>(std::max(0L, static_cast<long>(k) - half));
+      const std::size_t last = std::min(n - 1, k + static_cast<std::size_t>(half));
+      const double rms =
+          std::sqrt((energy[last + 1] - energy[first]) / static_cast<double>(last + 1 - first));
+      trace[k] = static_cast<float>(trace[k] / std::max(rms, floor));
+    }
+  }
+  return traces;
+}
+
+/// Wiggle traces: each shown trace's zero line at its centre, an excursion of `slot` pixels at
+/// the clip level (clipped beyond), positive lobes filled.
+void draw_wiggles(Canvas& canvas, const Panel& panel, const std::vector<int>& shown, double slot,
+                  const std::function<double(int, double)>& sample, double clip) {
+  canvas.set_clip(panel.x, panel.y, panel.w, panel.h);
+  for (const int trace : shown) {
+    const int centre = panel.px(trace + 0.5);
+    int previous = centre;
+    for (int r = 0; r < panel.h; ++r) {
+      const double value = sample(trace, panel.v(r));
+      const double scaled = std::isfinite(value) ? std::clamp(value / clip, -1.0, 1.0) : 0.0;
+      const int x = centre + static_cast<int>(std::lround(scaled * slot));
+      if (x > centre) canvas.fill_rect(centre, panel.y + r, x - centre + 1, 1, kInk);
+      canvas.line(previous, panel.y + std::max(r - 1, 0), x, panel.y + r, kInk);
+      previous = x;
+    }
+  }
+  canvas.reset_clip();
+  canvas.rect(panel.x - 1, panel.y - 1, panel.w + 2, panel.h + 2, kInk);
+}
+
+/// "2nd", "3rd", "11th".
+std::string ordinal(int n) {
+  const int tens = n % 100, units = n % 10;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th"
+                       : units == 1               ? "st"
+                       : units == 2               ? "nd"
+                       : units == 3               ? "rd"
+                                                  : "th";
+  return std::to_string(n) + suffix;
+}
+
+/// Ticks on the traces (every `every`-th) whose signed offset is nearest a multiple of a round
+/// step, within half the usual offset spacing of it, at least `min_pixels` apart, each labelled
+/// with that trace's offset.
+std::vector<Tick> offset_ticks(const std::vector<double>& offsets, int every, const Panel& panel,
+                               int min_pixels) {
+  std::vector<int> traces;
+  for (int r = 0; r < static_cast<int>(offsets.size()); r += every)
+    traces.push_back(r);
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < traces.size(); ++i) {
+    const double gap = std::fabs(offsets[traces[i]] - offsets[traces[i - 1]]);
+    if (gap > 1e-9) gaps.push_back(gap);
+  }
+  double spacing = 1.0;
+  if (!gaps.empty()) {
+    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2),
+                     gaps.end());
+    spacing = gaps[gaps.size() / 2];
+  }
+  const auto [lo, hi] = std::minmax_element(offsets.begin(), offsets.end());
+  const double round_step =
+      std::max(nice_step((*hi - *lo) * min_pixels / std::max(panel.w, 1)), nice_step(spacing));
+  const int decimals = std::min(decimals_of(round_step), 2);
+  std::vector<Tick> ticks;
+  int last_x = std::numeric_limits<int>::min() / 2;
+  std::vector<std::pair<int, int>> chosen; // (pixel, trace)
+  for (const double target : ticks_in(*lo, *hi, round_step)) {
+    int best = traces.front();
+    for (const int r : traces)
+      if (std::fabs(offsets[r] - target) < std::fabs(offsets[best] - target)) best = r;
+    if (std::fabs(offsets[best] - target) <= 0.5 * spacing + 1e-9)
+      chosen.emplace_back(panel.px(best + 0.5), best);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  for (const auto& [x, r] : chosen) {
+    if (x - last_x < min_pixels) continue;
+    ticks.push_back({r + 0.5, format_fixed(offsets[r], decimals)});
+    last_x = x;
+  }
+  return ticks;
+}
+
+/// Rejects --gain and --wiggle for what is not a shot gather.
+void reject_gather_options(const PlotOptions& options, const std::string& what) {
+  if (options.gain.kind != GainKind::None) {
+    throw InputError("--gain: " + gain_text(options.gain) + " applies to shot gathers, not to " +
+                     what + "; allowed: --gain with a shot gather (--shot K, or no flag)");
+  }
+  if (options.wiggle) {
+    throw InputError("--wiggle: applies to shot gathers, not to " + what +
+                     "; allowed: --wiggle with a shot gather (--shot K, or no flag)");
+  }
+}
 
 PlotResult plot_shot(const OutputReader& file, int shot, const PlotOptions& options) {
   const std::string group = shot_group(shot);
@@ -527,43 +717,69 @@ PlotResult plot_shot(const OutputReader& file, int shot, const PlotOptions& opti
                      " receivers x " + std::to_string(samples) +
                      " samples); allowed: a shot with receivers");
   }
-  const std::vector<float> traces = file.read_all<float>(group + "/traces");
   const double dt_out = file.numbers_attribute<double>(group, "dt_out", 1)[0];
   if (!(dt_out > 0) || !std::isfinite(dt_out)) {
     throw InputError("plot: '" + file.path() + "': " + group + " attribute 'dt_out' is " +
                      format_general(dt_out) + "; allowed: a time step > 0 s");
   }
+  const std::vector<float> traces =
+      apply_gain(file.read_all<float>(group + "/traces"), receivers, samples, dt_out, options.gain,
+                 "shot " + std::to_string(shot));
   const std::vector<double> receiver_xyz = file.read_all<double>(group + "/receiver_positions");
   const std::vector<double> source_xyz = file.read_all<double>(group + "/source_positions");
   const bool have_offsets =
       receiver_xyz.size() == static_cast<std::size_t>(receivers) * 3 && source_xyz.size() >= 3;
+  std::vector<double> offsets;
+  if (have_offsets) {
+    for (int r = 0; r < receivers; ++r)
+      offsets.push_back(signed_offset(receiver_xyz.data() + 3 * r, source_xyz.data()));
+  }
 
   const Colormap map = resolve(options.colormap, Colormap::Grey);
   const double clip_found = abs_percentile(traces, options.clip_percentile);
   const double clip = clip_found > 0 ? clip_found : 1.0;
 
-  // Image size: whole pixels per trace up to a comfortable width, then one column per trace
-  // (nearest trace) up to 1200; time gets about two pixels per sample within 400..720.
-  const int per_trace = std::clamp(480 / receivers, 1, 24);
-  const int image_w = receivers <= 480 ? receivers * per_trace : std::min(receivers, 1200);
+  // Image size. Variable density: whole pixels per trace up to a comfortable width, then one
+  // column per trace (nearest trace) up to 1200. Wiggles: at least 4 pixels per shown trace, so
+  // past 300 traces only every 2nd, 3rd, ... is drawn. Time gets about two pixels per sample
+  // within 400..720.
+  int image_w = 0, wiggle_step = 1;
+  if (options.wiggle) {
+    image_w = std::clamp(receivers * 8, 480, 1200);
+    wiggle_step = (receivers + image_w / 4 - 1) / (image_w / 4);
+  } else {
+    const int per_trace = std::clamp(480 / receivers, 1, 24);
+    image_w = receivers <= 480 ? receivers * per_trace : std::min(receivers, 1200);
+  }
   const int image_h = std::clamp(2 * samples, 400, 720);
   const double duration = samples > 1 ? (samples - 1) * dt_out : dt_out;
 
   const std::string file_name = fs::path(file.path()).filename().string();
   const std::string title = file_name + "  shot " + std::to_string(shot);
   std::string subtitle = std::to_string(receivers) + " receivers x " + std::to_string(samples) +
-                         " samples, dt_out = " + format_general(dt_out) + " s, " +
-                         colormap_name(map) + ", clip " +
-                         clip_text(clip, options.clip_percentile, "amplitude");
-  if (clip_found == 0) subtitle += ", all zero";
+                         " samples, dt_out = " + format_general(dt_out) + " s";
+  if (have_offsets) {
+    const auto [lo, hi] = std::minmax_element(offsets.begin(), offsets.end());
+    subtitle += ", offsets " + format_fixed(*lo, 0) + " to " + format_fixed(*hi, 0) + " m";
+  }
+  std::string display = gain_text(options.gain) + ", ";
+  if (options.wiggle) {
+    display += "wiggles";
+    if (wiggle_step > 1) display += " of every " + ordinal(wiggle_step) + " trace";
+  } else {
+    display += colormap_name(map);
+  }
+  display += ", clip " + clip_text(clip, options.clip_percentile, "amplitude");
+  if (clip_found == 0) display += ", all zero";
 
   const int margin_left = 80, margin_top = 110, margin_bottom = 50;
   const int width =
       std::max({margin_left + image_w + kColourBarSpace, Canvas::text_width(title, 2) + 20,
-                Canvas::text_width(subtitle) + 20});
+                Canvas::text_width(subtitle) + 20, Canvas::text_width(display) + 20});
   Canvas canvas(width, margin_top + image_h + margin_bottom, kWhite);
   canvas.text(10, 10, title, kInk, 2);
-  canvas.text(10, 36, subtitle, kInk);
+  canvas.text(10, 32, subtitle, kInk);
+  canvas.text(10, 32 + Canvas::kLineHeight + 3, display, kInk);
 
   Panel panel;
   panel.x = margin_left;
@@ -574,48 +790,60 @@ PlotResult plot_shot(const OutputReader& file, int shot, const PlotOptions& opti
   panel.right = receivers; // trace r spans [r, r + 1)
   panel.top = 0;
   panel.bottom = duration;
-  paint(
-      canvas, panel,
-      [&](double u, double t) {
-        const int trace = std::clamp(static_cast<int>(u), 0, receivers - 1);
-        const double position = std::clamp(t / dt_out, 0.0, samples - 1.0);
-        const int k = std::min(static_cast<int>(position), samples - 1);
-        const int next = std::min(k + 1, samples - 1);
-        const float* row = traces.data() + static_cast<std::size_t>(trace) * samples;
-        return row[k] + (row[next] - row[k]) * (position - k);
-      },
-      clip, map);
-
-  // Receiver numbers below, their offsets from the (first) source above, at the same traces.
-  const int step = static_cast<int>(
-      std::max(1.0, nice_step(static_cast<double>(receivers) * 45 / std::max(image_w, 1))));
-  std::vector<Tick> numbers, offsets;
-  for (int r = 0; r < receivers; r += step) {
-    numbers.push_back({r + 0.5, std::to_string(r)});
-    if (have_offsets) {
-      const double offset =
-          std::hypot(receiver_xyz[3 * r] - source_xyz[0], receiver_xyz[3 * r + 1] - source_xyz[1]);
-      offsets.push_back({r + 0.5, format_fixed(offset, 0)});
-    }
+  auto sample = [&](int trace, double t) {
+    const double position = std::clamp(t / dt_out, 0.0, samples - 1.0);
+    const int k = std::min(static_cast<int>(position), samples - 1);
+    const int next = std::min(k + 1, samples - 1);
+    const float* row = traces.data() + static_cast<std::size_t>(trace) * samples;
+    return row[k] + (row[next] - row[k]) * (position - k);
+  };
+  if (options.wiggle) {
+    std::vector<int> shown;
+    for (int r = 0; r < receivers; r += wiggle_step)
+      shown.push_back(r);
+    const double slot = static_cast<double>(image_w) * wiggle_step / receivers;
+    draw_wiggles(canvas, panel, shown, slot, sample, clip);
+  } else {
+    paint(
+        canvas, panel,
+        [&](double u, double t) {
+          return sample(std::clamp(static_cast<int>(u), 0, receivers - 1), t);
+        },
+        Scale{-clip, clip, map, true});
+    colour_bar(canvas, panel.x + panel.w + 20, panel.y + 20, std::min(image_h - 40, 300),
+               Scale{-clip, clip, map, true}, "amplitude");
   }
-  bottom_axis(canvas, panel, numbers, "receiver");
-  if (have_offsets) top_axis(canvas, panel, offsets, "offset (m), horizontal from the source");
+
+  // Signed offsets from the (first) source below, at round offsets; receiver numbers above. Both
+  // only on traces that the wiggle display draws.
+  int step = static_cast<int>(
+      std::max(1.0, nice_step(static_cast<double>(receivers) * 45 / std::max(image_w, 1))));
+  step = (step + wiggle_step - 1) / wiggle_step * wiggle_step;
+  std::vector<Tick> numbers;
+  for (int r = 0; r < receivers; r += step)
+    numbers.push_back({r + 0.5, std::to_string(r)});
+  if (have_offsets) {
+    bottom_axis(canvas, panel, offset_ticks(offsets, wiggle_step, panel, 45),
+                "offset (m) from the source, negative at smaller x (or equal x, smaller y)");
+    top_axis(canvas, panel, numbers, "receiver");
+  } else {
+    bottom_axis(canvas, panel, numbers, "receiver");
+  }
   left_axis(canvas, panel, value_ticks(0, duration, image_h, 45), "time (s)");
-  colour_bar(canvas, panel.x + panel.w + 20, panel.y + 20, std::min(image_h - 40, 300), clip, map,
-             "amplitude");
 
   PlotResult result;
   result.path = default_output(options, "_shot" + std::to_string(shot));
   write_png(result.path, canvas);
   result.width = canvas.width();
   result.height = canvas.height();
-  result.summary = "shot " + std::to_string(shot) + " of " + file_name + ": " + subtitle;
+  result.summary =
+      "shot " + std::to_string(shot) + " of " + file_name + ": " + subtitle + "; " + display;
   return result;
 }
 
-// ---- Snapshot ---------------------------------------------------------------------------------
+// ---- Slices of a volume: snapshots and the model ----------------------------------------------
 
-/// A 2-D slice of a snapshot: values [rows][columns] on a regular grid of points, sampled
+/// A 2-D slice of a volume: values [rows][columns] on a regular grid of points, sampled
 /// bilinearly in metres.
 struct Slice {
   std::vector<float> values;
@@ -651,95 +879,83 @@ int nearest_or_middle(double coordinate, int n, double origin, double spacing, b
   return std::clamp(static_cast<int>(std::lround(f)), 0, n - 1);
 }
 
-PlotResult plot_snapshot(const OutputReader& file, std::optional<int> asked,
-                         const PlotOptions& options) {
-  const std::string index_text = asked ? std::to_string(*asked) : std::string("last");
-  if (!file.exists("/snapshots/wavefield")) {
-    throw InputError("--snapshot: " + index_text + ": '" + file.path() +
-                     "' has no snapshots (the survey had no output.snapshots); allowed: "
-                     "--shot K for a shot gather");
+/// A volume [nz, ny, nx] in a dataset (of one more leading dimension when `index` is set) and
+/// where its points lie.
+struct Volume {
+  std::string dataset;
+  std::optional<hsize_t> index; ///< leading index into a 4-D dataset (snapshot number)
+  int nx = 0, ny = 0, nz = 0;
+  std::array<double, 3> origin{}, spacing{}; ///< metres, x y z
+};
+
+/// The two slices of a volume drawn side by side: x-z through the (first) source's y and x-y at
+/// its depth (the middle of an axis without a source on it).
+struct Slices {
+  Slice xz, xy;
+  double y_slice = 0, z_slice = 0;
+  std::vector<double> sources; ///< x, y, z of every source of the first shot
+};
+
+Slices read_slices(const OutputReader& file, const Volume& volume) {
+  Slices s;
+  const std::vector<int> shots = file.shot_numbers();
+  if (!shots.empty() && file.exists(shot_group(shots.front()) + "/source_positions")) {
+    s.sources = file.read_all<double>(shot_group(shots.front()) + "/source_positions");
   }
-  const std::vector<hsize_t> dims = file.dims("/snapshots/wavefield");
-  if (dims.size() != 4) {
-    throw InputError("plot: '" + file.path() + "': /snapshots/wavefield is not 4-D");
+  const bool have_source = s.sources.size() >= 3;
+  const int j = nearest_or_middle(have_source ? s.sources[1] : 0, volume.ny, volume.origin[1],
+                                  volume.spacing[1], have_source);
+  const int k = nearest_or_middle(have_source ? s.sources[2] : 0, volume.nz, volume.origin[2],
+                                  volume.spacing[2], have_source);
+  s.y_slice = volume.origin[1] + j * volume.spacing[1];
+  s.z_slice = volume.origin[2] + k * volume.spacing[2];
+
+  const auto unx = static_cast<hsize_t>(volume.nx), uny = static_cast<hsize_t>(volume.ny),
+             unz = static_cast<hsize_t>(volume.nz);
+  std::vector<hsize_t> xz_start = {0, static_cast<hsize_t>(j), 0}, xz_count = {unz, 1, unx};
+  std::vector<hsize_t> xy_start = {static_cast<hsize_t>(k), 0, 0}, xy_count = {1, uny, unx};
+  if (volume.index) {
+    for (auto* v : {&xz_start, &xy_start})
+      v->insert(v->begin(), *volume.index);
+    for (auto* v : {&xz_count, &xy_count})
+      v->insert(v->begin(), 1);
   }
-  const int count = static_cast<int>(dims[0]);
-  const int nz = static_cast<int>(dims[1]), ny = static_cast<int>(dims[2]),
-            nx = static_cast<int>(dims[3]);
-  const int index = asked ? *asked : count - 1;
-  if (count == 0 || index < 0 || index >= count || nx == 0 || ny == 0 || nz == 0) {
-    throw InputError("--snapshot: " + index_text + ": '" + file.path() + "' has " +
-                     std::to_string(count) + " snapshot" + (count == 1 ? "" : "s") +
-                     "; allowed: " + (count > 0 ? "0.." + std::to_string(count - 1) : "none"));
-  }
-  const std::vector<double> origin = file.numbers_attribute<double>("/snapshots", "origin", 3);
-  const std::vector<double> spacing = file.numbers_attribute<double>("/snapshots", "spacing", 3);
-  const std::vector<int> steps = file.read_all<int>("/snapshots/step");
-  const std::vector<double> times = file.read_all<double>("/snapshots/time");
+  s.xz.values = file.read<float>(volume.dataset, xz_start, xz_count);
+  s.xz.columns = volume.nx;
+  s.xz.rows = volume.nz;
+  s.xz.column_origin = volume.origin[0];
+  s.xz.column_spacing = volume.spacing[0];
+  s.xz.row_origin = volume.origin[2];
+  s.xz.row_spacing = volume.spacing[2];
+  s.xy.values = file.read<float>(volume.dataset, xy_start, xy_count);
+  s.xy.columns = volume.nx;
+  s.xy.rows = volume.ny;
+  s.xy.column_origin = volume.origin[0];
+  s.xy.column_spacing = volume.spacing[0];
+  s.xy.row_origin = volume.origin[1];
+  s.xy.row_spacing = volume.spacing[1];
+  return s;
+}
+
+/// Draws the two slices with the layer outline, source marks, axes and a colour bar.
+Canvas draw_slices(const OutputReader& file, const Volume& volume, const Slices& slices,
+                   const Scale& scale, const std::string& title, const std::string& subtitle,
+                   const std::string& quantity) {
   const std::vector<int> grid_shape = file.numbers_attribute<int>("/", "grid_shape", 3);
   const std::vector<double> grid_spacing = file.numbers_attribute<double>("/", "grid_spacing", 3);
   const std::vector<double> grid_origin = file.numbers_attribute<double>("/", "grid_origin", 3);
   const std::vector<int> layer = file.numbers_attribute<int>("/", "layer_widths", 6);
 
-  // Sources of the first shot, for the slice positions and the markers.
-  std::vector<double> sources;
-  const std::vector<int> shots = file.shot_numbers();
-  if (!shots.empty() && file.exists(shot_group(shots.front()) + "/source_positions")) {
-    sources = file.read_all<double>(shot_group(shots.front()) + "/source_positions");
-  }
-  const bool have_source = sources.size() >= 3;
-  const int j =
-      nearest_or_middle(have_source ? sources[1] : 0, ny, origin[1], spacing[1], have_source);
-  const int k =
-      nearest_or_middle(have_source ? sources[2] : 0, nz, origin[2], spacing[2], have_source);
-  const double y_slice = origin[1] + j * spacing[1], z_slice = origin[2] + k * spacing[2];
-
-  const auto snap = static_cast<hsize_t>(index);
-  Slice xz, xy;
-  xz.values = file.read<float>("/snapshots/wavefield", {snap, 0, static_cast<hsize_t>(j), 0},
-                               {1, dims[1], 1, dims[3]});
-  xz.columns = nx;
-  xz.rows = nz;
-  xz.column_origin = origin[0];
-  xz.column_spacing = spacing[0];
-  xz.row_origin = origin[2];
-  xz.row_spacing = spacing[2];
-  xy.values = file.read<float>("/snapshots/wavefield", {snap, static_cast<hsize_t>(k), 0, 0},
-                               {1, 1, dims[2], dims[3]});
-  xy.columns = nx;
-  xy.rows = ny;
-  xy.column_origin = origin[0];
-  xy.column_spacing = spacing[0];
-  xy.row_origin = origin[1];
-  xy.row_spacing = spacing[1];
-
-  std::vector<float> both = xz.values;
-  both.insert(both.end(), xy.values.begin(), xy.values.end());
-  const double clip_found = abs_percentile(both, options.clip_percentile);
-  const double clip = clip_found > 0 ? clip_found : 1.0;
-  const Colormap map = resolve(options.colormap, Colormap::Seismic);
-
-  const auto [x_lo, x_hi] = extent(nx, origin[0], spacing[0]);
-  const auto [y_lo, y_hi] = extent(ny, origin[1], spacing[1]);
-  const auto [z_lo, z_hi] = extent(nz, origin[2], spacing[2]);
+  const auto [x_lo, x_hi] = extent(volume.nx, volume.origin[0], volume.spacing[0]);
+  const auto [y_lo, y_hi] = extent(volume.ny, volume.origin[1], volume.spacing[1]);
+  const auto [z_lo, z_hi] = extent(volume.nz, volume.origin[2], volume.spacing[2]);
   // One scale (pixels per metre) for both panels and both axes, so shapes are true.
-  const double scale = std::min(420.0 / (x_hi - x_lo), 480.0 / std::max(z_hi - z_lo, y_hi - y_lo));
-  const int panel_w = std::max(1, static_cast<int>(std::lround((x_hi - x_lo) * scale)));
-  const int xz_h = std::max(1, static_cast<int>(std::lround((z_hi - z_lo) * scale)));
-  const int xy_h = std::max(1, static_cast<int>(std::lround((y_hi - y_lo) * scale)));
+  const double ppm = std::min(420.0 / (x_hi - x_lo), 480.0 / std::max(z_hi - z_lo, y_hi - y_lo));
+  const int panel_w = std::max(1, static_cast<int>(std::lround((x_hi - x_lo) * ppm)));
+  const int xz_h = std::max(1, static_cast<int>(std::lround((z_hi - z_lo) * ppm)));
+  const int xy_h = std::max(1, static_cast<int>(std::lround((y_hi - y_lo) * ppm)));
 
-  const std::string file_name = fs::path(file.path()).filename().string();
-  const double time = static_cast<std::size_t>(index) < times.size() ? times[index] : 0.0;
-  const int step = static_cast<std::size_t>(index) < steps.size() ? steps[index] : 0;
-  const std::string title = file_name + "  snapshot " + std::to_string(index) + " of " +
-                            std::to_string(count) + ", step " + std::to_string(step) +
-                            ", t = " + format_fixed(time, 4) + " s";
-  std::string subtitle = std::to_string(nx) + " x " + std::to_string(ny) + " x " +
-                         std::to_string(nz) + " points, spacing " + format_general(spacing[0]) +
-                         " x " + format_general(spacing[1]) + " x " + format_general(spacing[2]) +
-                         " m; " + colormap_name(map) + ", clip " +
-                         clip_text(clip, options.clip_percentile, "pressure");
-  if (clip_found == 0) subtitle += ", all zero";
+  const bool have_source = slices.sources.size() >= 3;
   const std::string legend =
       "dashed: inner edge of the absorbing layer" + std::string(have_source ? ";  +: source" : "");
 
@@ -769,9 +985,9 @@ PlotResult plot_snapshot(const OutputReader& file, std::optional<int> asked,
   right.bottom = y_lo;
 
   paint(
-      canvas, left, [&](double u, double v) { return xz.at(u, v); }, clip, map);
+      canvas, left, [&](double u, double v) { return slices.xz.at(u, v); }, scale);
   paint(
-      canvas, right, [&](double u, double v) { return xy.at(u, v); }, clip, map);
+      canvas, right, [&](double u, double v) { return slices.xy.at(u, v); }, scale);
 
   // Inner edge of the absorbing layer: the first and last interior grid points on each axis.
   std::array<double, 3> inner_lo{}, inner_hi{};
@@ -786,23 +1002,82 @@ PlotResult plot_snapshot(const OutputReader& file, std::optional<int> asked,
     const int ya = panel->py(inner_lo[vertical]), yb = panel->py(inner_hi[vertical]);
     canvas.rect(x0, std::min(ya, yb), x1 - x0 + 1, std::abs(yb - ya) + 1, outline,
                 LineStyle::Dashed);
-    for (std::size_t s = 0; s + 2 < sources.size(); s += 3)
-      mark(canvas, panel->px(sources[s]), panel->py(sources[s + vertical]));
+    for (std::size_t s = 0; s + 2 < slices.sources.size(); s += 3)
+      mark(canvas, panel->px(slices.sources[s]), panel->py(slices.sources[s + vertical]));
     canvas.reset_clip();
   }
 
   text_centred(canvas, left.x + left.w / 2, left.y - 16,
-               "x-z slice at y = " + format_general(y_slice) + " m", kInk);
+               "x-z slice at y = " + format_general(slices.y_slice) + " m", kInk);
   text_centred(canvas, right.x + right.w / 2, right.y - 16,
-               "x-y slice at z = " + format_general(z_slice) + " m", kInk);
+               "x-y slice at z = " + format_general(slices.z_slice) + " m", kInk);
   const std::vector<Tick> x_ticks = value_ticks(x_lo, x_hi, panel_w, 55);
   bottom_axis(canvas, left, x_ticks, "x (m)");
   bottom_axis(canvas, right, x_ticks, "x (m)");
   left_axis(canvas, left, value_ticks(z_lo, z_hi, xz_h, 45), "z (m), depth");
   left_axis(canvas, right, value_ticks(y_lo, y_hi, xy_h, 45), "y (m)");
   colour_bar(canvas, right.x + right.w + 20, right.y + 20, std::min(std::max(xz_h, xy_h) - 40, 300),
-             clip, map, "pressure");
+             scale, quantity);
+  return canvas;
+}
 
+PlotResult plot_snapshot(const OutputReader& file, int asked, const PlotOptions& options) {
+  reject_gather_options(options, "snapshots");
+  const std::string index_text = std::to_string(asked);
+  if (!file.exists("/snapshots/wavefield")) {
+    throw InputError("--snapshot: " + index_text + ": '" + file.path() +
+                     "' has no snapshots (the survey had no output.snapshots); allowed: "
+                     "--shot K for a shot gather");
+  }
+  const std::vector<hsize_t> dims = file.dims("/snapshots/wavefield");
+  if (dims.size() != 4) {
+    throw InputError("plot: '" + file.path() + "': /snapshots/wavefield is not 4-D");
+  }
+  const int count = static_cast<int>(dims[0]);
+  Volume volume;
+  volume.dataset = "/snapshots/wavefield";
+  volume.nz = static_cast<int>(dims[1]);
+  volume.ny = static_cast<int>(dims[2]);
+  volume.nx = static_cast<int>(dims[3]);
+  const int index = asked < 0 ? count + asked : asked;
+  if (count == 0 || index < 0 || index >= count || volume.nx == 0 || volume.ny == 0 ||
+      volume.nz == 0) {
+    throw InputError("--snapshot: " + index_text + ": '" + file.path() + "' has " +
+                     std::to_string(count) + " snapshot" + (count == 1 ? "" : "s") + "; allowed: " +
+                     (count > 0 ? "0.." + std::to_string(count - 1) + " (or -" +
+                                      std::to_string(count) + "..-1, counted from the end)"
+                                : "none"));
+  }
+  volume.index = static_cast<hsize_t>(index);
+  const std::vector<double> origin = file.numbers_attribute<double>("/snapshots", "origin", 3);
+  const std::vector<double> spacing = file.numbers_attribute<double>("/snapshots", "spacing", 3);
+  std::copy(origin.begin(), origin.end(), volume.origin.begin());
+  std::copy(spacing.begin(), spacing.end(), volume.spacing.begin());
+  const std::vector<int> steps = file.read_all<int>("/snapshots/step");
+  const std::vector<double> times = file.read_all<double>("/snapshots/time");
+
+  const Slices slices = read_slices(file, volume);
+  std::vector<float> both = slices.xz.values;
+  both.insert(both.end(), slices.xy.values.begin(), slices.xy.values.end());
+  const double clip_found = abs_percentile(both, options.clip_percentile);
+  const double clip = clip_found > 0 ? clip_found : 1.0;
+  const Colormap map = resolve(options.colormap, Colormap::Seismic);
+
+  const std::string file_name = fs::path(file.path()).filename().string();
+  const double time = static_cast<std::size_t>(index) < times.size() ? times[index] : 0.0;
+  const int step = static_cast<std::size_t>(index) < steps.size() ? steps[index] : 0;
+  const std::string title = file_name + "  snapshot " + std::to_string(index) + " of " +
+                            std::to_string(count) + ", step " + std::to_string(step) +
+                            ", t = " + format_fixed(time, 4) + " s";
+  std::string subtitle = std::to_string(volume.nx) + " x " + std::to_string(volume.ny) + " x " +
+                         std::to_string(volume.nz) + " points, spacing " +
+                         format_general(spacing[0]) + " x " + format_general(spacing[1]) + " x " +
+                         format_general(spacing[2]) + " m; " + colormap_name(map) + ", clip " +
+                         clip_text(clip, options.clip_percentile, "pressure");
+  if (clip_found == 0) subtitle += ", all zero";
+
+  const Canvas canvas =
+      draw_slices(file, volume, slices, Scale{-clip, clip, map, true}, title, subtitle, "pressure");
   PlotResult result;
   result.path = default_output(options, "_snap" + std::to_string(index));
   write_png(result.path, canvas);
@@ -812,13 +1087,115 @@ PlotResult plot_snapshot(const OutputReader& file, std::optional<int> asked,
   return result;
 }
 
+/// The velocity model stored with the run: /model/vp [nz, ny, nx] float32, with `origin` and
+/// `spacing` attributes (x, y, z in metres) when it is not on the grid's points.
+constexpr const char* kModelDataset = "/model/vp";
+
+PlotResult plot_model(const OutputReader& file, const PlotOptions& options) {
+  reject_gather_options(options, "the model");
+  if (!file.exists(kModelDataset)) {
+    throw InputError("--model: '" + file.path() + "' has no " +
+                     (file.exists("/model") ? std::string(kModelDataset) : std::string("/model")) +
+                     " (written by a version that did not store it); allowed: --shot K or "
+                     "--snapshot N for this file, or a file written with the model");
+  }
+  const std::vector<hsize_t> dims = file.dims(kModelDataset);
+  if (dims.size() != 3 || dims[0] == 0 || dims[1] == 0 || dims[2] == 0) {
+    throw InputError("plot: '" + file.path() + "': " + kModelDataset +
+                     " is not a non-empty 3-D [nz, ny, nx] dataset (docs/output.md)");
+  }
+  Volume volume;
+  volume.dataset = kModelDataset;
+  volume.nz = static_cast<int>(dims[0]);
+  volume.ny = static_cast<int>(dims[1]);
+  volume.nx = static_cast<int>(dims[2]);
+  // The model's own geometry, or the grid's when the dataset does not carry one.
+  const bool own_geometry =
+      file.has_attribute(kModelDataset, "origin") && file.has_attribute(kModelDataset, "spacing");
+  const std::string where = own_geometry ? kModelDataset : "/";
+  const std::vector<double> origin =
+      file.numbers_attribute<double>(where, own_geometry ? "origin" : "grid_origin", 3);
+  const std::vector<double> spacing =
+      file.numbers_attribute<double>(where, own_geometry ? "spacing" : "grid_spacing", 3);
+  for (int a = 0; a < 3; ++a) {
+    if (!(spacing[a] > 0) || !std::isfinite(spacing[a]) || !std::isfinite(origin[a])) {
+      throw InputError("plot: '" + file.path() + "': " + where + " spacing " +
+                       format_general(spacing[a]) + " m along " + "xyz"[a] +
+                       "; allowed: finite origin and spacing > 0 (docs/output.md)");
+    }
+  }
+  std::copy(origin.begin(), origin.end(), volume.origin.begin());
+  std::copy(spacing.begin(), spacing.end(), volume.spacing.begin());
+
+  const Slices slices = read_slices(file, volume);
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto* values : {&slices.xz.values, &slices.xy.values})
+    for (float v : *values)
+      if (std::isfinite(v)) {
+        lo = std::min(lo, static_cast<double>(v));
+        hi = std::max(hi, static_cast<double>(v));
+      }
+  if (!(lo <= hi)) lo = 0, hi = 1;
+  const bool constant = hi - lo <= 1e-6 * std::max(std::fabs(hi), 1.0);
+  const double range_lo = constant ? lo - 1 : lo, range_hi = constant ? hi + 1 : hi;
+  const Colormap map = resolve(options.colormap, Colormap::Viridis);
+
+  const std::string file_name = fs::path(file.path()).filename().string();
+  const std::string title = file_name + "  model vp";
+  std::string subtitle = std::to_string(volume.nx) + " x " + std::to_string(volume.ny) + " x " +
+                         std::to_string(volume.nz) + " points, spacing " +
+                         format_general(spacing[0]) + " x " + format_general(spacing[1]) + " x " +
+                         format_general(spacing[2]) + " m" + (own_geometry ? "" : " (the grid's)") +
+                         "; " + colormap_name(map) + ", vp " + format_plain(lo) + " to " +
+                         format_plain(hi) + " m/s in these slices";
+
+  const Canvas canvas = draw_slices(file, volume, slices, Scale{range_lo, range_hi, map, false},
+                                    title, subtitle, "vp (m/s)");
+  PlotResult result;
+  result.path = default_output(options, "_model");
+  write_png(result.path, canvas);
+  result.width = canvas.width();
+  result.height = canvas.height();
+  result.summary = "model of " + file_name + ": " + subtitle;
+  return result;
+}
+
 } // namespace
 
 Colormap parse_colormap(const std::string& text, const std::string& option) {
   if (text == "grey" || text == "gray") return Colormap::Grey;
   if (text == "seismic") return Colormap::Seismic;
+  if (text == "viridis") return Colormap::Viridis;
   if (text == "auto" || text.empty()) return Colormap::Auto;
-  throw InputError(option + ": " + text + ": unknown colour map; allowed: grey, seismic, auto");
+  throw InputError(option + ": " + text +
+                   ": unknown colour map; allowed: grey, seismic, viridis, auto");
+}
+
+Gain parse_gain(const std::string& text, const std::string& option) {
+  Gain gain;
+  if (text == "none" || text.empty()) return gain;
+  if (text == "t2") {
+    gain.kind = GainKind::TSquared;
+    return gain;
+  }
+  const std::string allowed = "; allowed: none, t2, agc or agc:WINDOW_S (window in seconds > 0, "
+                              "default " +
+                              format_general(gain.window) + ")";
+  if (text.rfind("agc", 0) != 0)
+    throw InputError(option + ": " + text + ": unknown gain" + allowed);
+  gain.kind = GainKind::Agc;
+  if (text == "agc") return gain;
+  if (text[3] != ':') throw InputError(option + ": " + text + ": unknown gain" + allowed);
+  const std::string number = text.substr(4);
+  char* end = nullptr;
+  const double window = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(window) ||
+      !(window > 0)) {
+    throw InputError(option + ": " + text + ": the AGC window '" + number +
+                     "' is not a number of seconds > 0" + allowed);
+  }
+  gain.window = window;
+  return gain;
 }
 
 PlotResult plot_file(const PlotOptions& options) {
@@ -829,13 +1206,21 @@ PlotResult plot_file(const PlotOptions& options) {
   if (options.shot && options.snapshot) {
     throw InputError("--shot and --snapshot: both given; allowed: one of them");
   }
+  if (options.model && (options.shot || options.snapshot)) {
+    throw InputError(std::string("--model and ") + (options.shot ? "--shot" : "--snapshot") +
+                     ": both given; allowed: one of them");
+  }
   const QuietHdf5Errors quiet;
   const OutputReader file(options.input);
-  if (options.snapshot) return plot_snapshot(file, options.snapshot, options);
-  if (!options.shot && file.exists("/snapshots/wavefield")) {
-    return plot_snapshot(file, std::nullopt, options);
-  }
-  return plot_shot(file, options.shot.value_or(0), options);
+  if (options.model) return plot_model(file, options);
+  if (options.snapshot) return plot_snapshot(file, *options.snapshot, options);
+  if (options.shot) return plot_shot(file, *options.shot, options);
+  const std::vector<int> shots = file.shot_numbers();
+  if (!shots.empty()) return plot_shot(file, shots.front(), options);
+  if (file.exists("/snapshots/wavefield")) return plot_snapshot(file, -1, options);
+  throw InputError("plot: '" + file.path() +
+                   "' has no shots and no snapshots; allowed: an output file with /shots/NNNN "
+                   "groups or /snapshots, or --model");
 }
 
 int plot_command(const PlotOptions& options) {

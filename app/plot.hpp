@@ -1,6 +1,7 @@
 #pragma once
-/// `minimod-gpu plot`: PNG quicklooks of an output file (docs/output.md): a shot gather, or two
-/// slices of a wavefield snapshot. Reads the file with the HDF5 C API only.
+/// `minimod-gpu plot`: PNG quicklooks of an output file (docs/output.md): a shot gather (variable
+/// density or wiggles, with an optional gain), or two slices of a wavefield snapshot or of the
+/// velocity model. Reads the file with the HDF5 C API only.
 
 #include <optional>
 #include <string>
@@ -12,20 +13,44 @@ enum class Colormap {
   Auto,    ///< grey for shot gathers, seismic for snapshots
   Grey,    ///< white (negative) through grey to black (positive), as a variable-density display
   Seismic, ///< blue (negative) through white to red (positive)
+  Viridis, ///< dark blue through green to yellow (matplotlib's viridis), for the velocity model
 };
 
-/// "grey" (or "gray"), "seismic" or "auto"; anything else is an InputError naming `option`.
+/// "grey" (or "gray"), "seismic", "viridis" or "auto"; anything else is an InputError naming
+/// `option`.
 Colormap parse_colormap(const std::string& text, const std::string& option);
+
+/// A time-variant gain applied to a shot gather before it is drawn.
+enum class GainKind {
+  None,     ///< the traces as recorded
+  Agc,      ///< automatic gain control: each sample divided by the RMS of a window centred on it
+  TSquared, ///< each sample multiplied by t^2 (spherical spreading and absorption, roughly)
+};
+
+/// The --gain option.
+struct Gain {
+  GainKind kind = GainKind::None;
+  double window = 0.25; ///< AGC window length in seconds
+};
+
+/// "none", "t2", "agc" or "agc:WINDOW_S" (seconds > 0); anything else is an InputError naming
+/// `option`.
+Gain parse_gain(const std::string& text, const std::string& option);
 
 /// What `minimod-gpu plot` draws and where it writes it.
 struct PlotOptions {
   std::string input;           ///< HDF5 output file of a run
-  std::optional<int> shot;     ///< --shot: shot number (/shots/NNNN); unset means 0
-  std::optional<int> snapshot; ///< --snapshot: index into /snapshots; unset: the last one when
-                               ///< the file has snapshots and no shot was asked for
-  std::string output;          ///< -o: PNG path; empty: <input without .h5>_shotK.png or _snapN.png
+  std::optional<int> shot;     ///< --shot: shot number (/shots/NNNN)
+  std::optional<int> snapshot; ///< --snapshot: index into /snapshots, negative from the end
+                               ///< (with none of shot, snapshot and model: the file's first
+                               ///< shot, or its last snapshot when it has no shots)
+  bool model = false;          ///< --model: slices of /model/vp
+  /// -o: PNG path; empty: <input without .h5>_shotK.png, _snapN.png or _model.png
+  std::string output;
   Colormap colormap = Colormap::Auto; ///< --colormap
   double clip_percentile = 99.0;      ///< --clip: symmetric clip at this percentile of |value|
+  Gain gain;                          ///< --gain (shot gathers only)
+  bool wiggle = false; ///< --wiggle: wiggle traces, positive lobes filled (shot gathers only)
 };
 
 /// What plot_file drew.
@@ -37,9 +62,9 @@ struct PlotResult {
 };
 
 /// Draws the quicklook `options` asks for and writes it as a PNG.
-/// Throws InputError when the input is not a minimod-gpu output file or lacks the shot or snapshot
-/// asked for (the message names the option and what is allowed), OutputError when the PNG cannot
-/// be written.
+/// Throws InputError when the input is not a minimod-gpu output file or lacks the shot, snapshot
+/// or model asked for, or when options that do not go together are given (the message names the
+/// option and what is allowed), OutputError when the PNG cannot be written.
 PlotResult plot_file(const PlotOptions& options);
 
 /// The `plot` subcommand: plot_file, then one line on stdout naming the PNG. Returns kExitOk;

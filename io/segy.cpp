@@ -79,6 +79,24 @@ std::string segy_shot_path(const std::string& path, int shot) {
   return (p.parent_path() / name).string();
 }
 
+SegyCdpBins segy_cdp_bins(const std::array<double, 3>& grid_origin,
+                          const std::array<double, 3>& grid_spacing,
+                          const std::array<int, 3>& grid_shape) {
+  SegyCdpBins bins;
+  bins.origin = {grid_origin[0], grid_origin[1]};
+  bins.size = {grid_spacing[0] / 2, grid_spacing[1] / 2};
+  bins.columns = 2 * std::max(grid_shape[0] - 1, 0) + 1;
+  bins.rows = 2 * std::max(grid_shape[1] - 1, 0) + 1;
+  if (static_cast<double>(bins.columns) * bins.rows >= std::numeric_limits<std::int32_t>::max()) {
+    throw InputError("output.segy: a grid of " + std::to_string(grid_shape[0]) + " x " +
+                     std::to_string(grid_shape[1]) + " points gives " +
+                     std::to_string(bins.columns) + " x " + std::to_string(bins.rows) +
+                     " CDP bins, beyond the 32-bit CDP number of SEG-Y; allowed: fewer than "
+                     "2^31 bins");
+  }
+  return bins;
+}
+
 #if defined(MINIMOD_HAVE_SEGYIO)
 
 namespace {
@@ -490,6 +508,35 @@ std::int32_t centimetres(double metres, const char* what, const std::string& key
   return static_cast<std::int32_t>(scaled);
 }
 
+/// The bin of a midpoint: crossline index i, inline index j and CDP number 1 + i + columns * j.
+struct CdpBin {
+  int i = 0, j = 0;
+  std::int32_t cdp = 0;
+};
+
+CdpBin cdp_bin(double x, double y, const SegyCdpBins& bins, const std::string& key) {
+  const double fi = std::round((x - bins.origin[0]) / bins.size[0]);
+  const double fj = std::round((y - bins.origin[1]) / bins.size[1]);
+  if (!(fi >= 0 && fi < bins.columns && fj >= 0 && fj < bins.rows)) {
+    throw InputError(
+        key + ": source-receiver midpoint x " + format_number(x) + " m, y " + format_number(y) +
+        " m is not allowed in SEG-Y: outside the CDP bins (" + std::to_string(bins.columns) +
+        " x " + std::to_string(bins.rows) + " bins of " + format_number(bins.size[0]) + " x " +
+        format_number(bins.size[1]) + " m centred from x " + format_number(bins.origin[0]) +
+        " m, y " + format_number(bins.origin[1]) + " m)");
+  }
+  CdpBin bin;
+  bin.i = static_cast<int>(fi);
+  bin.j = static_cast<int>(fj);
+  bin.cdp = static_cast<std::int32_t>(1 + bin.i + static_cast<std::int64_t>(bins.columns) * bin.j);
+  return bin;
+}
+
+/// The bins of `options`, or the default ones.
+SegyCdpBins bins_of(const SegyWriteOptions& options) {
+  return options.cdp_bins.value_or(SegyCdpBins{});
+}
+
 /// One 80-column card of the textual header: "C 1 text", cut at 80 columns.
 std::string text_card(int line, const std::string& text) {
   char prefix[8];
@@ -523,7 +570,7 @@ std::string textual_header(const ShotGather& gather, const SegyWriteOptions& opt
   lines.push_back("Survey file: " +
                   (options.survey_path.empty() ? std::string("(none)") : options.survey_path));
   lines.push_back("First gather: shot " + std::to_string(gather.shot) + " = field record " +
-                  std::to_string(gather.shot + 1) + ", " +
+                  std::to_string(gather.shot) + ", " +
                   std::to_string(gather.source_positions.size()) + " source(s) fired together:");
   const std::size_t shown = std::min<std::size_t>(gather.source_positions.size(), 6);
   for (std::size_t s = 0; s < shown; ++s)
@@ -540,14 +587,21 @@ std::string textual_header(const ShotGather& gather, const SegyWriteOptions& opt
   lines.push_back("Coordinates: x, y horizontal, z depth below the survey's z = 0, positive");
   lines.push_back("down. Coordinate scalar (byte 71) and elevation scalar (byte 69) -100:");
   lines.push_back("header values are centimetres.");
+  const SegyCdpBins bins = bins_of(options);
   lines.push_back("Source X/Y bytes 73/77, group X/Y 81/85, CDP X/Y 181/185 = midpoint.");
   lines.push_back("Source depth (byte 49) = +z of the source; receiver group elevation");
   lines.push_back("(byte 41) = -z of the receiver (negative below z = 0).");
   lines.push_back("Offset (byte 37): horizontal source-receiver distance in whole metres,");
   lines.push_back("negative when the receiver has smaller x (or equal x and smaller y).");
-  lines.push_back("Field record (byte 9) = shot + 1, energy source point (byte 17) = shot + 1,");
-  lines.push_back("trace in record (byte 13) = receiver + 1, trace sequence (bytes 1, 5)");
-  lines.push_back("counts the traces of the file from 1.");
+  lines.push_back("Field record (byte 9), energy source point (17) and shotpoint (197) =");
+  lines.push_back("the shot number; trace in record (byte 13) = receiver + 1; trace");
+  lines.push_back("sequence (bytes 1, 5) counts the traces of the file from 1.");
+  lines.push_back("CDP (byte 21) = 1 + i + " + std::to_string(bins.columns) +
+                  " j of the midpoint's bin (i, j):");
+  lines.push_back("bin (i, j) centred at x " + fixed(bins.origin[0]) + " + i * " +
+                  fixed(bins.size[0]) + ", y " + fixed(bins.origin[1]) + " + j * " +
+                  fixed(bins.size[1]) + " m.");
+  lines.push_back("Crossline (byte 193) = i + 1, inline (byte 189) = j + 1.");
   lines.push_back("More gathers may follow in this file, each with its own field record.");
 
   std::string text;
@@ -572,6 +626,7 @@ void write_traces(segy_file* fp, const ShotGather& gather, int first, int interv
   const std::int32_t source_x = centimetres(source[0], "source x", options.key);
   const std::int32_t source_y = centimetres(source[1], "source y", options.key);
   const std::int32_t source_depth = centimetres(source[2], "source z", options.key);
+  const SegyCdpBins bins = bins_of(options);
 
   std::vector<float> buffer(static_cast<std::size_t>(samples));
   for (std::size_t r = 0; r < gather.receiver_positions.size(); ++r) {
@@ -583,13 +638,20 @@ void write_traces(segy_file* fp, const ShotGather& gather, int first, int interv
     const bool behind = dx < -tiny || (std::abs(dx) <= tiny && dy < -tiny);
     const double offset = std::hypot(dx, dy) * (behind ? -1 : 1);
 
+    const double mid_x = 0.5 * (source[0] + receiver[0]), mid_y = 0.5 * (source[1] + receiver[1]);
+    const CdpBin bin = cdp_bin(mid_x, mid_y, bins, options.key);
+
     char header[SEGY_TRACE_HEADER_SIZE] = {};
     segy_set_field(header, SEGY_TR_SEQ_LINE, trace + 1);
     segy_set_field(header, SEGY_TR_SEQ_FILE, trace + 1);
-    segy_set_field(header, SEGY_TR_FIELD_RECORD, gather.shot + 1);
+    segy_set_field(header, SEGY_TR_FIELD_RECORD, gather.shot);
     segy_set_field(header, SEGY_TR_NUMBER_ORIG_FIELD, static_cast<int>(r) + 1);
-    segy_set_field(header, SEGY_TR_ENERGY_SOURCE_POINT, gather.shot + 1);
+    segy_set_field(header, SEGY_TR_ENERGY_SOURCE_POINT, gather.shot);
+    segy_set_field(header, SEGY_TR_ENSEMBLE, bin.cdp);
     segy_set_field(header, SEGY_TR_TRACE_ID, 1);
+    segy_set_field(header, SEGY_TR_SUMMED_TRACES, 1);
+    segy_set_field(header, SEGY_TR_STACKED_TRACES, 1);
+    segy_set_field(header, SEGY_TR_DATA_USE, 1);
     segy_set_field(header, SEGY_TR_OFFSET, static_cast<std::int32_t>(std::lround(offset)));
     segy_set_field(header, SEGY_TR_RECV_GROUP_ELEV,
                    centimetres(-receiver[2], "receiver z", options.key));
@@ -603,10 +665,12 @@ void write_traces(segy_file* fp, const ShotGather& gather, int first, int interv
     segy_set_field(header, SEGY_TR_COORD_UNITS, 1);
     segy_set_field(header, SEGY_TR_SAMPLE_COUNT, samples);
     segy_set_field(header, SEGY_TR_SAMPLE_INTER, interval_us);
-    segy_set_field(header, SEGY_TR_CDP_X,
-                   centimetres(0.5 * (source[0] + receiver[0]), "midpoint x", options.key));
-    segy_set_field(header, SEGY_TR_CDP_Y,
-                   centimetres(0.5 * (source[1] + receiver[1]), "midpoint y", options.key));
+    segy_set_field(header, SEGY_TR_CDP_X, centimetres(mid_x, "midpoint x", options.key));
+    segy_set_field(header, SEGY_TR_CDP_Y, centimetres(mid_y, "midpoint y", options.key));
+    segy_set_field(header, SEGY_TR_INLINE, bin.j + 1);
+    segy_set_field(header, SEGY_TR_CROSSLINE, bin.i + 1);
+    segy_set_field(header, SEGY_TR_SHOT_POINT, gather.shot);
+    segy_set_field(header, SEGY_TR_SHOT_POINT_SCALAR, 1);
 
     const float* samples_in = gather.traces.data() + r * static_cast<std::size_t>(samples);
     std::copy(samples_in, samples_in + samples, buffer.begin());
@@ -648,6 +712,8 @@ void write_segy_gather(const std::string& path, const ShotGather& gather,
     centimetres(receiver[0], "receiver x", options.key);
     centimetres(receiver[1], "receiver y", options.key);
     centimetres(-receiver[2], "receiver z", options.key);
+    cdp_bin(0.5 * (first_source[0] + receiver[0]), 0.5 * (first_source[1] + receiver[1]),
+            bins_of(options), options.key);
     const double offset = std::hypot(receiver[0] - first_source[0], receiver[1] - first_source[1]);
     if (offset > std::numeric_limits<std::int32_t>::max()) {
       throw InputError(options.key + ": offset " + format_number(offset) +

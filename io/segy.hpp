@@ -70,6 +70,24 @@ enum class SegyWriteMode {
 /// elevations are whole centimetres.
 inline constexpr int kSegyCoordinateScalar = -100;
 
+/// The CDP bins of a file: bin (i, j) is centred at x = origin[0] + i * size[0], y = origin[1] +
+/// j * size[1], i in [0, columns), j in [0, rows). A trace's source-receiver midpoint falls in the
+/// bin whose centre is nearest; the trace headers carry its ensemble (CDP) number 1 + i +
+/// columns * j (bytes 21-24), crossline number i + 1 (bytes 193-196) and inline number j + 1
+/// (bytes 189-192). Every gather of one file must use the same bins.
+struct SegyCdpBins {
+  std::array<double, 2> origin{0, 0}; ///< metres: centre of bin (0, 0)
+  std::array<double, 2> size{1, 1};   ///< metres between bin centres along x and y
+  int columns = 100000;               ///< bins along x
+  int rows = 21474;                   ///< bins along y (columns * rows within 32 bits)
+};
+
+/// The bins of a grid: half its spacing, from its origin over its whole x-y extent, so that the
+/// midpoint of any two grid points is the centre of its own bin.
+SegyCdpBins segy_cdp_bins(const std::array<double, 3>& grid_origin,
+                          const std::array<double, 3>& grid_spacing,
+                          const std::array<int, 3>& grid_shape);
+
 /// What write_segy_gather needs besides the gather.
 struct SegyWriteOptions {
   SegyWriteMode mode = SegyWriteMode::Create;
@@ -77,6 +95,10 @@ struct SegyWriteOptions {
   std::string survey_name;         ///< survey label for the textual header
   std::string survey_path;         ///< survey file for the textual header
   std::string key = "output.segy"; ///< survey field named in errors about this output
+  /// CDP bins (segy_cdp_bins of the survey's grid). Without them: bins of 1 m from x = 0, y = 0,
+  /// 100000 to a row (SegyCdpBins' defaults), so that the CDP number reads as 1 + x + 100000 y in
+  /// whole metres.
+  std::optional<SegyCdpBins> cdp_bins;
 };
 
 /// The SEG-Y sample interval of `dt` seconds in whole microseconds. Throws InputError (naming
@@ -91,18 +113,22 @@ std::string segy_shot_path(const std::string& path, int shot);
 /// Write one shot gather as SEG-Y rev1: an EBCDIC textual header describing program, survey, shot
 /// and header conventions; a binary header (sample interval in microseconds, samples per trace,
 /// format 5, metres, revision 1, fixed-length traces); one trace per receiver, big-endian IEEE
-/// floats. Trace headers: trace sequence numbers in line and file (1-based, continuing over
-/// appended gathers), field record = shot + 1, trace number in the record = receiver + 1, trace
-/// identification 1, offset (signed horizontal distance from the first source to the receiver in
-/// whole metres, negative when the receiver lies at smaller x, or at equal x and smaller y),
-/// receiver group elevation = -z and source depth = +z (z is depth below the survey's z = 0, so
-/// elevations are negative below it), source and group X/Y, CDP X/Y (source-receiver midpoint),
-/// coordinate and elevation scalar kSegyCoordinateScalar, coordinate units 1 (length), sample
-/// count and interval. With several sources fired together, the headers carry the first; the
-/// textual header lists them all. A Create call writes under a temporary name and renames it;
-/// an Append call checks that the file has the same sample count, interval and format.
-/// Throws InputError for what SEG-Y cannot hold (sample interval, > 32767 samples, coordinates
-/// beyond 32-bit centimetres) or a build without segyio, OutputError when writing fails.
+/// floats. Every header field written, with its bytes, is listed in docs/output.md ("SEG-Y"). In
+/// short: trace sequence numbers in line and file (1-based, continuing over appended gathers);
+/// field record, energy source point and shotpoint number = the shot number (gather.shot, as in
+/// /shots/NNNN of the HDF5 file); trace number in the record = receiver + 1; CDP ensemble, inline
+/// and crossline numbers of the midpoint's bin (SegyWriteOptions::cdp_bins); trace identification
+/// 1; offset (signed horizontal distance from the first source to the receiver in whole metres,
+/// negative when the receiver lies at smaller x, or at equal x and smaller y); receiver group
+/// elevation = -z and source depth = +z (z is depth below the survey's z = 0, so elevations are
+/// negative below it); source, group and CDP (midpoint) X/Y; coordinate and elevation scalar
+/// kSegyCoordinateScalar; coordinate units 1 (length); sample count and interval. With several
+/// sources fired together, the headers carry the first; the textual header lists them all. A
+/// Create call writes under a temporary name and renames it; an Append call checks that the file
+/// has the same sample count, interval and format. Throws InputError for what SEG-Y cannot hold
+/// (sample interval, > 32767 samples, coordinates beyond 32-bit centimetres, a midpoint outside
+/// the CDP bins) or a build without segyio, OutputError when writing fails; nothing is written
+/// then.
 void write_segy_gather(const std::string& path, const ShotGather& gather,
                        const SegyWriteOptions& options);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -248,22 +249,49 @@ TEST(PngCanvas, DrawsClippedShapesAndText) {
   EXPECT_EQ(Canvas::text_width("abc", 2), (3 * 6 - 1) * 2);
 }
 
-TEST(PngCanvas, FontCoversTheLabelCharacters) {
-  for (const char* set : {"0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz",
-                          ".-:,()/=%+ _|;"}) {
-    for (const char* c = set; *c != '\0'; ++c)
-      EXPECT_TRUE(font_has_glyph(*c)) << "no glyph for '" << *c << "'";
-  }
+/// The pixels of one glyph cell drawn black on white.
+std::vector<std::uint8_t> glyph_cell(char c) {
+  Canvas cell(Canvas::kGlyphAdvance, Canvas::kLineHeight, Rgb{255, 255, 255});
+  cell.text(0, 0, std::string(1, c), Rgb{0, 0, 0});
+  return cell.rgb();
+}
+
+TEST(PngCanvas, EveryPrintableCharacterHasItsOwnGlyph) {
   EXPECT_FALSE(font_has_glyph('\x7f'));
-  // Every glyph but the space draws something, and different letters differ.
+  EXPECT_FALSE(font_has_glyph('\t'));
+  const std::vector<std::uint8_t> blank = Canvas(6, 10, Rgb{255, 255, 255}).rgb();
+  EXPECT_TRUE(font_has_glyph(' '));
+  EXPECT_EQ(glyph_cell(' '), blank);
+  // Every other printable ASCII character draws something, and no two look the same.
   std::set<std::vector<std::uint8_t>> seen;
   for (char c = '!'; c <= '~'; ++c) {
-    if (!font_has_glyph(c)) continue;
-    Canvas cell(6, 10, Rgb{255, 255, 255});
-    cell.text(0, 0, std::string(1, c), Rgb{0, 0, 0});
-    EXPECT_NE(cell.rgb(), Canvas(6, 10, Rgb{255, 255, 255}).rgb()) << "'" << c << "' is blank";
-    EXPECT_TRUE(seen.insert(cell.rgb()).second) << "'" << c << "' looks like another glyph";
+    EXPECT_TRUE(font_has_glyph(c)) << "no glyph for '" << c << "'";
+    EXPECT_NE(glyph_cell(c), blank) << "'" << c << "' is blank";
+    EXPECT_TRUE(seen.insert(glyph_cell(c)).second) << "'" << c << "' looks like another glyph";
   }
+  EXPECT_EQ(seen.size(), 94u);
+}
+
+TEST(PngCanvas, BarEllOneAndCapitalEyeAreFarApart) {
+  // Look-alikes must differ in several pixels, not one, to be told apart at a glance: the four
+  // of a vertical stroke in 4 or more, with '!' and 'i' in 3 or more.
+  const std::string similar = "|l1I!i";
+  for (std::size_t a = 0; a < similar.size(); ++a) {
+    for (std::size_t b = a + 1; b < similar.size(); ++b) {
+      const std::vector<std::uint8_t> x = glyph_cell(similar[a]), y = glyph_cell(similar[b]);
+      int differ = 0;
+      for (std::size_t i = 0; i < x.size(); i += 3)
+        differ += x[i] != y[i] ? 1 : 0;
+      EXPECT_GE(differ, b < 4 ? 4 : 3) << "'" << similar[a] << "' and '" << similar[b] << "'";
+    }
+  }
+  // '|' is the full height of the cell, descender included; 'l' stops at the baseline.
+  Canvas bar(6, 10, Rgb{255, 255, 255}), ell(6, 10, Rgb{255, 255, 255});
+  bar.text(0, 0, "|", Rgb{0, 0, 0});
+  ell.text(0, 0, "l", Rgb{0, 0, 0});
+  EXPECT_EQ(bar.pixel(2, 0), (Rgb{0, 0, 0}));
+  EXPECT_EQ(bar.pixel(2, 8), (Rgb{0, 0, 0}));
+  EXPECT_EQ(ell.pixel(2, 8), (Rgb{255, 255, 255}));
 }
 
 // ---- plot on files the program wrote ----------------------------------------------------------
@@ -372,9 +400,10 @@ TEST_F(PlotCommand, ShotGatherIsGreyWithDataAndDefaultName) {
   EXPECT_NE(result.summary.find("14 receivers x 61 samples"), std::string::npos) << result.summary;
 }
 
-TEST_F(PlotCommand, SnapshotIsTheDefaultWithSeismicColoursAndMarks) {
+TEST_F(PlotCommand, LastSnapshotByNegativeIndexWithSeismicColoursAndMarks) {
   PlotOptions options;
   options.input = file("with.h5");
+  options.snapshot = -1;
   options.output = file("snapshots/last.png");
   const PlotResult result = plot_file(options);
   EXPECT_EQ(result.path, options.output);
@@ -405,6 +434,17 @@ TEST_F(PlotCommand, SnapshotByIndexWithGreyMapAndDefaultName) {
   EXPECT_GT(levels.size(), 50u) << "the wavefield is shaded";
 }
 
+TEST_F(PlotCommand, TheFirstShotIsTheDefaultEvenWithSnapshots) {
+  PlotOptions options;
+  options.input = file("with.h5");
+  const PlotResult result = plot_file(options);
+  EXPECT_EQ(result.path, file("with_shot0.png"));
+  EXPECT_EQ(result.summary.rfind("shot 0 of with.h5: 14 receivers", 0), 0u) << result.summary;
+  const DecodedPng png = load(result);
+  EXPECT_EQ(count(png, [](Rgb c) { return c.r == c.g && c.g == c.b; }), png.width * png.height)
+      << "a gather in grey, not a snapshot in colour";
+}
+
 TEST_F(PlotCommand, FileWithoutSnapshotsPlotsShotZero) {
   PlotOptions options;
   options.input = file("without.h5");
@@ -425,7 +465,10 @@ TEST_F(PlotCommand, BadIndexesAndOptionsAreInputErrors) {
   options.snapshot = 3;
   message = input_error(options);
   EXPECT_NE(message.find("--snapshot: 3"), std::string::npos) << message;
-  EXPECT_NE(message.find("allowed: 0..2"), std::string::npos) << message;
+  EXPECT_NE(message.find("allowed: 0..2 (or -3..-1"), std::string::npos) << message;
+  options.snapshot = -4;
+  message = input_error(options);
+  EXPECT_NE(message.find("--snapshot: -4"), std::string::npos) << message;
 
   options.input = file("without.h5");
   options.snapshot = 0;
@@ -487,6 +530,314 @@ TEST_F(PlotCommand, UnwritableOutputIsAnOutputError) {
   options.shot = 0;
   options.output = file("blocker/shot.png");
   EXPECT_THROW(plot_file(options), OutputError);
+}
+
+// ---- Gathers and models written here, with known content -------------------------------------
+
+/// Writes a string attribute.
+void put_string(hid_t where, const char* name, const char* value) {
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  const hid_t space = H5Screate(H5S_SCALAR);
+  const hid_t attr = H5Acreate2(where, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(attr, type, &value);
+  H5Aclose(attr);
+  H5Sclose(space);
+  H5Tclose(type);
+}
+
+/// Writes a numeric attribute of `values.size()` values.
+template <typename T>
+void put_numbers(hid_t where, const char* name, hid_t type, const std::vector<T>& values) {
+  const hsize_t n = values.size();
+  const hid_t space = H5Screate_simple(1, &n, nullptr);
+  const hid_t attr = H5Acreate2(where, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(attr, type, values.data());
+  H5Aclose(attr);
+  H5Sclose(space);
+}
+
+/// Writes a dataset of `dims`.
+template <typename T>
+void put_dataset(hid_t where, const char* name, hid_t type, const std::vector<hsize_t>& dims,
+                 const std::vector<T>& values) {
+  const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t data = H5Dcreate2(where, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dwrite(data, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+  H5Dclose(data);
+  H5Sclose(space);
+}
+
+/// An output file holding one gather, shot 0: `receivers` along x every 10 m centred on the
+/// source at x = 0 (offsets -10 * (receivers / 2) ...), `samples` samples of 2 ms, and in every
+/// trace the Gaussian pulses (time in s, amplitude) given, 10 ms wide.
+void write_gather(const std::string& path, int receivers, int samples,
+                  const std::vector<std::pair<double, double>>& pulses) {
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << path;
+  put_string(f, "format", "minimod-gpu-output");
+  const hid_t shots = H5Gcreate2(f, "shots", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t g = H5Gcreate2(shots, "0000", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const double dt = 0.002;
+  put_numbers(g, "dt_out", H5T_NATIVE_DOUBLE, std::vector<double>{dt});
+  std::vector<float> traces(static_cast<std::size_t>(receivers) * samples, 0.0f);
+  std::vector<double> positions;
+  for (int r = 0; r < receivers; ++r) {
+    positions.insert(positions.end(), {10.0 * (r - receivers / 2), 0.0, 5.0});
+    for (int k = 0; k < samples; ++k)
+      for (const auto& [t0, amplitude] : pulses) {
+        const double u = (k * dt - t0) / 0.01;
+        traces[static_cast<std::size_t>(r) * samples + k] +=
+            static_cast<float>(amplitude * std::exp(-u * u));
+      }
+  }
+  const auto n = static_cast<hsize_t>(receivers), ns = static_cast<hsize_t>(samples);
+  put_dataset(g, "traces", H5T_NATIVE_FLOAT, {n, ns}, traces);
+  put_dataset(g, "receiver_positions", H5T_NATIVE_DOUBLE, {n, 3}, positions);
+  put_dataset(g, "source_positions", H5T_NATIVE_DOUBLE, {1, 3}, std::vector<double>{0, 0, 5});
+  H5Gclose(g);
+  H5Gclose(shots);
+  H5Fclose(f);
+}
+
+/// Where the gather panel sits (app/plot.cpp's layout): left edge x = 80, top y = 110; the frame
+/// is drawn one pixel outside. Checked against the image, so a layout change fails loudly here.
+constexpr int kPanelX = 80, kPanelY = 110;
+const Rgb kInk{20, 20, 20};
+
+/// Row of the gather panel at time t of a panel `height` pixels showing `duration` seconds.
+int panel_row(double t, double duration, int height) {
+  return kPanelY + static_cast<int>(std::floor(t / duration * height));
+}
+
+/// Start columns of the runs of `colour` in row y, right of the panel's left frame.
+std::vector<int> runs(const DecodedPng& png, int y, Rgb colour) {
+  std::vector<int> starts;
+  for (int x = kPanelX; x < png.width; ++x)
+    if (png.pixel(x, y) == colour && (x == kPanelX || png.pixel(x - 1, y) != colour))
+      starts.push_back(x);
+  return starts;
+}
+
+/// True when `text` drawn in `colour` at scale 1 appears somewhere in the image.
+bool shows_text(const DecodedPng& png, const std::string& text, Rgb colour) {
+  const int w = Canvas::text_width(text), h = Canvas::kLineHeight;
+  Canvas stamp(w, h, Rgb{255, 255, 255});
+  stamp.text(0, 0, text, colour);
+  for (int y = 0; y + h <= png.height; ++y)
+    for (int x = 0; x + w <= png.width; ++x) {
+      bool same = true;
+      for (int v = 0; v < h && same; ++v)
+        for (int u = 0; u < w && same; ++u)
+          same = (stamp.pixel(u, v) == colour) == (png.pixel(x + u, y + v) == colour);
+      if (same) return true;
+    }
+  return false;
+}
+
+TEST_F(PlotCommand, OffsetsAreSignedOnTheHorizontalAxis) {
+  const std::string path = file("split.h5");
+  write_gather(path, 41, 201, {{0.1, 1.0}});
+  PlotOptions options;
+  options.input = path;
+  const PlotResult result = plot_file(options);
+  EXPECT_NE(result.summary.find("offsets -200 to 200 m"), std::string::npos) << result.summary;
+  const DecodedPng png = load(result);
+  for (const char* label : {"-200", "-100", "0", "100", "200"})
+    EXPECT_TRUE(shows_text(png, label, kInk)) << "no tick label " << label;
+  EXPECT_FALSE(shows_text(png, "-300", kInk));
+  EXPECT_TRUE(shows_text(png, "offset (m) from the source, negative at smaller x", kInk));
+}
+
+TEST_F(PlotCommand, GainsEvenOutEarlyAndLateEvents) {
+  // Equal pulses at 0.1 s and 0.3 s: t^2 makes the late one 9 times stronger, AGC makes both
+  // full scale. Grey level 127.5 * (1 - value / clip) at the pulse peaks of the middle trace.
+  const std::string path = file("gain.h5");
+  write_gather(path, 20, 201, {{0.1, 1.0}, {0.3, 1.0}});
+  auto levels = [&](const std::string& gain) {
+    PlotOptions options;
+    options.input = path;
+    options.gain = parse_gain(gain, "--gain");
+    options.output = file("gain_" + gain.substr(0, 3) + ".png");
+    const PlotResult result = plot_file(options);
+    const DecodedPng png = load(result);
+    const int x = kPanelX + png.width / 4; // inside the panel
+    const double duration = 0.4;
+    const int height = 402; // 2 pixels per sample
+    return std::pair<int, int>{png.pixel(x, panel_row(0.1, duration, height)).r,
+                               png.pixel(x, panel_row(0.3, duration, height)).r};
+  };
+  const auto [none_early, none_late] = levels("none");
+  EXPECT_LT(none_early, 20);
+  EXPECT_LT(none_late, 20);
+  const auto [t2_early, t2_late] = levels("t2");
+  EXPECT_LT(t2_late, 20);
+  EXPECT_NEAR(t2_early, 127.5 * (1 - 1.0 / 9), 6) << "the early pulse at a ninth of the late";
+  const auto [agc_early, agc_late] = levels("agc:0.1");
+  EXPECT_LT(agc_early, 20);
+  EXPECT_LT(agc_late, 20);
+
+  PlotOptions options;
+  options.input = path;
+  options.gain = parse_gain("agc:0.003", "--gain");
+  std::string message = input_error(options);
+  EXPECT_NE(message.find("--gain: agc:0.003"), std::string::npos) << message;
+  EXPECT_NE(message.find("at least 0.004 s"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(file("gain_shot0.png")));
+  for (const char* bad : {"agc:0", "agc:-1", "agc:x", "agc:", "agc0.1", "t3", "AGC"}) {
+    try {
+      parse_gain(bad, "--gain");
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("--gain: ") + bad), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("allowed: none, t2, agc"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(parse_gain("agc", "--gain").window, 0.25);
+  EXPECT_EQ(parse_gain("agc:0.5", "--gain").kind, GainKind::Agc);
+  EXPECT_EQ(parse_gain("none", "--gain").kind, GainKind::None);
+}
+
+TEST_F(PlotCommand, WigglesFillPositiveLobes) {
+  // 40 traces of one positive pulse at 0.2 s: every trace is a straight zero line before it and
+  // bulges right, filled, at it.
+  const std::string path = file("wiggle.h5");
+  write_gather(path, 40, 201, {{0.2, 1.0}});
+  PlotOptions options;
+  options.input = path;
+  options.wiggle = true;
+  const PlotResult result = plot_file(options);
+  EXPECT_NE(result.summary.find("wiggles, clip"), std::string::npos) << result.summary;
+  const DecodedPng png = load(result);
+  ASSERT_EQ(png.pixel(kPanelX - 1, kPanelY - 1), kInk) << "frame corner moved";
+  ASSERT_NE(png.pixel(kPanelX - 1, kPanelY - 2), kInk) << "frame corner moved";
+  const int image_w = 480; // 40 traces * 8 pixels, at least 480
+  const std::vector<int> quiet = runs(png, panel_row(0.05, 0.4, 402), kInk);
+  ASSERT_EQ(quiet.size(), 41u) << "40 zero lines and the right-hand frame";
+  const int slot = image_w / 40;
+  const int peak = panel_row(0.2, 0.4, 402);
+  for (int t = 0; t < 40; ++t) {
+    const int centre = quiet[t];
+    EXPECT_NEAR(centre, kPanelX + (2 * t + 1) * image_w / 80, 1) << "trace " << t;
+    for (int x = centre; x < std::min(centre + slot * 3 / 4, kPanelX + image_w); ++x)
+      EXPECT_EQ(png.pixel(x, peak), kInk) << "trace " << t << " is not filled at x " << x;
+    // Left of the zero line is either white or the previous trace's lobe, which reaches
+    // exactly this trace's zero line at the clip level.
+    if (t == 0) {
+      EXPECT_NE(png.pixel(centre - 1, peak), kInk) << "trace 0 swings left";
+    }
+  }
+  // Only ink and white inside the panel.
+  for (int y = kPanelY; y < kPanelY + 402; ++y)
+    for (int x = kPanelX; x < kPanelX + image_w; ++x) {
+      const Rgb c = png.pixel(x, y);
+      ASSERT_TRUE(c == kInk || c == (Rgb{255, 255, 255})) << x << "," << y;
+    }
+
+  // 900 traces: the 1200-pixel panel shows every 3rd (300 traces, 4 pixels apart).
+  write_gather(path, 900, 201, {{0.2, 1.0}});
+  const PlotResult many = plot_file(options);
+  EXPECT_NE(many.summary.find("wiggles of every 3rd trace"), std::string::npos) << many.summary;
+  const DecodedPng dense = load(many);
+  EXPECT_EQ(runs(dense, panel_row(0.05, 0.4, 402), kInk).size(), 301u);
+}
+
+/// Copies with.h5 and adds /model/vp [18, 20, 24] = 1500 + 50 * k m/s at depth index k, with the
+/// grid's origin and spacing as attributes when `geometry`.
+std::string with_model(const std::string& source, const std::string& name, bool geometry) {
+  fs::copy_file(source, name, fs::copy_options::overwrite_existing);
+  const hid_t f = H5Fopen(name.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  EXPECT_GE(f, 0);
+  const hid_t g = H5Gcreate2(f, "model", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  std::vector<float> vp(18 * 20 * 24);
+  for (std::size_t i = 0; i < vp.size(); ++i)
+    vp[i] = 1500.0f + 50.0f * static_cast<float>(i / (20 * 24));
+  put_dataset(g, "vp", H5T_NATIVE_FLOAT, {18, 20, 24}, vp);
+  if (geometry) {
+    const hid_t d = H5Dopen2(g, "vp", H5P_DEFAULT);
+    put_numbers(d, "origin", H5T_NATIVE_DOUBLE, std::vector<double>{0, 0, 0});
+    put_numbers(d, "spacing", H5T_NATIVE_DOUBLE, std::vector<double>{10, 10, 10});
+    H5Dclose(d);
+  }
+  H5Gclose(g);
+  H5Fclose(f);
+  return name;
+}
+
+TEST_F(PlotCommand, ModelSlicesInViridisWithDepthDown) {
+  PlotOptions options;
+  options.input = with_model(file("with.h5"), file("model.h5"), true);
+  options.model = true;
+  const PlotResult result = plot_file(options);
+  EXPECT_EQ(result.path, file("model_model.png"));
+  EXPECT_NE(result.summary.find("24 x 20 x 18 points"), std::string::npos) << result.summary;
+  EXPECT_NE(result.summary.find("vp 1500 to 2350 m/s"), std::string::npos) << result.summary;
+  EXPECT_EQ(result.summary.find("(the grid's)"), std::string::npos) << result.summary;
+  const DecodedPng png = load(result);
+  // The x-z panel (left, from x = 80, y = 100): slowest (viridis' dark purple) at the top,
+  // fastest (its yellow) at the bottom.
+  int bottom_y = 102;
+  while (bottom_y + 1 < png.height && png.pixel(150, bottom_y + 1) != kInk)
+    ++bottom_y;
+  const Rgb top = png.pixel(150, 102), bottom = png.pixel(150, bottom_y - 1);
+  EXPECT_LT(top.g, 20) << "top " << int{top.r} << "," << int{top.g} << "," << int{top.b};
+  EXPECT_GT(bottom.g, 200) << "bottom " << int{bottom.r} << "," << int{bottom.g};
+  EXPECT_GT(count(png, [](Rgb c) { return c == Rgb{0, 150, 60}; }), 20) << "no source mark";
+
+  // Without origin and spacing the grid's are taken, and said so.
+  options.input = with_model(file("with.h5"), file("bare_model.h5"), false);
+  EXPECT_NE(plot_file(options).summary.find("(the grid's)"), std::string::npos);
+
+  // A file without a model says why.
+  options.input = file("with.h5");
+  const std::string message = input_error(options);
+  EXPECT_NE(message.find("--model: '" + file("with.h5") +
+                         "' has no /model (written by a "
+                         "version that did not store it)"),
+            std::string::npos)
+      << message;
+  EXPECT_FALSE(fs::exists(file("with_model.png")));
+
+  // Gather options do not apply to the model or snapshots; --model excludes --shot.
+  options.input = file("model.h5");
+  options.gain = parse_gain("t2", "--gain");
+  EXPECT_NE(input_error(options).find("--gain: gain t^2 applies to shot gathers"),
+            std::string::npos);
+  options.gain = Gain{};
+  options.wiggle = true;
+  EXPECT_NE(input_error(options).find("--wiggle: applies to shot gathers"), std::string::npos);
+  options.model = false;
+  options.snapshot = 0;
+  EXPECT_NE(input_error(options).find("--wiggle: applies to shot gathers, not to snapshots"),
+            std::string::npos);
+  options.wiggle = false;
+  options.model = true;
+  EXPECT_NE(input_error(options).find("--model and --snapshot: both given"), std::string::npos);
+}
+
+TEST_F(PlotCommand, CommandLineOptions) {
+  const std::string binary = quoted(MINIMOD_BINARY) + " plot " + quoted(file("with.h5"));
+  const std::string log = quoted(file("cli.log"));
+  EXPECT_EQ(run(binary + " --wiggle --gain agc:0.05 -o " + quoted(file("cli.png")) + " > " + log +
+                " 2>&1"),
+            0);
+  std::string text((std::istreambuf_iterator<char>(std::ifstream(file("cli.log")).rdbuf())),
+                   std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("AGC 0.05 s, wiggles"), std::string::npos) << text;
+  EXPECT_TRUE(fs::exists(file("cli.png")));
+
+  EXPECT_EQ(run(binary + " --gain loud -o " + quoted(file("cli2.png")) + " > " + log + " 2>&1"), 2);
+  text.assign((std::istreambuf_iterator<char>(std::ifstream(file("cli.log")).rdbuf())),
+              std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("error: --gain: loud: unknown gain"), std::string::npos) << text;
+  EXPECT_FALSE(fs::exists(file("cli2.png")));
+
+  EXPECT_EQ(run(binary + " --model --shot 0 > " + log + " 2>&1"), 2);
+  EXPECT_EQ(run(binary + " --model > " + log + " 2>&1"), 2);
+  text.assign((std::istreambuf_iterator<char>(std::ifstream(file("cli.log")).rdbuf())),
+              std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("has no /model"), std::string::npos) << text;
 }
 
 } // namespace
