@@ -292,8 +292,8 @@ TEST(InputFuzz, MutatedModelFilesExitWith0Or2) {
   seeds.push_back({ModelFormat::Hdf5, read_text(dir / "seed.h5"), "model.h5"});
   write_hdf5_model(dir / "seed.h5", true);
   seeds.push_back({ModelFormat::Hdf5, read_text(dir / "seed.h5"), "chunked.h5"});
-  // SEG-Y: segyio's small cube (shared/data/segy beside the clone), when the build reads SEG-Y.
-  const fs::path small_cube = MINIMOD_SOURCE_DIR "/../shared/data/segy/small.sgy";
+  // SEG-Y: segyio's small cube (tests/data/segy), when the build reads SEG-Y.
+  const fs::path small_cube = MINIMOD_SOURCE_DIR "/tests/data/segy/small.sgy";
   std::error_code missing;
   if (!segy_supported()) {
     std::printf("SEG-Y model files not fuzzed: this build has no segyio\n");
