@@ -22,7 +22,7 @@ CLANG_FORMAT ?= clang-format
 
 DEB_PACKAGES := cmake g++ make libhdf5-dev hdf5-tools libyaml-cpp-dev libcli11-dev \
                 libopenmpi-dev openmpi-bin googletest libgtest-dev python3-h5py python3-numpy \
-                libsegyio-dev python3-segyio
+                libsegyio-dev python3-segyio nlohmann-json3-dev zlib1g-dev strace
 
 # apt-get needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
