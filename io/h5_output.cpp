@@ -78,6 +78,17 @@ std::string hdf5_error_detail() {
   std::string detail;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, innermost_error, &detail);
   H5Eclear2(H5E_DEFAULT);
+  // A failed system call is described as "file write failed: time = ..., filename = ..., errno =
+  // 28, error message = 'No space left on device', buf = ...": keep what happened and why.
+  const std::string marker = "error message = '";
+  const auto at = detail.find(marker);
+  if (at != std::string::npos) {
+    const auto end = detail.find('\'', at + marker.size());
+    const auto colon = detail.find(':');
+    detail = (colon != std::string::npos && colon < at ? detail.substr(0, colon) + ": " : "") +
+             detail.substr(at + marker.size(), end - at - marker.size());
+  }
+  std::replace(detail.begin(), detail.end(), '\n', ' ');
   return detail;
 }
 
@@ -511,6 +522,11 @@ void OutputFile::set_attribute(const std::string& name, double value) {
   m_impl->write_double(m_impl->file.get(), name, value);
 }
 
+std::string OutputFile::xdmf_sidecar_text(const std::string& h5_name) const {
+  if (m_impl->snapshot_times.empty()) return "";
+  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times);
+}
+
 void OutputFile::commit() {
   Impl& impl = *m_impl;
   impl.require_open("commit");
@@ -588,41 +604,54 @@ struct Reader {
 
 } // namespace
 
+// The copies read and write through this writer rather than H5Ocopy: HDF5 1.10's H5Ocopy
+// crashes (H5T_close_real) when a write fails half-way, e.g. on a full disk.
+
 void OutputFile::copy_shot_from(const std::string& source, int shot) {
-  Impl& impl = *m_impl;
-  impl.require_open("copy_shot_from");
-  const std::string name = shot_group_name(shot);
-  H5Handle from = open_readonly(source);
-  impl.check(
-      H5Ocopy(from.get(), name.c_str(), impl.file.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
-      "copy '" + name + "' from '" + source + "'");
+  m_impl->require_open("copy_shot_from");
+  write_shot(read_shot_gather(source, shot));
 }
 
 void OutputFile::copy_snapshots_from(const std::string& source) {
   Impl& impl = *m_impl;
   impl.require_open("copy_snapshots_from");
-  if (impl.snapshots.valid() || !impl.snapshot_times.empty()) {
-    throw std::logic_error("OutputFile::copy_snapshots_from: the file has snapshots already");
-  }
   H5Handle from = open_readonly(source);
   const Reader read{source};
-  // What the XDMF sidecar needs: the geometry and each snapshot's step and time.
-  {
-    H5Handle group =
-        read.own(H5Gopen2(from.get(), "snapshots", H5P_DEFAULT), H5Gclose, "group '/snapshots'");
-    read.attribute(group.get(), "shape", H5T_NATIVE_INT, impl.geometry.shape.data());
-    read.attribute(group.get(), "origin", H5T_NATIVE_DOUBLE, impl.geometry.origin.data());
-    read.attribute(group.get(), "spacing", H5T_NATIVE_DOUBLE, impl.geometry.spacing.data());
-    const auto steps = read.dataset<int>(group.get(), "step", H5T_NATIVE_INT);
-    const auto times = read.dataset<double>(group.get(), "time", H5T_NATIVE_DOUBLE);
-    if (steps.size() != times.size()) read.fail("'/snapshots/step' and '/snapshots/time'");
-    for (std::size_t n = 0; n < steps.size(); ++n)
-      impl.snapshot_times.emplace_back(steps[n], times[n]);
+  H5Handle group =
+      read.own(H5Gopen2(from.get(), "snapshots", H5P_DEFAULT), H5Gclose, "group '/snapshots'");
+  SnapshotGeometry geometry;
+  read.attribute(group.get(), "shape", H5T_NATIVE_INT, geometry.shape.data());
+  read.attribute(group.get(), "origin", H5T_NATIVE_DOUBLE, geometry.origin.data());
+  read.attribute(group.get(), "spacing", H5T_NATIVE_DOUBLE, geometry.spacing.data());
+  const auto steps = read.dataset<int>(group.get(), "step", H5T_NATIVE_INT);
+  const auto times = read.dataset<double>(group.get(), "time", H5T_NATIVE_DOUBLE);
+  if (steps.size() != times.size()) read.fail("'/snapshots/step' and '/snapshots/time'");
+  geometry.expected_count = static_cast<int>(steps.size());
+  begin_snapshots(geometry);
+
+  // One snapshot at a time: memory stays one volume, whatever the count.
+  H5Handle wavefield =
+      read.own(H5Dopen2(group.get(), "wavefield", H5P_DEFAULT), H5Dclose, "'/snapshots/wavefield'");
+  const std::vector<hsize_t> dims = read.dims(wavefield.get(), "'/snapshots/wavefield'");
+  const auto [nx, ny, nz] = geometry.shape;
+  if (dims.size() != 4 || dims[0] != steps.size() || dims[1] != static_cast<hsize_t>(nz) ||
+      dims[2] != static_cast<hsize_t>(ny) || dims[3] != static_cast<hsize_t>(nx)) {
+    read.fail("'/snapshots/wavefield' (its shape does not match the attributes)");
   }
-  impl.check(
-      H5Ocopy(from.get(), "snapshots", impl.file.get(), "snapshots", H5P_DEFAULT, H5P_DEFAULT),
-      "copy '/snapshots' from '" + source + "'");
-  impl.snapshot_count = impl.snapshot_times.size();
+  std::vector<float> volume(static_cast<std::size_t>(nx) * ny * nz);
+  const hsize_t count[4] = {1, dims[1], dims[2], dims[3]};
+  H5Handle memory =
+      read.own(H5Screate_simple(4, count, nullptr), H5Sclose, "'/snapshots/wavefield'");
+  for (std::size_t n = 0; n < steps.size(); ++n) {
+    const hsize_t offset[4] = {n, 0, 0, 0};
+    H5Handle space = read.own(H5Dget_space(wavefield.get()), H5Sclose, "'/snapshots/wavefield'");
+    if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, offset, nullptr, count, nullptr) < 0 ||
+        H5Dread(wavefield.get(), H5T_NATIVE_FLOAT, memory.get(), space.get(), H5P_DEFAULT,
+                volume.data()) < 0) {
+      read.fail("snapshot " + std::to_string(n) + " of '/snapshots/wavefield'");
+    }
+    append_snapshot(steps[n], times[n], volume);
+  }
 }
 
 ShotGather read_shot_gather(const std::string& path, int shot) {

@@ -83,6 +83,8 @@ public:
   void copy_shot_from(const std::string& source, int shot);
   /// Copy /snapshots of the complete file `source` into this file (for the XDMF sidecar too).
   void copy_snapshots_from(const std::string& source);
+  /// The XDMF sidecar of the file as it stands, naming `h5_name` ("" when it has no snapshots).
+  std::string xdmf_sidecar_text(const std::string& h5_name) const;
   /// Write the XDMF sidecar (when enabled and the file holds snapshots), flush, close, sync to
   /// disk, rename to the final path and sync its folder. Throws OutputError on failure.
   void commit();

@@ -361,16 +361,20 @@ struct PartsStore::Impl {
         continue;
       }
       lock_fd = fd;
-      const std::string holder =
-          "pid " + std::to_string(static_cast<long>(::getpid())) + "\nhost " + host_name() + "\n";
-      // Best effort: the lock itself is what counts; the text only names the holder.
-      if (::ftruncate(fd, 0) == 0) {
-        [[maybe_unused]] const ssize_t ignored = ::pwrite(fd, holder.data(), holder.size(), 0);
-      }
       return;
     }
     throw OutputError("cannot lock " + in_quotes(lock_path) +
                       ": the folder keeps disappearing (another run finishing?); try again");
+  }
+
+  /// Name this process as the holder in the lock file, once the folder is this run's (a refused
+  /// run leaves the file as it was). Best effort: the lock is what counts, the text only names.
+  void name_holder() const {
+    const std::string holder =
+        "pid " + std::to_string(static_cast<long>(::getpid())) + "\nhost " + host_name() + "\n";
+    if (::ftruncate(lock_fd, 0) == 0) {
+      [[maybe_unused]] const ssize_t ignored = ::pwrite(lock_fd, holder.data(), holder.size(), 0);
+    }
   }
 
   /// Remove everything in the folder but the lock.
@@ -566,6 +570,7 @@ void PartsStore::open_locked(const RunFingerprint& fingerprint, const PartsOptio
       throw;
     }
   }
+  impl.name_holder();
   impl.owned = true;
 }
 
@@ -625,40 +630,54 @@ void PartsStore::assemble(const OutputMeta& meta, int shots, const SegyTarget& s
   }
   OutputMeta root = meta;
   if (root.backend.empty()) read_backend_attributes(impl.part(0), root); // all shots were kept
-  OutputFile out(impl.output, root);
-  for (int shot = 0; shot < shots; ++shot)
-    out.copy_shot_from(impl.part(shot), shot);
+  OutputOptions no_sidecar;
+  no_sidecar.xdmf_sidecar = false; // written below, with the other files beside OUT
+  OutputFile out(impl.output, root, no_sidecar);
+  // Every final file is first built in full under a temporary name: a failure (a full disk)
+  // removes them all and leaves nothing of this assembly; the renames come last.
+  std::vector<std::pair<std::string, std::string>> renames; // temporary -> final
   std::error_code ec;
-  if (fs::exists(impl.snapshots_part(), ec)) out.copy_snapshots_from(impl.snapshots_part());
-  if (decorate) decorate(out);
+  try {
+    for (int shot = 0; shot < shots; ++shot)
+      out.copy_shot_from(impl.part(shot), shot);
+    if (fs::exists(impl.snapshots_part(), ec)) out.copy_snapshots_from(impl.snapshots_part());
+    if (decorate) decorate(out);
 
-  // SEG-Y from the parts, each final file under a temporary name first.
-  if (!segy.path.empty()) {
-    SegyWriteOptions options = segy.options;
-    if (segy.per_shot) {
-      for (int shot = 0; shot < shots; ++shot) {
-        options.mode = SegyWriteMode::Create; // writes a temporary and renames it
-        const std::string path = segy_shot_path(segy.path, shot);
-        write_segy_gather(path, read_shot_gather(impl.part(shot), shot), options);
-        fsync_file(path);
-      }
-      fsync_folder(parent_folder(segy.path));
-    } else {
-      const std::string tmp = temp_name(segy.path);
-      try {
+    const std::string xmf = fs::path(impl.output).replace_extension(".xmf").string();
+    const std::string sidecar = out.xdmf_sidecar_text(fs::path(impl.output).filename().string());
+    if (!sidecar.empty()) {
+      renames.emplace_back(temp_name(xmf), xmf);
+      write_file_durably(renames.back().first, sidecar);
+    }
+    if (!segy.path.empty()) {
+      SegyWriteOptions options = segy.options;
+      if (segy.per_shot) {
+        for (int shot = 0; shot < shots; ++shot) {
+          const std::string path = segy_shot_path(segy.path, shot);
+          renames.emplace_back(temp_name(path), path);
+          options.mode = SegyWriteMode::Create;
+          write_segy_gather(renames.back().first, read_shot_gather(impl.part(shot), shot), options);
+          fsync_file(renames.back().first);
+        }
+      } else {
+        renames.emplace_back(temp_name(segy.path), segy.path);
         for (int shot = 0; shot < shots; ++shot) {
           options.mode = shot == 0 ? SegyWriteMode::Create : SegyWriteMode::Append;
-          write_segy_gather(tmp, read_shot_gather(impl.part(shot), shot), options);
+          write_segy_gather(renames.back().first, read_shot_gather(impl.part(shot), shot), options);
         }
-        fsync_file(tmp);
-        rename_durably(tmp, segy.path);
-      } catch (...) {
-        fs::remove(tmp, ec);
-        throw;
+        fsync_file(renames.back().first);
       }
     }
+    // OUT first: once it has its name the run's result exists; the folder (with its manifest)
+    // stays until the other files have theirs, so a kill in between is finished by --resume.
+    out.commit();
+    for (const auto& [from, to] : renames)
+      rename_durably(from, to);
+  } catch (...) {
+    for (const auto& entry : renames)
+      fs::remove(entry.first, ec);
+    throw;
   }
-  out.commit();
   impl.remove_folder();
 }
 
