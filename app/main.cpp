@@ -6,6 +6,7 @@
 #include "io/survey.hpp"
 #include "kernels/kernel.hpp"
 #include "models/velocity.hpp"
+#include "solver/interrupt.hpp"
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
 #include "solver/survey_run.hpp"
@@ -14,10 +15,13 @@
 #include "version.hpp"
 
 #include <CLI/CLI.hpp>
+#include <hdf5.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -121,12 +125,37 @@ int cmd_validate(const ValidateArgs& args) {
 
 /// Options of `run` beyond the survey.
 struct RunArgs {
+  std::string program = "minimod-gpu"; ///< argv[0], for the resume command
   std::string path, output, backend = "auto", kernel, summary;
   int steps = 0;
   bool quiet = false, resume = false;
 };
 
+/// `text` as one shell word: as is when it is plain, else in single quotes.
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./=:,+-@%", c) != nullptr;
+  });
+  if (plain) return text;
+  std::string quoted = "'";
+  for (const char c : text)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+/// The command that resumes this run: same survey, output and sample-changing options.
+std::string resume_command(const RunArgs& args, const std::string& output) {
+  std::string command = shell_word(args.program) + " run " + shell_word(args.path) + " -o " +
+                        shell_word(output) + " --resume";
+  if (args.steps > 0) command += " --steps " + std::to_string(args.steps);
+  if (args.backend != "auto") command += " --backend " + shell_word(args.backend);
+  if (!args.kernel.empty()) command += " --kernel " + shell_word(args.kernel);
+  if (mpi_size() > 1) command = "mpirun -np " + std::to_string(mpi_size()) + " " + command;
+  return command;
+}
+
 int cmd_run(const RunArgs& args) {
+  install_interrupt_handlers(); // SIGINT/SIGTERM: complete shots kept, exit 128 + signal
   const Survey s = load_survey(args.path);
   const bool root = mpi_rank() == 0;
   const bool quiet = args.quiet || !root; // only rank 0 talks, the others only about failures
@@ -135,8 +164,16 @@ int cmd_run(const RunArgs& args) {
   options.simulation.kernel_spec = args.kernel;
   options.simulation.steps_override = args.steps;
   options.output = args.output.empty() ? s.output.file : args.output;
+  options.output_given = !args.output.empty();
+  options.backend_option = args.backend;
   options.resume = args.resume;
+  options.resume_command = resume_command(args, options.output);
   const int shots = static_cast<int>(s.shots.size());
+  // Printed even with --quiet: it is what the user needs to continue.
+  options.on_parts_kept = [&](int complete, int total, const std::string& folder) {
+    std::cerr << complete << " of " << total << " shots are complete and kept in '" << folder
+              << "'; resume with: " << options.resume_command << "\n";
+  };
 
   std::unique_ptr<Progress> progress;
   int steps_per_shot = 0;
@@ -225,7 +262,7 @@ int cmd_run(const RunArgs& args) {
     }
     std::printf("output      %s\n", report.failed.empty()
                                         ? options.output.c_str()
-                                        : (options.output + ".partial (incomplete)").c_str());
+                                        : (options.output + ".parts (incomplete)").c_str());
   }
   if (!report.failed.empty()) {
     std::string list;
@@ -233,9 +270,8 @@ int cmd_run(const RunArgs& args) {
       std::cerr << "error: shot " << shot << " failed: " << why << "\n";
       list += (list.empty() ? "" : ", ") + std::to_string(shot);
     }
-    std::cerr << "error: " << report.failed.size() << " shot(s) failed (" << list << "); the "
-              << "complete ones are in " << options.output
-              << ".partial: fix the cause and rerun with --resume\n";
+    std::cerr << "error: " << report.failed.size() << " shot(s) failed (" << list
+              << "); fix the cause and rerun with --resume (the complete shots are kept)\n";
     return kExitRuntime;
   }
   if (!args.summary.empty())
@@ -269,6 +305,7 @@ int run_main(int argc, char** argv) {
   app.require_subcommand(1);
 
   RunArgs run_args;
+  if (argc > 0 && argv[0] != nullptr) run_args.program = argv[0];
   std::string &survey_path = run_args.path, &output = run_args.output, &backend = run_args.backend,
               &kernel = run_args.kernel, &summary = run_args.summary;
   int& steps = run_args.steps;
@@ -278,7 +315,8 @@ int run_main(int argc, char** argv) {
   run->add_option("-o,--output", output, "Output HDF5 file (default: the survey's output.file)");
   run->add_flag(
       "--resume", run_args.resume,
-      "Continue OUT.h5.partial of an interrupted multi-shot run, skipping complete shots");
+      "Continue the interrupted run whose complete shots are kept in OUT.parts (same survey, "
+      "input files, --steps, --backend and --kernel), modelling only the missing shots");
   run->add_option("--backend", backend, "cpu, cuda or auto (cuda when a GPU is present)")
       ->capture_default_str();
   run->add_option("--kernel", kernel,
@@ -348,6 +386,9 @@ int run_main(int argc, char** argv) {
     if (*validate) return cmd_validate(validate_args);
     if (*kernels) return cmd_kernels();
     if (*bench) return cmd_bench(bench_args);
+  } catch (const Interrupted& e) {
+    std::cerr << "error: " << e.what() << "; stopped\n";
+    return 128 + e.signal(); // as a shell reports a process ended by that signal
   } catch (const InputError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
@@ -372,6 +413,9 @@ int run_main(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // Every HDF5 file is closed explicitly. HDF5's own exit handler would flush again a file whose
+  // close failed (a full disk) and crash in it: turn it off, before any other HDF5 call.
+  H5dont_atexit();
   minimod::mpi_begin(&argc, &argv);
   const int code = run_main(argc, argv);
   // A rank that stops on an error while others wait for it would hang the job: stop them all.

@@ -3,6 +3,7 @@
 
 #include "io/h5_output.hpp"
 
+#include "io/durable_file.hpp"
 #include "io/errors.hpp"
 
 #include <hdf5.h>
@@ -77,6 +78,17 @@ std::string hdf5_error_detail() {
   std::string detail;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, innermost_error, &detail);
   H5Eclear2(H5E_DEFAULT);
+  // A failed system call is described as "file write failed: time = ..., filename = ..., errno =
+  // 28, error message = 'No space left on device', buf = ...": keep what happened and why.
+  const std::string marker = "error message = '";
+  const auto at = detail.find(marker);
+  if (at != std::string::npos) {
+    const auto end = detail.find('\'', at + marker.size());
+    const auto colon = detail.find(':');
+    detail = (colon != std::string::npos && colon < at ? detail.substr(0, colon) + ": " : "") +
+             detail.substr(at + marker.size(), end - at - marker.size());
+  }
+  std::replace(detail.begin(), detail.end(), '\n', ' ');
   return detail;
 }
 
@@ -111,9 +123,7 @@ struct OutputFile::Impl {
   std::vector<std::pair<int, double>> snapshot_times; ///< step and time of each snapshot (XDMF)
   bool closed = false;
   bool committed = false;
-  bool keep_partial = false;   ///< resumable: a failed run keeps the partial file
-  std::vector<int> complete;   ///< shots complete in a resumed file
-  bool snapshots_done = false; ///< a resumed file holds shot 0's snapshots
+  bool xdmf_sidecar = true;
 
   ~Impl() { discard(); }
 
@@ -262,11 +272,13 @@ struct OutputFile::Impl {
   }
 
   /// Failed or abandoned run: close and remove the temporary so nothing half-written remains.
+  /// A close that fails (a full disk) leaves the file in HDF5's list of open files with dirty
+  /// metadata; the program turns off HDF5's exit handler (main), so nothing flushes it again.
   void discard() noexcept {
     if (committed) return;
     close_all();
     H5Eclear2(H5E_DEFAULT);
-    if (!temp_path.empty() && !keep_partial) {
+    if (!temp_path.empty()) {
       std::error_code ignored;
       fs::remove(temp_path, ignored);
     }
@@ -281,11 +293,8 @@ OutputFile::OutputFile(const std::string& final_path, const OutputMeta& meta,
     : m_impl(std::make_unique<Impl>()) {
   Impl& impl = *m_impl;
   impl.final_path = final_path;
-  impl.temp_path = options.resumable
-                       ? final_path + ".partial"
-                       : final_path + ".tmp-" + std::to_string(static_cast<long>(getpid()));
-  if (options.resumable && options.resume && resume_partial(meta)) return;
-  impl.keep_partial = false; // a file being created is removed again if creation fails
+  impl.temp_path = temp_name(final_path);
+  impl.xdmf_sidecar = options.xdmf_sidecar;
 
   // We report HDF5 failures as exceptions; its own stack dump on stderr would only be noise.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -347,117 +356,6 @@ OutputFile::OutputFile(const std::string& final_path, const OutputMeta& meta,
   // Created up front so every file has /shots, even one from a run that fired no shot yet.
   impl.shots = impl.own(H5Gcreate2(root, "shots", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
                         "create group '/shots'");
-  impl.keep_partial = options.resumable;
-}
-
-bool OutputFile::resume_partial(const OutputMeta& meta) {
-  Impl& impl = *m_impl;
-  std::error_code ignored;
-  if (!fs::exists(impl.temp_path, ignored)) return false;
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  H5Handle access = impl.own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "open file");
-  impl.check(H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG), "open file");
-  const hid_t file_id = H5Fopen(impl.temp_path.c_str(), H5F_ACC_RDWR, access.get());
-  if (file_id < 0) {
-    throw InputError("--resume: cannot open the partial output '" + impl.temp_path +
-                     "' (a run killed while writing can leave it unreadable): " +
-                     hdf5_error_detail() + "; remove it to start afresh");
-  }
-  impl.file = H5Handle(file_id, H5Fclose);
-  impl.keep_partial = true; // from here on, the partial file is the user's: never delete it
-  const hid_t root = impl.file.get();
-
-  // The survey text decides whether the partial file belongs to this run.
-  std::string survey;
-  {
-    H5Handle attribute =
-        impl.own(H5Aopen(root, "survey", H5P_DEFAULT), H5Aclose, "read attribute 'survey'");
-    H5Handle type = impl.own(H5Aget_type(attribute.get()), H5Tclose, "read attribute 'survey'");
-    char* text = nullptr;
-    impl.check(H5Aread(attribute.get(), type.get(), &text), "read attribute 'survey'");
-    survey = text ? text : "";
-    H5free_memory(text);
-  }
-  if (survey != meta.survey_text) {
-    throw InputError("--resume: '" + impl.temp_path +
-                     "' was written for a different survey text; remove it or run without "
-                     "--resume");
-  }
-
-  impl.shots = impl.own(H5Gopen2(root, "shots", H5P_DEFAULT), H5Gclose, "open group '/shots'");
-  std::vector<std::string> names;
-  auto collect = [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
-    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
-    return 0;
-  };
-  impl.check(H5Literate(impl.shots.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names),
-             "list '/shots'");
-  for (const auto& name : names) {
-    int done = 0;
-    const htri_t has = H5Aexists_by_name(impl.shots.get(), name.c_str(), "complete", H5P_DEFAULT);
-    if (has > 0) {
-      H5Handle a = impl.own(
-          H5Aopen_by_name(impl.shots.get(), name.c_str(), "complete", H5P_DEFAULT, H5P_DEFAULT),
-          H5Aclose, "read '/shots/" + name + "/complete'");
-      impl.check(H5Aread(a.get(), H5T_NATIVE_INT, &done), "read '/shots/" + name + "/complete'");
-    }
-    if (done == 1) {
-      impl.complete.push_back(std::stoi(name));
-    } else {
-      impl.check(H5Ldelete(impl.shots.get(), name.c_str(), H5P_DEFAULT),
-                 "remove incomplete '/shots/" + name + "'");
-    }
-  }
-  std::sort(impl.complete.begin(), impl.complete.end());
-  const bool shot0 = !impl.complete.empty() && impl.complete.front() == 0;
-  if (H5Lexists(root, "snapshots", H5P_DEFAULT) > 0) {
-    if (shot0) {
-      impl.snapshots_done = true;
-      // Recover what the XDMF sidecar needs: the geometry and each snapshot's step and time.
-      H5Handle group =
-          impl.own(H5Gopen2(root, "snapshots", H5P_DEFAULT), H5Gclose, "open group '/snapshots'");
-      auto read_attr = [&](const char* name, hid_t type, void* out) {
-        H5Handle a = impl.own(H5Aopen(group.get(), name, H5P_DEFAULT), H5Aclose,
-                              std::string("read '/snapshots' attribute '") + name + "'");
-        impl.check(H5Aread(a.get(), type, out), std::string("read attribute '") + name + "'");
-      };
-      read_attr("shape", H5T_NATIVE_INT, impl.geometry.shape.data());
-      read_attr("origin", H5T_NATIVE_DOUBLE, impl.geometry.origin.data());
-      read_attr("spacing", H5T_NATIVE_DOUBLE, impl.geometry.spacing.data());
-      auto read_column = [&](const char* name, hid_t type, void* out, hsize_t* count) {
-        H5Handle d = impl.own(H5Dopen2(group.get(), name, H5P_DEFAULT), H5Dclose,
-                              std::string("read '/snapshots/") + name + "'");
-        H5Handle space = impl.own(H5Dget_space(d.get()), H5Sclose, "read snapshot times");
-        if (out == nullptr) {
-          impl.check(H5Sget_simple_extent_dims(space.get(), count, nullptr), "read snapshot times");
-          return;
-        }
-        if (*count > 0) {
-          impl.check(H5Dread(d.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out),
-                     std::string("read '/snapshots/") + name + "'");
-        }
-      };
-      hsize_t count = 0;
-      read_column("step", H5T_NATIVE_INT, nullptr, &count);
-      std::vector<int> steps(count);
-      std::vector<double> times(count);
-      read_column("step", H5T_NATIVE_INT, steps.data(), &count);
-      read_column("time", H5T_NATIVE_DOUBLE, times.data(), &count);
-      for (hsize_t n = 0; n < count; ++n)
-        impl.snapshot_times.emplace_back(steps[n], times[n]);
-    } else {
-      impl.check(H5Ldelete(root, "snapshots", H5P_DEFAULT), "remove incomplete '/snapshots'");
-    }
-  }
-  return true;
-}
-
-const std::vector<int>& OutputFile::complete_shots() const {
-  return m_impl->complete;
-}
-
-bool OutputFile::snapshots_complete() const {
-  return m_impl->snapshots_done;
 }
 
 OutputFile::~OutputFile() = default;
@@ -505,9 +403,6 @@ void OutputFile::write_shot(const ShotGather& gather) {
   impl.write_int(group.get(), "samples", gather.samples);
   impl.write_int(group.get(), "receivers", static_cast<int>(receivers));
   impl.write_int(group.get(), "shot", gather.shot);
-  // Last, and flushed: a shot counts as complete (for --resume) only once all of it is on disk.
-  impl.write_int(group.get(), "complete", 1);
-  impl.check(H5Fflush(impl.file.get(), H5F_SCOPE_LOCAL), "flush shot '" + name + "'");
 }
 
 void OutputFile::begin_snapshots(const SnapshotGeometry& geometry) {
@@ -627,36 +522,199 @@ void OutputFile::set_attribute(const std::string& name, double value) {
   m_impl->write_double(m_impl->file.get(), name, value);
 }
 
+std::string OutputFile::xdmf_sidecar_text(const std::string& h5_name) const {
+  if (m_impl->snapshot_times.empty()) return "";
+  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times);
+}
+
 void OutputFile::commit() {
   Impl& impl = *m_impl;
   impl.require_open("commit");
   // The XDMF sidecar first (it names the final file): ParaView opens the snapshots through it.
-  if (!impl.snapshot_times.empty()) {
+  if (impl.xdmf_sidecar && !impl.snapshot_times.empty()) {
     const fs::path final_path(impl.final_path);
-    const std::string sidecar = fs::path(final_path).replace_extension(".xmf").string();
-    const std::string tmp = sidecar + ".tmp-" + std::to_string(static_cast<long>(getpid()));
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << xdmf_sidecar(final_path.filename().string(), impl.geometry, impl.snapshot_times);
-      if (!out) throw OutputError("cannot write the XDMF sidecar '" + tmp + "'");
-    }
-    std::error_code error;
-    fs::rename(tmp, sidecar, error);
-    if (error) {
-      fs::remove(tmp, error);
-      throw OutputError("cannot write the XDMF sidecar '" + sidecar + "'");
-    }
+    write_file_durably(
+        fs::path(final_path).replace_extension(".xmf").string(),
+        xdmf_sidecar(final_path.filename().string(), impl.geometry, impl.snapshot_times));
   }
   impl.check(H5Fflush(impl.file.get(), H5F_SCOPE_LOCAL), "flush file");
   if (!impl.close_all()) impl.fail("close file");
-
-  std::error_code error;
-  fs::rename(impl.temp_path, impl.final_path, error); // replaces an existing final file
-  if (error) {
-    throw OutputError("cannot rename '" + impl.temp_path + "' to '" + impl.final_path +
-                      "': " + error.message());
-  }
+  // On disk before it gets its final name: after a crash the name holds all of it or nothing.
+  fsync_file(impl.temp_path);
+  rename_durably(impl.temp_path, impl.final_path); // replaces an existing final file
   impl.committed = true;
+}
+
+namespace {
+
+/// An HDF5 file opened read-only for copying or reading back, closed (strongly) at scope end.
+H5Handle open_readonly(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  H5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!access.valid() || H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG) < 0) {
+    throw OutputError("HDF5: cannot open '" + path + "': " + hdf5_error_detail());
+  }
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get());
+  if (id < 0) throw OutputError("HDF5: cannot open '" + path + "': " + hdf5_error_detail());
+  return H5Handle(id, H5Fclose);
+}
+
+/// Reading helpers that name `path` in their errors.
+struct Reader {
+  std::string path;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    const std::string detail = hdf5_error_detail();
+    throw OutputError("HDF5: cannot read " + what + " of '" + path + "'" +
+                      (detail.empty() ? "" : ": " + detail));
+  }
+  H5Handle own(hid_t id, H5Handle::Closer closer, const std::string& what) const {
+    if (id < 0) fail(what);
+    return H5Handle(id, closer);
+  }
+  void attribute(hid_t object, const char* name, hid_t type, void* out) const {
+    H5Handle a = own(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, std::string("'") + name + "'");
+    if (H5Aread(a.get(), type, out) < 0) fail(std::string("'") + name + "'");
+  }
+  /// Dimensions of a dataset (rank up to 4).
+  std::vector<hsize_t> dims(hid_t dataset, const std::string& name) const {
+    H5Handle space = own(H5Dget_space(dataset), H5Sclose, name);
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 0 || rank > 4) fail(name);
+    std::vector<hsize_t> d(static_cast<std::size_t>(rank));
+    if (H5Sget_simple_extent_dims(space.get(), d.data(), nullptr) < 0) fail(name);
+    return d;
+  }
+  template <typename T>
+  std::vector<T> dataset(hid_t parent, const std::string& name, hid_t type,
+                         std::vector<hsize_t>* shape = nullptr) const {
+    H5Handle d = own(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), H5Dclose, "'" + name + "'");
+    const std::vector<hsize_t> extent = dims(d.get(), name);
+    std::size_t count = 1;
+    for (const hsize_t n : extent)
+      count *= static_cast<std::size_t>(n);
+    std::vector<T> values(count);
+    if (count > 0 && H5Dread(d.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+      fail("'" + name + "'");
+    }
+    if (shape != nullptr) *shape = extent;
+    return values;
+  }
+};
+
+} // namespace
+
+// The copies read and write through this writer rather than H5Ocopy: HDF5 1.10's H5Ocopy
+// crashes (H5T_close_real) when a write fails half-way, e.g. on a full disk.
+
+void OutputFile::copy_shot_from(const std::string& source, int shot) {
+  m_impl->require_open("copy_shot_from");
+  write_shot(read_shot_gather(source, shot));
+}
+
+void OutputFile::copy_snapshots_from(const std::string& source) {
+  Impl& impl = *m_impl;
+  impl.require_open("copy_snapshots_from");
+  H5Handle from = open_readonly(source);
+  const Reader read{source};
+  H5Handle group =
+      read.own(H5Gopen2(from.get(), "snapshots", H5P_DEFAULT), H5Gclose, "group '/snapshots'");
+  SnapshotGeometry geometry;
+  read.attribute(group.get(), "shape", H5T_NATIVE_INT, geometry.shape.data());
+  read.attribute(group.get(), "origin", H5T_NATIVE_DOUBLE, geometry.origin.data());
+  read.attribute(group.get(), "spacing", H5T_NATIVE_DOUBLE, geometry.spacing.data());
+  const auto steps = read.dataset<int>(group.get(), "step", H5T_NATIVE_INT);
+  const auto times = read.dataset<double>(group.get(), "time", H5T_NATIVE_DOUBLE);
+  if (steps.size() != times.size()) read.fail("'/snapshots/step' and '/snapshots/time'");
+  geometry.expected_count = static_cast<int>(steps.size());
+  begin_snapshots(geometry);
+
+  // One snapshot at a time: memory stays one volume, whatever the count.
+  H5Handle wavefield =
+      read.own(H5Dopen2(group.get(), "wavefield", H5P_DEFAULT), H5Dclose, "'/snapshots/wavefield'");
+  const std::vector<hsize_t> dims = read.dims(wavefield.get(), "'/snapshots/wavefield'");
+  const auto [nx, ny, nz] = geometry.shape;
+  if (dims.size() != 4 || dims[0] != steps.size() || dims[1] != static_cast<hsize_t>(nz) ||
+      dims[2] != static_cast<hsize_t>(ny) || dims[3] != static_cast<hsize_t>(nx)) {
+    read.fail("'/snapshots/wavefield' (its shape does not match the attributes)");
+  }
+  std::vector<float> volume(static_cast<std::size_t>(nx) * ny * nz);
+  const hsize_t count[4] = {1, dims[1], dims[2], dims[3]};
+  H5Handle memory =
+      read.own(H5Screate_simple(4, count, nullptr), H5Sclose, "'/snapshots/wavefield'");
+  for (std::size_t n = 0; n < steps.size(); ++n) {
+    const hsize_t offset[4] = {n, 0, 0, 0};
+    H5Handle space = read.own(H5Dget_space(wavefield.get()), H5Sclose, "'/snapshots/wavefield'");
+    if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, offset, nullptr, count, nullptr) < 0 ||
+        H5Dread(wavefield.get(), H5T_NATIVE_FLOAT, memory.get(), space.get(), H5P_DEFAULT,
+                volume.data()) < 0) {
+      read.fail("snapshot " + std::to_string(n) + " of '/snapshots/wavefield'");
+    }
+    append_snapshot(steps[n], times[n], volume);
+  }
+}
+
+ShotGather read_shot_gather(const std::string& path, int shot) {
+  H5Handle file = open_readonly(path);
+  const Reader read{path};
+  const std::string name = shot_group_name(shot);
+  H5Handle group =
+      read.own(H5Gopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Gclose, "'" + name + "'");
+  ShotGather g;
+  g.shot = shot;
+  read.attribute(group.get(), "dt_out", H5T_NATIVE_DOUBLE, &g.dt_out);
+  read.attribute(group.get(), "samples", H5T_NATIVE_INT, &g.samples);
+  std::vector<hsize_t> shape;
+  g.traces = read.dataset<float>(group.get(), "traces", H5T_NATIVE_FLOAT, &shape);
+  auto positions = [&](const char* dataset) {
+    std::vector<hsize_t> extent;
+    const auto flat = read.dataset<double>(group.get(), dataset, H5T_NATIVE_DOUBLE, &extent);
+    if (extent.size() != 2 || extent[1] != 3) read.fail(name + "/" + dataset);
+    std::vector<Vec3> points(extent[0]);
+    for (std::size_t n = 0; n < points.size(); ++n)
+      points[n] = {flat[3 * n], flat[3 * n + 1], flat[3 * n + 2]};
+    return points;
+  };
+  g.receiver_positions = positions("receiver_positions");
+  g.source_positions = positions("source_positions");
+  if (shape.size() != 2 || shape[0] != g.receiver_positions.size() ||
+      shape[1] != static_cast<hsize_t>(g.samples)) {
+    read.fail(name + "/traces (its shape does not match the receivers and samples)");
+  }
+  return g;
+}
+
+void read_backend_attributes(const std::string& path, OutputMeta& meta) {
+  H5Handle file = open_readonly(path);
+  const Reader read{path};
+  auto text = [&](const std::string& name) {
+    H5Handle a = read.own(H5Aopen(file.get(), name.c_str(), H5P_DEFAULT), H5Aclose,
+                          "attribute '" + name + "'");
+    H5Handle type = read.own(H5Aget_type(a.get()), H5Tclose, "attribute '" + name + "'");
+    char* value = nullptr;
+    if (H5Aread(a.get(), type.get(), &value) < 0) read.fail("attribute '" + name + "'");
+    std::string result = value ? value : "";
+    H5free_memory(value);
+    return result;
+  };
+  static const char* const kRegionNames[7] = {"inner", "top",  "bottom", "front",
+                                              "back",  "left", "right"};
+  meta.backend = text("backend");
+  meta.device_name = text("device_name");
+  for (std::size_t region = 0; region < meta.region_kernels.size(); ++region)
+    meta.region_kernels[region] = text(std::string("kernel_") + kRegionNames[region]);
+}
+
+bool h5_object_readable(const std::string& path, const std::string& object) {
+  try {
+    H5Handle file = open_readonly(path);
+    const bool ok = H5Lexists(file.get(), object.c_str(), H5P_DEFAULT) > 0 &&
+                    H5Oexists_by_name(file.get(), object.c_str(), H5P_DEFAULT) > 0;
+    H5Eclear2(H5E_DEFAULT);
+    return ok;
+  } catch (const OutputError&) {
+    return false;
+  }
 }
 
 const std::string& OutputFile::temp_path() const {

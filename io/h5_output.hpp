@@ -1,7 +1,8 @@
 #pragma once
-/// The HDF5 output file (layout in docs/output.md). Written under a temporary name beside the
-/// final one and renamed by commit(); destroying an uncommitted file removes the temporary, so a
-/// failed run leaves nothing that looks finished.
+/// An HDF5 file of the output layout (docs/output.md): the final output, and the part files a run
+/// keeps in `<output>.parts/` (io/parts_store.hpp). Written under a temporary name beside the
+/// final one; commit() syncs it to disk and renames it, so a file under its final name is always
+/// complete, even after a crash. Destroying an uncommitted file removes the temporary.
 
 #include "io/survey.hpp"
 
@@ -50,15 +51,11 @@ struct SnapshotGeometry {
   int expected_count = 0;          ///< number of snapshots the run will write (for chunk sizing)
 };
 
-/// How an output file is opened.
+/// How an output file is written.
 struct OutputOptions {
-  /// Write `<final_path>.partial` instead of `.tmp-<pid>`, flush after every shot and keep the
-  /// partial file when the run fails, so that `--resume` can continue it. A partial file never
-  /// looks finished: only commit() gives it the final name.
-  bool resumable = false;
-  /// Continue an existing `<final_path>.partial` written for the same survey text: complete shots
-  /// are kept (complete_shots()), incomplete ones removed. Without one, start afresh.
-  bool resume = false;
+  /// commit() writes the XDMF sidecar `<final_path without extension>.xmf` when the file holds
+  /// snapshots (off for part files, which no reader opens).
+  bool xdmf_sidecar = true;
 };
 
 /// An output file being written.
@@ -67,7 +64,7 @@ public:
   /// Create `<final_path>.tmp-<pid>` (creating the parent folder) and write the root attributes.
   /// Throws OutputError when the file cannot be created.
   OutputFile(const std::string& final_path, const OutputMeta& meta);
-  /// The same with options; resuming a partial file of another survey throws InputError.
+  /// The same with options.
   OutputFile(const std::string& final_path, const OutputMeta& meta, const OutputOptions& options);
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
@@ -82,21 +79,32 @@ public:
   /// Add a root attribute after the fact (e.g. run time).
   void set_attribute(const std::string& name, const std::string& value);
   void set_attribute(const std::string& name, double value);
-  /// Flush, close and rename to the final path. Throws OutputError on failure.
+  /// Copy /shots/<shot> of the complete file `source` (a shot part) into this file.
+  void copy_shot_from(const std::string& source, int shot);
+  /// Copy /snapshots of the complete file `source` into this file (for the XDMF sidecar too).
+  void copy_snapshots_from(const std::string& source);
+  /// The XDMF sidecar of the file as it stands, naming `h5_name` ("" when it has no snapshots).
+  std::string xdmf_sidecar_text(const std::string& h5_name) const;
+  /// Write the XDMF sidecar (when enabled and the file holds snapshots), flush, close, sync to
+  /// disk, rename to the final path and sync its folder. Throws OutputError on failure.
   void commit();
   /// The temporary path being written.
   const std::string& temp_path() const;
-  /// Shots already complete in a resumed file (sorted), empty for a new file.
-  const std::vector<int>& complete_shots() const;
-  /// Whether a resumed file already holds the complete snapshots (they belong to shot 0).
-  bool snapshots_complete() const;
 
 private:
-  /// Open an existing partial file for `resume`; false when there is none.
-  bool resume_partial(const OutputMeta& meta);
-
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
+
+/// Read /shots/<shot> of the file at `path` back (the inverse of write_shot). Throws OutputError
+/// when the file or the group cannot be read.
+ShotGather read_shot_gather(const std::string& path, int shot);
+
+/// Fill `meta`'s backend, device_name and region_kernels from the root attributes of the file at
+/// `path` (a part written with them). Throws OutputError when they cannot be read.
+void read_backend_attributes(const std::string& path, OutputMeta& meta);
+
+/// Whether `path` is an HDF5 file that opens and holds the group `object` ("/shots/0003").
+bool h5_object_readable(const std::string& path, const std::string& object);
 
 } // namespace minimod

@@ -4,6 +4,7 @@
 #include "io/h5_output.hpp"
 #include "io/segy.hpp"
 #include "models/velocity.hpp"
+#include "solver/interrupt.hpp"
 #include "solver/tti_run.hpp"
 #include "version.hpp"
 
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #if defined(MINIMOD_HAVE_MPI)
 #include <mpi.h>
@@ -104,56 +106,6 @@ private:
   double m_first_setup_ms = 0;
 };
 
-/// Gathers also written as SEG-Y (output.segy): one file per shot, or one file for the survey
-/// grown as shots complete under `<file>.partial` and renamed with the HDF5 file.
-class SegyGathers {
-public:
-  SegyGathers(const Survey& survey, const Plan& plan, bool resume) : m_survey(survey) {
-    if (!survey.output.segy) return;
-    const std::string key = survey.output.segy_loc.where();
-    if (!segy_supported()) {
-      throw InputError(key + ": this minimod-gpu was built without segyio, so it cannot write "
-                             "SEG-Y; allowed: remove output.segy, or build with libsegyio-dev");
-    }
-    segy_sample_interval_us(plan.dt_out, key); // SEG-Y needs whole microseconds: fail now
-    m_path = *survey.output.segy;
-    if (!survey.output.segy_per_shot && resume) {
-      throw InputError(key + ": --resume cannot continue one SEG-Y file for the survey; allowed: "
-                             "output.segy_layout: per_shot with --resume");
-    }
-    m_options.program = std::string("minimod-gpu ") + kProgramVersion;
-    m_options.survey_name = survey.name;
-    m_options.survey_path = survey.path;
-    m_options.key = key;
-  }
-
-  void write(const ShotGather& g) {
-    if (m_path.empty()) return;
-    if (m_survey.output.segy_per_shot) {
-      m_options.mode = SegyWriteMode::Create;
-      write_segy_gather(segy_shot_path(m_path, g.shot), g, m_options);
-      return;
-    }
-    m_options.mode = m_started ? SegyWriteMode::Append : SegyWriteMode::Create;
-    write_segy_gather(m_path + ".partial", g, m_options);
-    m_started = true;
-  }
-
-  /// The survey is complete: give the one-file SEG-Y its final name.
-  void commit() {
-    if (m_path.empty() || m_survey.output.segy_per_shot || !m_started) return;
-    std::error_code error;
-    std::filesystem::rename(m_path + ".partial", m_path, error);
-    if (error) throw OutputError("cannot rename '" + m_path + ".partial' to '" + m_path + "'");
-  }
-
-private:
-  const Survey& m_survey;
-  std::string m_path;
-  SegyWriteOptions m_options;
-  bool m_started = false;
-};
-
 OutputMeta make_meta(const Survey& survey, const Plan& plan) {
   OutputMeta meta;
   meta.program_version = kProgramVersion;
@@ -171,14 +123,11 @@ OutputMeta make_meta(const Survey& survey, const Plan& plan) {
   return meta;
 }
 
-void describe_backend(OutputFile& out, const ShotResult& r) {
-  static const char* const kRegion[kRegionCount] = {"inner", "top",  "bottom", "front",
-                                                    "back",  "left", "right"};
-  out.set_attribute("backend", r.backend);
-  out.set_attribute("device_name", r.device);
-  for (int k = 0; k < kRegionCount; ++k) {
-    out.set_attribute(std::string("kernel_") + kRegion[k], r.kernels[k]);
-  }
+/// The backend, device and kernels that modelled a shot, as root attributes.
+void describe_backend(OutputMeta& meta, const ShotResult& r) {
+  meta.backend = r.backend;
+  meta.device_name = r.device;
+  meta.region_kernels = r.kernels;
 }
 
 #if defined(MINIMOD_HAVE_MPI)
@@ -313,30 +262,31 @@ std::vector<float> broadcast_model(const Survey& survey) {
   return velocity;
 }
 
-/// Rank 0: hand out shots, write every gather.
+/// Rank 0: hand out shots, write every gather as a part; assemble the output when all are there.
 void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& options,
-                SurveyRunReport& report) {
+                PartsStore& store, const SegyTarget& segy, SurveyRunReport& report) {
   const int workers = mpi_size() - 1;
-  SegyGathers segy(survey, plan, options.resume);
-  OutputFile out(options.output, make_meta(survey, plan), OutputOptions{true, options.resume});
-  report.skipped = out.complete_shots();
-  if (!report.skipped.empty() && options.hooks.notice) {
-    options.hooks.notice("resume: skipping " + std::to_string(report.skipped.size()) +
-                         " complete shot(s) of " + std::to_string(survey.shots.size()));
-  }
+  OutputMeta meta = make_meta(survey, plan);
+  report.skipped = store.complete_shots();
   std::deque<int> pending;
   for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s) {
-    if (!std::binary_search(report.skipped.begin(), report.skipped.end(), s)) pending.push_back(s);
+    if (!store.shot_complete(s)) pending.push_back(s);
   }
   if (plan.snapshot_count > 0 && options.hooks.notice) {
     options.hooks.notice("note: snapshots are written by single-process runs only; this MPI run "
                          "writes gathers");
   }
   int active = workers;
-  bool described = false;
   while (active > 0) {
+    // Poll rather than block, so that SIGINT or SIGTERM stops the run between messages.
     MPI_Status status;
-    check_mpi(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status), "wait for workers");
+    for (int ready = 0;;) {
+      check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ready, &status),
+                "wait for workers");
+      if (ready) break;
+      throw_if_interrupted();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     if (status.MPI_TAG == kTagRequest) {
       int ignored = 0;
       check_mpi(MPI_Recv(&ignored, 1, MPI_INT, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD,
@@ -359,14 +309,10 @@ void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& 
                          MPI_COMM_WORLD, MPI_STATUS_IGNORE),
                 "receive shot result");
       ShotResult r = deserialise(buffer);
-      if (!described) {
-        describe_backend(out, r);
-        described = true;
-      }
       if (r.ok) {
+        describe_backend(meta, r);
         const auto t0 = Clock::now();
-        out.write_shot(r.gather);
-        segy.write(r.gather);
+        store.write_shot(meta, r.gather);
         r.timing.output_ms += ms_since(t0);
         report.shots.push_back(r.timing);
         if (options.hooks.notice) {
@@ -382,9 +328,12 @@ void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& 
       }
     }
   }
+  // Backend and kernels are those of the shots modelled now, or (every shot kept by --resume)
+  // of the parts: assemble reads them there when meta has none.
   if (report.failed.empty()) {
-    segy.commit();
-    out.commit();
+    store.assemble(meta, static_cast<int>(survey.shots.size()), segy);
+  } else {
+    abandon_parts(store, survey, options);
   }
 }
 
@@ -488,6 +437,67 @@ int mpi_local_rank() {
   return 0;
 }
 
+SegyTarget segy_target(const Survey& survey, const SurveyRunOptions& options) {
+  SegyTarget target;
+  if (!survey.output.segy) return target;
+  const std::string key = survey.output.segy_loc.where();
+  if (!segy_supported()) {
+    throw InputError(key + ": this minimod-gpu was built without segyio, so it cannot write "
+                           "SEG-Y; allowed: remove output.segy, or build with libsegyio-dev");
+  }
+  namespace fs = std::filesystem;
+  target.path = *survey.output.segy;
+  if (options.output_given) {
+    // -o moves every output: the SEG-Y goes beside it, named after it, with output.segy's
+    // extension, so that a run to another -o never overwrites this run's SEG-Y.
+    std::string extension = fs::path(target.path).extension().string();
+    if (extension.empty()) extension = ".sgy";
+    target.path = fs::path(options.output).replace_extension(extension).string();
+  }
+  target.per_shot = survey.output.segy_per_shot;
+  target.options.program = std::string("minimod-gpu ") + kProgramVersion;
+  target.options.survey_name = survey.name;
+  target.options.survey_path = survey.path;
+  target.options.key = key;
+  return target;
+}
+
+void check_segy_sampling(const Survey& survey, const SegyTarget& segy, double dt_out) {
+  if (!segy.path.empty()) segy_sample_interval_us(dt_out, survey.output.segy_loc.where());
+}
+
+std::unique_ptr<PartsStore> open_parts(const Survey& survey, const SurveyRunOptions& options,
+                                       const SegyTarget& segy) {
+  namespace fs = std::filesystem;
+  RunFingerprint fingerprint =
+      make_fingerprint(survey, options.simulation.steps_override, options.backend_option,
+                       options.simulation.kernel_spec);
+  fingerprint.program_version = kProgramVersion;
+  fingerprint.git_commit = kGitCommit;
+  PartsOptions parts;
+  parts.resume = options.resume;
+  parts.resume_command = options.resume_command;
+  parts.notice = options.hooks.notice;
+  parts.outputs.push_back(fs::path(options.output).replace_extension(".xmf").string());
+  if (!segy.path.empty()) {
+    if (segy.per_shot) {
+      for (int shot = 0; shot < static_cast<int>(survey.shots.size()); ++shot)
+        parts.outputs.push_back(segy_shot_path(segy.path, shot));
+    } else {
+      parts.outputs.push_back(segy.path);
+    }
+  }
+  return std::make_unique<PartsStore>(options.output, fingerprint, parts);
+}
+
+void abandon_parts(PartsStore& store, const Survey& survey, const SurveyRunOptions& options) {
+  const int shots = static_cast<int>(survey.shots.size());
+  // One shot: nothing worth keeping, and nothing may be left behind. Many: keep what is done.
+  if (store.abandon(shots > 1) && options.on_parts_kept) {
+    options.on_parts_kept(static_cast<int>(store.complete_shots().size()), shots, store.folder());
+  }
+}
+
 SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& options) {
   if (survey.physics == "tti") return run_tti_survey(survey, options);
   SurveyRunReport report;
@@ -496,92 +506,118 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
 
 #if defined(MINIMOD_HAVE_MPI)
   if (mpi_size() > 1) {
-    auto t0 = Clock::now();
-    std::vector<float> velocity = broadcast_model(survey);
-    report.model_ms = ms_since(t0);
-    // Every rank checks the plan: input errors stop the whole run the same way everywhere.
-    const Plan plan =
-        make_plan(survey_for_shot(survey, 0), velocity, options.simulation.steps_override);
-    for (int s = 1; s < static_cast<int>(survey.shots.size()); ++s)
-      survey_for_shot(survey, s);
+    // Rank 0 writes: its checks and its lock come before any work (a failure there stops every
+    // rank through main's MPI_Abort).
+    SegyTarget segy;
+    std::unique_ptr<PartsStore> store;
     if (mpi_rank() == 0) {
-      if (options.hooks.on_plan) options.hooks.on_plan(plan);
-      coordinate(survey, plan, options, report);
-      report.last.plan = plan;
-    } else {
-      work(survey, std::move(velocity), options);
+      segy = segy_target(survey, options);
+      store = open_parts(survey, options, segy);
+    }
+    try {
+      auto t0 = Clock::now();
+      std::vector<float> velocity = broadcast_model(survey);
+      report.model_ms = ms_since(t0);
+      // Every rank checks the plan: input errors stop the whole run the same way everywhere.
+      const Plan plan =
+          make_plan(survey_for_shot(survey, 0), velocity, options.simulation.steps_override);
+      for (int s = 1; s < static_cast<int>(survey.shots.size()); ++s)
+        survey_for_shot(survey, s);
+      if (mpi_rank() == 0) {
+        check_segy_sampling(survey, segy, plan.dt_out);
+        if (options.hooks.on_plan) options.hooks.on_plan(plan);
+        coordinate(survey, plan, options, *store, segy, report);
+        report.last.plan = plan;
+      } else {
+        work(survey, std::move(velocity), options);
+      }
+    } catch (...) {
+      if (store) abandon_parts(*store, survey, options);
+      throw;
     }
     report.total_ms = ms_since(start);
     return report;
   }
 #endif
 
-  auto t0 = Clock::now();
-  std::vector<float> velocity = build_velocity(survey.model, make_grid(survey.grid));
-  report.model_ms = ms_since(t0);
-  // Receivers that move must stay inside the grid for every shot: check before any work.
-  for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s)
-    survey_for_shot(survey, s);
+  const int shots = static_cast<int>(survey.shots.size());
+  const SegyTarget segy = segy_target(survey, options);
+  // Before any computation: output checks, the lock, the manifest (or the kept shots).
+  const std::unique_ptr<PartsStore> store = open_parts(survey, options, segy);
+  try {
+    auto t0 = Clock::now();
+    std::vector<float> velocity = build_velocity(survey.model, make_grid(survey.grid));
+    report.model_ms = ms_since(t0);
+    // Receivers that move must stay inside the grid for every shot: check before any work.
+    for (int s = 0; s < shots; ++s)
+      survey_for_shot(survey, s);
 
-  t0 = Clock::now();
-  ShotWorker worker(survey, std::move(velocity), options);
-  worker.set_first_setup_ms(ms_since(t0));
-  Simulation& sim = worker.simulation();
-  report.problem_ms = sim.problem_ms();
-  report.device_ms = sim.device_ms();
-  const Plan& plan = sim.plan();
-  for (const auto& w : plan.warnings) {
-    if (options.hooks.notice) options.hooks.notice("warning: " + w);
-  }
-  if (options.hooks.on_plan) options.hooks.on_plan(plan);
-
-  const bool many = survey.shots.size() > 1;
-  OutputMeta meta = make_meta(survey, plan);
-  meta.backend = backend_name(sim.backend().kind());
-  meta.device_name = sim.backend().device_name();
-  meta.region_kernels = sim.kernel_names();
-  SegyGathers segy(survey, plan, options.resume);
-  OutputFile out(options.output, meta, OutputOptions{many, options.resume});
-  report.skipped = out.complete_shots();
-  if (!report.skipped.empty() && options.hooks.notice) {
-    options.hooks.notice("resume: skipping " + std::to_string(report.skipped.size()) +
-                         " complete shot(s) of " + std::to_string(survey.shots.size()) + " in " +
-                         out.temp_path());
-  }
-
-  for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s) {
-    if (std::binary_search(report.skipped.begin(), report.skipped.end(), s)) continue;
-    if (many && options.hooks.notice) {
-      options.hooks.notice("shot " + std::to_string(s + 1) + " of " +
-                           std::to_string(survey.shots.size()));
+    t0 = Clock::now();
+    ShotWorker worker(survey, std::move(velocity), options);
+    worker.set_first_setup_ms(ms_since(t0));
+    Simulation& sim = worker.simulation();
+    report.problem_ms = sim.problem_ms();
+    report.device_ms = sim.device_ms();
+    const Plan& plan = sim.plan();
+    check_segy_sampling(survey, segy, plan.dt_out);
+    for (const auto& w : plan.warnings) {
+      if (options.hooks.notice) options.hooks.notice("warning: " + w);
     }
-    const bool snapshots = s == 0 && !out.snapshots_complete();
-    ShotResult r = worker.run(s, 0, snapshots ? &out : nullptr, !many);
-    if (!r.ok) {
-      report.failed.emplace_back(s, r.error);
-      if (options.hooks.notice) {
-        options.hooks.notice("shot " + std::to_string(s) + " failed: " + r.error);
+    if (options.hooks.on_plan) options.hooks.on_plan(plan);
+
+    const bool many = shots > 1;
+    OutputMeta meta = make_meta(survey, plan);
+    meta.backend = backend_name(sim.backend().kind());
+    meta.device_name = sim.backend().device_name();
+    meta.region_kernels = sim.kernel_names();
+    report.skipped = store->complete_shots();
+
+    for (int s = 0; s < shots; ++s) {
+      if (store->shot_complete(s)) continue;
+      throw_if_interrupted();
+      if (many && options.hooks.notice) {
+        options.hooks.notice("shot " + std::to_string(s + 1) + " of " + std::to_string(shots));
       }
-      continue;
+      // Shot 0's snapshots go to a part of their own, complete once the shot is.
+      std::unique_ptr<OutputFile> snapshots;
+      if (s == 0 && plan.snapshot_every > 0 && plan.snapshot_count > 0) {
+        snapshots = store->begin_snapshots(meta);
+      }
+      ShotResult r = worker.run(s, 0, snapshots.get(), !many);
+      if (!r.ok) {
+        report.failed.emplace_back(s, r.error);
+        if (options.hooks.notice) {
+          options.hooks.notice("shot " + std::to_string(s) + " failed: " + r.error);
+        }
+        continue;
+      }
+      const auto w0 = Clock::now();
+      if (snapshots) snapshots->commit();
+      store->write_shot(meta, r.gather);
+      r.timing.output_ms += ms_since(w0);
+      report.shots.push_back(r.timing);
+      report.last.timing = r.loop;
+      if (many && options.hooks.notice) {
+        options.hooks.notice("shot " + std::to_string(s) + " done");
+      }
     }
-    const auto w0 = Clock::now();
-    out.write_shot(r.gather);
-    segy.write(r.gather);
-    r.timing.output_ms += ms_since(w0);
-    report.shots.push_back(r.timing);
-    report.last.timing = r.loop;
-  }
 
-  report.last.plan = plan;
-  report.last.backend = meta.backend;
-  report.last.device = meta.device_name;
-  report.last.kernels = meta.region_kernels;
-  report.last.output_file = options.output;
-  report.last.final_field = field_stats(sim.wavefield());
-  if (report.failed.empty()) {
-    out.set_attribute("run_ms_total", ms_since(start));
-    segy.commit();
-    out.commit();
+    report.last.plan = plan;
+    report.last.backend = meta.backend;
+    report.last.device = meta.device_name;
+    report.last.kernels = meta.region_kernels;
+    report.last.output_file = options.output;
+    report.last.final_field = field_stats(sim.wavefield());
+    if (report.failed.empty()) {
+      throw_if_interrupted();
+      store->assemble(meta, shots, segy,
+                      [&](OutputFile& out) { out.set_attribute("run_ms_total", ms_since(start)); });
+    } else {
+      abandon_parts(*store, survey, options);
+    }
+  } catch (...) {
+    abandon_parts(*store, survey, options);
+    throw;
   }
   report.total_ms = ms_since(start);
   return report;

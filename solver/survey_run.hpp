@@ -3,9 +3,12 @@
 /// (rank 0 hands out shots to whichever rank is free and writes every gather; the other ranks
 /// model shots). The model is built once (on rank 0) and broadcast.
 
+#include "io/parts_store.hpp"
 #include "io/survey.hpp"
 #include "solver/simulation.hpp"
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,9 +17,14 @@ namespace minimod {
 /// Options of a survey run.
 struct SurveyRunOptions {
   SimulationOptions simulation;
-  std::string output;  ///< final output path
-  bool resume = false; ///< continue `<output>.partial`, skipping complete shots
-  RunHooks hooks;      ///< on_plan, on_progress (shot-local steps) and notices
+  std::string output;        ///< final output path
+  bool output_given = false; ///< -o was given: the SEG-Y files go beside it, named after it
+  std::string backend_option = "auto"; ///< --backend as given (the run's fingerprint)
+  bool resume = false;        ///< continue the run kept in `<output>.parts`, skipping its shots
+  std::string resume_command; ///< the command that resumes this run, for messages
+  RunHooks hooks;             ///< on_plan, on_progress (shot-local steps) and notices
+  /// Called when a run that did not finish keeps its complete shots in `folder` for --resume.
+  std::function<void(int complete, int shots, const std::string& folder)> on_parts_kept;
 };
 
 /// Time spent on one shot, split as the survey-scale issue asks.
@@ -45,6 +53,21 @@ struct SurveyRunReport {
 /// Run the survey. Throws for errors that stop every shot (bad input, output not writable); a
 /// shot that fails is reported in `failed` and the others carry on.
 SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& options);
+
+// ---- the output side, shared by the acoustic and the TTI runs ----------------------------------
+
+/// Where the gathers also go as SEG-Y: output.segy, or beside `-o` and named after it when -o
+/// was given. Empty when the survey asks for no SEG-Y. Throws InputError for a build without
+/// segyio.
+SegyTarget segy_target(const Survey& survey, const SurveyRunOptions& options);
+/// Check, before any work, that SEG-Y can hold traces sampled every `dt_out` (InputError).
+void check_segy_sampling(const Survey& survey, const SegyTarget& segy, double dt_out);
+/// Open the run's parts folder (io/parts_store.hpp): output checks, lock, manifest, resume.
+std::unique_ptr<PartsStore> open_parts(const Survey& survey, const SurveyRunOptions& options,
+                                       const SegyTarget& segy);
+/// The run failed or was interrupted: keep the complete shots of a survey of many shots (and say
+/// so through on_parts_kept), remove everything of a one-shot survey.
+void abandon_parts(PartsStore& store, const Survey& survey, const SurveyRunOptions& options);
 
 /// MPI: whether this process was started by an MPI launcher (then `mpi_begin` initialises MPI).
 bool launched_by_mpi();

@@ -6,6 +6,7 @@
 #include "kernels/selection.hpp"
 #include "kernels/tti_backend.hpp"
 #include "models/velocity.hpp"
+#include "solver/interrupt.hpp"
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
 #include "solver/wavelet.hpp"
@@ -27,6 +28,18 @@ double ms_since(Clock::time_point t0) {
 }
 
 constexpr double kPi = 3.14159265358979323846;
+
+SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& options,
+                              BackendKind kind, const std::string& spec, const std::string& what,
+                              PartsStore& store, const SegyTarget& segy);
+
+/// Where the time loop appends shot 0's snapshots: the snapshot part of the run's parts folder.
+struct SnapshotSink {
+  OutputFile* file = nullptr;
+  void append_snapshot(int step, double time, const std::vector<float>& data) {
+    file->append_snapshot(step, time, data);
+  }
+};
 
 /// Highest frequency of the survey: boundary.fmax, else the highest of every shot's sources.
 double survey_fmax(const Survey& s) {
@@ -146,6 +159,23 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
                      "--backend cuda for the TTI GPU kernels");
   }
 
+  // Before any computation: output checks, the lock, the manifest (or the kept shots).
+  const SegyTarget segy = segy_target(survey, options);
+  const std::unique_ptr<PartsStore> store = open_parts(survey, options, segy);
+  try {
+    return run_tti_shots(survey, options, kind, spec, what, *store, segy);
+  } catch (...) {
+    abandon_parts(*store, survey, options);
+    throw;
+  }
+}
+
+namespace {
+
+/// The shots of a TTI survey, each written as a part of `store`; the output assembled at the end.
+SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& options,
+                              BackendKind kind, const std::string& spec, const std::string& what,
+                              PartsStore& store, const SegyTarget& segy) {
   SurveyRunReport report;
   const auto start = Clock::now();
   auto t0 = Clock::now();
@@ -161,6 +191,7 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
   const double duration = plan.steps * plan.dt;
   const double dt_out = survey.output.dt_out ? *survey.output.dt_out : plan.dt;
   const int samples = static_cast<int>(std::floor(duration / dt_out + 1e-9)) + 1;
+  check_segy_sampling(survey, segy, dt_out);
   const int every = survey.output.snapshot_every;
   SnapshotGeometry geometry = sampling.snapshot_geometry;
   geometry.expected_count = every > 0 ? plan.steps / every : 0;
@@ -212,8 +243,7 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
   meta.dt = plan.dt;
   meta.steps = plan.steps;
   const bool many = survey.shots.size() > 1;
-  OutputFile out(options.output, meta, OutputOptions{many, options.resume});
-  report.skipped = out.complete_shots();
+  report.skipped = store.complete_shots();
 
   // p of the current shot, dense (from the device when the GPU runs it).
   auto field_p = [&] {
@@ -224,7 +254,8 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
   };
   std::vector<float> raw;
   for (int shot = 0; shot < static_cast<int>(survey.shots.size()); ++shot) {
-    if (std::binary_search(report.skipped.begin(), report.skipped.end(), shot)) continue;
+    if (store.shot_complete(shot)) continue;
+    throw_if_interrupted();
     if (many && options.hooks.notice) {
       options.hooks.notice("shot " + std::to_string(shot + 1) + " of " +
                            std::to_string(survey.shots.size()));
@@ -253,8 +284,13 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
 
     t0 = Clock::now();
     const bool snapshots =
-        shot == 0 && every > 0 && geometry.expected_count > 0 && !out.snapshots_complete();
-    if (snapshots) out.begin_snapshots(geometry);
+        shot == 0 && every > 0 && geometry.expected_count > 0 && !store.snapshots_complete();
+    std::unique_ptr<OutputFile> snapshot_part;
+    if (snapshots) {
+      snapshot_part = store.begin_snapshots(meta);
+      snapshot_part->begin_snapshots(geometry);
+    }
+    SnapshotSink out{snapshot_part.get()};
     const int chunk = std::max(1, plan.steps / 40);
     for (int n = 0; n < plan.steps; ++n) {
       cpu ? cpu->step(n) : gpu->step(n);
@@ -284,7 +320,10 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
     g.dt_out = dt_out;
     g.samples = samples;
     g.traces = resample_traces(raw, receivers.size(), plan.dt, dt_out, samples);
-    out.write_shot(g);
+    if (snapshot_part) snapshot_part->commit();
+    store.write_shot(meta, g);
+    if (many && options.hooks.notice)
+      options.hooks.notice("shot " + std::to_string(shot) + " done");
     timing.output_ms = ms_since(t0);
     report.shots.push_back(timing);
     report.last.timing.total_ms = timing.step_ms;
@@ -299,10 +338,13 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
   report.last.device = meta.device_name;
   report.last.kernels = meta.region_kernels;
   report.last.output_file = options.output;
-  out.set_attribute("run_ms_total", ms_since(start));
-  out.commit();
+  throw_if_interrupted();
+  store.assemble(meta, static_cast<int>(survey.shots.size()), segy,
+                 [&](OutputFile& out) { out.set_attribute("run_ms_total", ms_since(start)); });
   report.total_ms = ms_since(start);
   return report;
 }
+
+} // namespace
 
 } // namespace minimod
