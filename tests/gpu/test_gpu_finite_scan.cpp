@@ -1,0 +1,166 @@
+/// The NaN/Inf watch's scan on the GPU against the CPU's (CTest label gpu): NaN, +Inf and -Inf
+/// planted at known points (inner region, layers, faces, corners; the ghost, which the scan must
+/// ignore) of grids whose sizes are no multiple of the scan's 32 x 8 blocks, for the acoustic and
+/// the TTI backends; the GPU must report exactly what the CPU does: the count, the first point, the
+/// largest finite |value| and where. Skipped without a GPU.
+
+#include "kernels/backend.hpp"
+#include "kernels/selection.hpp"
+#include "kernels/tti_backend.hpp"
+#include "solver/tti.hpp"
+#include "tests/gpu/gpu_environment.hpp"
+#include "tests/gpu/problem_builder.hpp"
+#include "tests/grid_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace minimod {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+struct Plant {
+  int i, j, k;
+  float value;
+};
+
+/// One source tap of weight 1 a plant, its sample at step 0 the planted value: after one step of
+/// zero fields the field holds exactly the plants.
+template <class Problem> void plant(Problem& p, const std::vector<Plant>& plants) {
+  p.sources = TapTable{};
+  p.sources.begin.push_back(0);
+  p.source_samples.assign(plants.size() * static_cast<std::size_t>(p.steps), 0.0f);
+  for (std::size_t s = 0; s < plants.size(); ++s) {
+    p.sources.index.push_back(p.layout.index(plants[s].i, plants[s].j, plants[s].k));
+    p.sources.weight.push_back(1.0f);
+    p.sources.begin.push_back(static_cast<std::int64_t>(s + 1));
+    p.source_samples[s * static_cast<std::size_t>(p.steps)] = plants[s].value;
+  }
+}
+
+/// Plants on an nx x ny x nz grid: the corners, points on each face, the layer, the inner region,
+/// the ghost, and `random` finite values of random size at random points.
+std::vector<Plant> plants_for(int nx, int ny, int nz, bool nonfinite, int random) {
+  std::vector<Plant> p;
+  if (nonfinite) {
+    const Plant corners_faces_inner[] = {
+        {nx - 1, ny - 1, nz - 1, kNaN}, {nx / 2, ny / 3, nz / 2, kInf}, {1, ny / 2, nz - 2, -kInf},
+        {nx - 1, 0, nz / 3, kNaN},      {nx / 3, ny - 1, 2, kInf},      {nx - 2, ny / 2, 0, -kInf}};
+    for (const Plant& at : corners_faces_inner)
+      p.push_back(at);
+  }
+  // The ghost: never counted, even when NaN.
+  p.push_back({-1, ny / 2, nz / 2, kNaN});
+  p.push_back({nx, 0, 0, kInf});
+  std::mt19937 rng(20240917u + static_cast<unsigned>(nx));
+  std::uniform_int_distribution<int> ix(0, nx - 1), iy(0, ny - 1), iz(0, nz - 1);
+  std::uniform_real_distribution<float> mag(-30.0f, 30.0f);
+  for (int r = 0; r < random; ++r)
+    p.push_back({ix(rng), iy(rng), iz(rng), std::ldexp(1.0f, static_cast<int>(mag(rng)))});
+  return p;
+}
+
+void expect_same(const FiniteScan& gpu, const FiniteScan& cpu, const std::string& what) {
+  EXPECT_EQ(gpu.points, cpu.points) << what;
+  EXPECT_EQ(gpu.nonfinite, cpu.nonfinite) << what;
+  EXPECT_EQ(gpu.first, cpu.first) << what;
+  EXPECT_EQ(gpu.max_abs, cpu.max_abs) << what;
+  EXPECT_EQ(gpu.max_at, cpu.max_at) << what;
+}
+
+/// Acoustic grids: small and odd; wider than the scan's 256 lanes of x; enough rows (ny nz) that
+/// the scan's grid is capped and each thread loops over many rows.
+struct Shape {
+  int nx, ny, nz, layer;
+};
+const Shape kShapes[] = {{23, 19, 17, 4}, {301, 13, 29, 6}, {241, 100, 121, 8}};
+
+TEST(GpuFiniteScan, AcousticAgreesWithTheCpuOnPlantedNaNAndInf) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  for (const Shape& sh : kShapes) {
+    for (const bool nonfinite : {true, false}) {
+      test_support::ProblemSpec spec;
+      spec.nx = sh.nx;
+      spec.ny = sh.ny;
+      spec.nz = sh.nz;
+      spec.n_layer = sh.layer;
+      spec.steps = 2;
+      spec.random_receivers = 0;
+      AcousticProblem p = test_support::build_acoustic_problem(spec);
+      const std::vector<Plant> plants = plants_for(sh.nx, sh.ny, sh.nz, nonfinite, 40);
+      plant(p, plants);
+      const std::string what = std::to_string(sh.nx) + "x" + std::to_string(sh.ny) + "x" +
+                               std::to_string(sh.nz) + (nonfinite ? " with" : " without") +
+                               " NaN/Inf";
+      auto cpu = make_cpu_backend();
+      cpu->setup(p, resolve_kernels("", BackendKind::Cpu, Physics::Acoustic, p.regions, p.layout,
+                                    "--kernel"));
+      auto gpu = make_cuda_backend();
+      gpu->setup(p, resolve_kernels("", BackendKind::Cuda, Physics::Acoustic, p.regions, p.layout,
+                                    "--kernel"));
+      // Before any step: all zero on both.
+      expect_same(gpu->scan_wavefield(), cpu->scan_wavefield(), what + ", zero field");
+      cpu->step(0);
+      gpu->step(0);
+      const FiniteScan c = cpu->scan_wavefield();
+      expect_same(gpu->scan_wavefield(), c, what);
+      EXPECT_EQ(c.nonfinite, nonfinite ? 6 : 0) << what;
+      EXPECT_GT(c.max_abs, 0.0f) << what;
+    }
+  }
+}
+
+TEST(GpuFiniteScan, TtiAgreesWithTheCpuOnPlantedNaNAndInfInPAndQ) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  for (const Shape& sh : {Shape{45, 38, 37, 6}, Shape{263, 21, 19, 5}}) {
+    const Grid g = test_support::make_grid(sh.nx, sh.ny, sh.nz, 10.0, 10.0, 10.0);
+    TtiModel m;
+    m.vp.assign(g.points(), 2200.0f);
+    m.epsilon.assign(g.points(), 0.25f);
+    m.delta.assign(g.points(), 0.1f);
+    m.theta.assign(g.points(), 0.4f);
+    TtiPlanOptions o;
+    o.steps = 3;
+    o.layer_width = sh.layer;
+    const TtiPlan plan = make_tti_plan(g, m, o);
+    TtiProblem p = build_tti_problem(plan, m, {}, {});
+    plant(p, plants_for(sh.nx, sh.ny, sh.nz, true, 40));
+    const std::string what =
+        std::to_string(sh.nx) + "x" + std::to_string(sh.ny) + "x" + std::to_string(sh.nz);
+    auto gpu = make_cuda_tti_backend();
+    gpu->setup(
+        p, resolve_kernels("", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel"));
+    TtiSimulation cpu(plan, p);
+    cpu.step(0);
+    gpu->step(0);
+    const FiniteScan cp = cpu.scan_field(false);
+    EXPECT_EQ(cp.nonfinite, 6) << what;
+    expect_same(gpu->scan_field(false), cp, what + " p after one step");
+    expect_same(gpu->scan_field(true), cpu.scan_field(true), what + " q after one step");
+    // A second step spreads the non-finite values into p and q through the stencil: the same
+    // points on both (NaN and Inf survive any summation order); the largest finite value may
+    // differ in its last bits, the kernels summing in another order.
+    cpu.step(1);
+    gpu->step(1);
+    for (const bool q : {false, true}) {
+      const FiniteScan c = cpu.scan_field(q), d = gpu->scan_field(q);
+      const std::string field = what + (q ? " q" : " p") + " after two steps";
+      EXPECT_GT(c.nonfinite, 6) << field;
+      EXPECT_EQ(d.nonfinite, c.nonfinite) << field;
+      EXPECT_EQ(d.first, c.first) << field;
+      EXPECT_NEAR(d.max_abs, c.max_abs, 1e-5 * c.max_abs) << field;
+      EXPECT_EQ(d.max_at, c.max_at) << field;
+    }
+  }
+}
+
+} // namespace
+} // namespace minimod
