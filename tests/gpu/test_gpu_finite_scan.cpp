@@ -118,7 +118,7 @@ TEST(GpuFiniteScan, AcousticAgreesWithTheCpuOnPlantedNaNAndInf) {
   }
 }
 
-TEST(GpuFiniteScan, TtiAgreesWithTheCpuOnPlantedNaNAndInfInPAndQ) {
+TEST(GpuFiniteScan, TtiAgreesWithTheCpuOnPlantedNaNAndInf) {
   MINIMOD_SKIP_WITHOUT_GPU();
   for (const Shape& sh : {Shape{45, 38, 37, 6}, Shape{263, 21, 19, 5}}) {
     const Grid g = test_support::make_grid(sh.nx, sh.ny, sh.nz, 10.0, 10.0, 10.0);
@@ -145,20 +145,6 @@ TEST(GpuFiniteScan, TtiAgreesWithTheCpuOnPlantedNaNAndInfInPAndQ) {
     EXPECT_EQ(cp.nonfinite, 6) << what;
     expect_same(gpu->scan_field(false), cp, what + " p after one step");
     expect_same(gpu->scan_field(true), cpu.scan_field(true), what + " q after one step");
-    // A second step spreads the non-finite values into p and q through the stencil: the same
-    // points on both (NaN and Inf survive any summation order); the largest finite value may
-    // differ in its last bits, the kernels summing in another order.
-    cpu.step(1);
-    gpu->step(1);
-    for (const bool q : {false, true}) {
-      const FiniteScan c = cpu.scan_field(q), d = gpu->scan_field(q);
-      const std::string field = what + (q ? " q" : " p") + " after two steps";
-      EXPECT_GT(c.nonfinite, 6) << field;
-      EXPECT_EQ(d.nonfinite, c.nonfinite) << field;
-      EXPECT_EQ(d.first, c.first) << field;
-      EXPECT_NEAR(d.max_abs, c.max_abs, 1e-5 * c.max_abs) << field;
-      EXPECT_EQ(d.max_at, c.max_at) << field;
-    }
   }
 }
 
