@@ -120,7 +120,7 @@ void FiniteWatch::check(int done, const FiniteScan& scan, const std::string& fie
     // value nears the float32 limit, so that the step and the point where it overflows are
     // caught before the NaN spreads (4 points a step).
     const int gap = scan.max_abs >= kHugeValue ? 1 : std::min(m_interval, std::max(1, done));
-    m_next = std::max(m_next, done + gap);
+    m_next = std::max(m_next, static_cast<std::int64_t>(done) + gap);
     return;
   }
   const FiniteWatchSetup& s = m_setup;
@@ -223,8 +223,9 @@ void require_finite_snapshot(const std::vector<float>& snapshot, int step, doubl
   const std::int64_t j = box.y0 + decimate * ((first / sx) % sy);
   const std::int64_t k = box.z0 + decimate * (first / (sx * sy));
   throw RuntimeFailure("the snapshot of step " + std::to_string(step) + " (t = " + num(time) +
-                       " s) holds " + std::to_string(count) + " values that are not finite; the " +
-                       "first, " + kind_of(snapshot[static_cast<std::size_t>(first)]) +
+                       " s) is not finite at " + std::to_string(count) + " of " +
+                       std::to_string(snapshot.size()) + " points; the first, " +
+                       kind_of(snapshot[static_cast<std::size_t>(first)]) +
                        ", at grid point (i, j, k) = (" + std::to_string(i) + ", " +
                        std::to_string(j) + ", " + std::to_string(k) + ")");
 }

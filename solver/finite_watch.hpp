@@ -12,6 +12,7 @@
 #include "solver/tti.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -80,7 +81,7 @@ private:
   };
   FiniteWatchSetup m_setup;
   int m_interval = 0;
-  int m_next = 1;                       ///< steps done when the next scan is due
+  std::int64_t m_next = 1;              ///< steps done when the next scan is due
   std::map<std::string, Clean> m_clean; ///< each field's last scan without NaN or Inf
 };
 

@@ -303,8 +303,8 @@ TEST(FiniteChecks, SnapshotNamesStepTimeAndGridPoint) {
     require_finite_snapshot(snapshot, 30, 0.06, box, 2, geometry);
     ADD_FAILURE() << "no RuntimeFailure";
   } catch (const RuntimeFailure& e) {
-    expect_has(e.what(), "the snapshot of step 30 (t = 0.06 s) holds 1 values that are not "
-                         "finite; the first, -Inf, at grid point (i, j, k) = (8, 5, 7)");
+    expect_has(e.what(), "the snapshot of step 30 (t = 0.06 s) is not finite at 1 of 24 "
+                         "points; the first, -Inf, at grid point (i, j, k) = (8, 5, 7)");
   }
 }
 

@@ -2,11 +2,14 @@
 /// planted at known points (inner region, layers, faces, corners; the ghost, which the scan must
 /// ignore) of grids whose sizes are no multiple of the scan's 32 x 8 blocks, for the acoustic and
 /// the TTI backends; the GPU must report exactly what the CPU does: the count, the first point, the
-/// largest finite |value| and where. Skipped without a GPU.
+/// largest finite |value| and where. A run with the watch gives the traces of the same steps
+/// without it, bit for bit. Skipped without a GPU.
 
 #include "kernels/backend.hpp"
 #include "kernels/selection.hpp"
 #include "kernels/tti_backend.hpp"
+#include "models/velocity.hpp"
+#include "solver/simulation.hpp"
 #include "solver/tti.hpp"
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
@@ -14,8 +17,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -146,6 +151,36 @@ TEST(GpuFiniteScan, TtiAgreesWithTheCpuOnPlantedNaNAndInf) {
     expect_same(gpu->scan_field(false), cp, what + " p after one step");
     expect_same(gpu->scan_field(true), cpu.scan_field(true), what + " q after one step");
   }
+}
+
+// The watch's scans run on the compute stream between steps: they must change nothing.
+TEST(GpuFiniteScan, WatchLeavesCudaTracesBitForBit) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  const Survey survey = parse_survey("grid: {shape: [67, 45, 39], spacing: 10}\n"
+                                     "model: {type: constant, velocity: 2000}\n"
+                                     "time: {steps: 300}\n"
+                                     "boundary: {width: 6}\n"
+                                     "sources:\n"
+                                     "  - position: [331, 215, 140]\n"
+                                     "    wavelet: {type: ricker, frequency: 15}\n"
+                                     "receivers:\n"
+                                     "  points: [[150, 100, 50], [500, 300, 300]]\n",
+                                     "gpu-watch.yaml", ".");
+  const Grid grid = make_grid(survey.grid);
+  SimulationOptions options;
+  options.backend = BackendChoice::Cuda;
+  Simulation watched(survey, build_velocity(survey.model, grid), options);
+  watched.run({}, nullptr);
+  const std::vector<float> a = watched.raw_traces();
+  Simulation plain(survey, build_velocity(survey.model, grid), options);
+  for (int n = 0; n < plain.plan().steps; ++n)
+    plain.backend().step(n);
+  std::vector<float> b;
+  plain.backend().fetch_traces(b);
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  EXPECT_EQ(watched.wavefield(), plain.wavefield());
+  EXPECT_GT(*std::max_element(a.begin(), a.end()), 0.0f);
 }
 
 } // namespace
