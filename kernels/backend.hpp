@@ -4,6 +4,7 @@
 /// time with the kernel chosen for each region.
 
 #include "kernels/field_layout.hpp"
+#include "kernels/finite_scan.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
 #include "solver/grid.hpp"
@@ -77,6 +78,9 @@ public:
   virtual void synchronize() = 0;
   /// Receiver traces so far: [receivers][steps + 1], sample n at time n*dt (sample 0 is zero).
   virtual void fetch_traces(std::vector<float>& traces) = 0;
+  /// Scan u^n's grid points (the ghosts excluded) for NaN and Inf (kernels/finite_scan.hpp): one
+  /// read of the field, after the queued steps. The time loops call it every few steps.
+  virtual FiniteScan scan_wavefield() = 0;
   /// Current wavefield u^n, dense, x fastest (synchronous).
   void fetch_wavefield(std::vector<float>& dense) {
     snapshot_begin();
@@ -108,6 +112,10 @@ std::unique_ptr<Backend> make_cpu_backend();
 std::unique_ptr<Backend> make_cuda_backend();
 /// Whether a CUDA GPU can be used; when not, *why says why.
 bool cuda_device_available(std::string* why);
+
+/// The scan of a padded field's grid points in host memory (the CPU side of
+/// Backend::scan_wavefield).
+FiniteScan scan_finite(const FieldLayout& l, const float* padded);
 
 /// Copy a dense x-fastest grid into a padded field (ghosts zero) and back.
 void pad_field(const FieldLayout& l, const float* dense, float* padded);

@@ -44,6 +44,20 @@ void pad_field(const FieldLayout& l, const float* dense, float* padded) {
   }
 }
 
+FiniteScan scan_finite(const FieldLayout& l, const float* padded) {
+  std::uint64_t count = 0, first = 0, max_key = 0;
+  const std::int64_t rows = static_cast<std::int64_t>(l.ny) * l.nz;
+#pragma omp parallel for schedule(static) reduction(+ : count) reduction(max : first, max_key)
+  for (std::int64_t row = 0; row < rows; ++row) {
+    const int j = static_cast<int>(row % l.ny), k = static_cast<int>(row / l.ny);
+    const float* line = padded + l.index(0, j, k);
+    const std::int64_t d0 = row * l.nx;
+    for (int i = 0; i < l.nx; ++i)
+      finite_scan_point(line[i], d0 + i, count, first, max_key);
+  }
+  return decode_finite_scan(count, first, max_key, rows * l.nx);
+}
+
 void unpad_field(const FieldLayout& l, const float* padded, float* dense) {
 #pragma omp parallel for collapse(2) schedule(static)
   for (int k = 0; k < l.nz; ++k) {

@@ -99,6 +99,9 @@ public:
   virtual void fetch_traces(std::vector<float>& traces) = 0;
   /// p^n (q^n with `q`), dense, x fastest.
   virtual void fetch_field(std::vector<float>& dense, bool q = false) = 0;
+  /// Scan p^n's (q^n's with `q`) grid points, the ghosts excluded, for NaN and Inf
+  /// (kernels/finite_scan.hpp): one read of the field, after the queued steps.
+  virtual FiniteScan scan_field(bool q = false) = 0;
 };
 
 /// The CUDA TTI backend; throws RuntimeFailure when the binary has no CUDA or no GPU is usable.

@@ -2,6 +2,8 @@
 
 #include "io/errors.hpp"
 #include "kernels/autotune.hpp"
+#include "solver/finite_watch.hpp"
+#include "solver/interrupt.hpp"
 #include "solver/problem.hpp"
 #include "solver/wavelet.hpp"
 
@@ -153,18 +155,23 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
   auto finish_snapshot = [&] {
     const auto t0 = Clock::now();
     m_backend->snapshot_end(dense);
-    output->append_snapshot(pending, pending * m_plan.dt,
-                            extract_snapshot(dense, m_plan.grid, m_plan.snapshot_box,
-                                             m_plan.snapshot_decimate, m_plan.snapshot_geometry));
+    std::vector<float> snapshot =
+        extract_snapshot(dense, m_plan.grid, m_plan.snapshot_box, m_plan.snapshot_decimate,
+                         m_plan.snapshot_geometry);
+    require_finite_snapshot(snapshot, pending, pending * m_plan.dt, m_plan.snapshot_box,
+                            m_plan.snapshot_decimate, m_plan.snapshot_geometry);
+    output->append_snapshot(pending, pending * m_plan.dt, snapshot);
     pending = -1;
     snapshot_ms += ms_since(t0);
   };
 
+  FiniteWatch watch(watch_setup());
   m_backend->synchronize();
   const auto start = Clock::now();
   auto chunk_start = start;
   double chunk_snapshot_ms = 0;
   for (int n = 0; n < steps; ++n) {
+    throw_if_interrupted();
     m_backend->step(n);
     if (pending >= 0) finish_snapshot(); // the copy overlapped this step
     if (every > 0 && (n + 1) % every == 0) {
@@ -173,6 +180,8 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
       pending = n + 1;
       snapshot_ms += ms_since(t0);
     }
+    // The NaN/Inf watch (solver/finite_watch.hpp): a scan of u every few steps, timed with them.
+    if (watch.due(n + 1)) watch.check(n + 1, m_backend->scan_wavefield(), "u");
     if ((n + 1) % chunk == 0 || n + 1 == steps) {
       m_backend->synchronize();
       const double ms = ms_since(chunk_start) - (snapshot_ms - chunk_snapshot_ms);
@@ -199,13 +208,30 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
 std::vector<float> Simulation::raw_traces() {
   std::vector<float> t;
   m_backend->fetch_traces(t);
+  require_finite_traces(t, m_problem.receivers.owners(), m_plan.dt, "the traces");
   return t;
 }
 
 std::vector<float> Simulation::output_traces() {
-  const std::vector<float> raw = raw_traces();
-  return resample_traces(raw, m_problem.receivers.owners(), m_plan.dt, m_plan.dt_out,
-                         m_plan.trace_samples);
+  std::vector<float> raw;
+  m_backend->fetch_traces(raw);
+  return resample_finite_traces(raw, m_problem.receivers.owners(), m_plan.dt, m_plan.dt_out,
+                                m_plan.trace_samples, "the traces");
+}
+
+FiniteWatchSetup Simulation::watch_setup() const {
+  FiniteWatchSetup w;
+  w.grid = m_plan.grid;
+  w.layer = m_plan.layer;
+  for (const auto& src : m_survey.sources)
+    w.sources.push_back(src.position);
+  w.dt = m_plan.dt;
+  w.steps = m_plan.steps;
+  w.cfl = m_plan.cfl;
+  w.dt_origin = finite_watch_dt_origin(m_survey.time);
+  w.vmax = m_plan.vmax;
+  w.source_peak = finite_watch_source_peak(m_problem.source_samples);
+  return w;
 }
 
 std::vector<float> Simulation::wavefield() {

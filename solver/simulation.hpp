@@ -6,6 +6,7 @@
 #include "io/survey.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/selection.hpp"
+#include "solver/finite_watch.hpp"
 #include "solver/plan.hpp"
 
 #include <functional>
@@ -84,17 +85,25 @@ public:
   void load_shot(const Survey& shot);
 
   /// Run every step. `progress(steps_done)` is called every few steps; snapshots are appended to
-  /// `output` when it is not null.
+  /// `output` when it is not null. Throws Interrupted between steps once SIGINT or SIGTERM has
+  /// arrived (solver/interrupt.hpp), and RuntimeFailure when the wavefield or a snapshot holds a
+  /// NaN or an Inf (solver/finite_watch.hpp: the field is scanned every few steps and after the
+  /// last one).
   LoopTiming run(const std::function<void(int)>& progress, OutputFile* output);
 
-  /// Traces at every step: [receivers][steps + 1], sample n at t = n dt.
+  /// Traces at every step: [receivers][steps + 1], sample n at t = n dt. RuntimeFailure when a
+  /// sample is not finite.
   std::vector<float> raw_traces();
-  /// Traces resampled to the plan's dt_out: [receivers][trace_samples].
+  /// Traces resampled to the plan's dt_out: [receivers][trace_samples]. RuntimeFailure when a
+  /// sample, before or after resampling, is not finite.
   std::vector<float> output_traces();
   /// The wavefield after the last step, dense, x fastest.
   std::vector<float> wavefield();
 
 private:
+  /// What the NaN/Inf watch of run() needs: grid, layer, the shot's sources, dt and its origin.
+  FiniteWatchSetup watch_setup() const;
+
   Survey m_survey;
   std::vector<float> m_velocity;
   double m_problem_ms = 0, m_device_ms = 0;

@@ -84,6 +84,8 @@ public:
       r.gather.traces = m_sim->output_traces();
       r.timing.output_ms = ms_since(t0);
       r.ok = true;
+    } catch (const Interrupted&) {
+      throw; // Ctrl-C stops the survey; it is no failure of this shot
     } catch (const std::exception& e) {
       if (rethrow) throw; // a survey of one shot fails as a whole, with the error's own type
       r.ok = false;

@@ -483,6 +483,10 @@ std::vector<float> TtiSimulation::wavefield_p() const {
   return dense;
 }
 
+FiniteScan TtiSimulation::scan_field(bool q) const {
+  return scan_finite(m_problem.layout, (q ? m_q : m_p).data());
+}
+
 std::vector<float> TtiSimulation::wavefield_q() const {
   std::vector<float> dense(m_plan.grid.points());
   unpad_field(m_problem.layout, m_q.data(), dense.data());

@@ -161,6 +161,9 @@ public:
   std::vector<float> wavefield_p() const;
   /// q^n, dense, x fastest.
   std::vector<float> wavefield_q() const;
+  /// Scan p^n's (q^n's with `q`) grid points, the ghosts excluded, for NaN and Inf
+  /// (kernels/finite_scan.hpp), as TtiBackend::scan_field does on the GPU.
+  FiniteScan scan_field(bool q = false) const;
 
 private:
   void update_regions();

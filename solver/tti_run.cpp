@@ -6,6 +6,7 @@
 #include "kernels/selection.hpp"
 #include "kernels/tti_backend.hpp"
 #include "models/velocity.hpp"
+#include "solver/finite_watch.hpp"
 #include "solver/interrupt.hpp"
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
@@ -292,12 +293,21 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
     }
     SnapshotSink out{snapshot_part.get()};
     const int chunk = std::max(1, plan.steps / 40);
+    FiniteWatch watch(tti_watch_setup(s, plan, cpu ? cpu->problem() : problem));
     for (int n = 0; n < plan.steps; ++n) {
+      throw_if_interrupted();
       cpu ? cpu->step(n) : gpu->step(n);
       if (snapshots && (n + 1) % every == 0) {
-        out.append_snapshot(n + 1, (n + 1) * plan.dt,
-                            extract_snapshot(field_p(), grid, sampling.snapshot_box,
-                                             sampling.snapshot_decimate, geometry));
+        std::vector<float> snapshot = extract_snapshot(field_p(), grid, sampling.snapshot_box,
+                                                       sampling.snapshot_decimate, geometry);
+        require_finite_snapshot(snapshot, n + 1, (n + 1) * plan.dt, sampling.snapshot_box,
+                                sampling.snapshot_decimate, geometry);
+        out.append_snapshot(n + 1, (n + 1) * plan.dt, snapshot);
+      }
+      // The NaN/Inf watch (solver/finite_watch.hpp): scans of p and q every few steps.
+      if (watch.due(n + 1)) {
+        watch.check(n + 1, cpu ? cpu->scan_field(false) : gpu->scan_field(false), "p");
+        watch.check(n + 1, cpu ? cpu->scan_field(true) : gpu->scan_field(true), "q");
       }
       if (options.hooks.on_progress && ((n + 1) % chunk == 0 || n + 1 == plan.steps)) {
         if (gpu) gpu->synchronize(); // so that the progress shows real time
@@ -319,7 +329,8 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
     g.receiver_positions = receivers;
     g.dt_out = dt_out;
     g.samples = samples;
-    g.traces = resample_traces(raw, receivers.size(), plan.dt, dt_out, samples);
+    g.traces = resample_finite_traces(raw, receivers.size(), plan.dt, dt_out, samples,
+                                      "shot " + std::to_string(shot) + "'s traces");
     if (snapshot_part) snapshot_part->commit();
     store.write_shot(meta, g);
     if (many && options.hooks.notice)

@@ -126,6 +126,10 @@ public:
     dense.resize(static_cast<std::size_t>(l.nx) * l.ny * l.nz);
     unpad_field(l, m_u.data(), dense.data());
   }
+  FiniteScan scan_wavefield() override {
+    require_ready("scan_wavefield");
+    return scan_finite(m_problem->layout, m_u.data());
+  }
   void synchronize() override {}
   void fetch_traces(std::vector<float>& traces) override { traces = m_traces; }
 

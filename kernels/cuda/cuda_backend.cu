@@ -7,6 +7,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_support.cuh"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/finite_scan.cuh"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 
@@ -227,6 +228,11 @@ public:
     m_taps.fetch(traces, m_streams.main());
   }
 
+  FiniteScan scan_wavefield() override {
+    require_ready("scan_wavefield");
+    return m_scan.scan(m_u.as<const float>(), m_layout, m_streams.main(), "u");
+  }
+
 private:
   /// Throws unless the problem and the kernels fit together, before anything is allocated.
   void validate(const AcousticProblem& p,
@@ -291,7 +297,8 @@ private:
   int m_steps = 0;
 
   DeviceBuffer m_u, m_v, m_vp2dt2, m_phi, m_eta;
-  DeviceTaps m_taps; ///< sources, receivers, traces
+  DeviceTaps m_taps;       ///< sources, receivers, traces
+  DeviceFiniteScan m_scan; ///< the NaN/Inf watch's keys
 
   PinnedFloats m_staging; ///< pinned host copy of the padded u, filled by snapshot_begin
   bool m_snapshot_pending = false;

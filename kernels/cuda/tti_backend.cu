@@ -7,6 +7,7 @@
 #include "io/errors.hpp"
 #include "kernels/cuda/cuda_support.cuh"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/finite_scan.cuh"
 #include "kernels/tti_backend.hpp"
 
 #include <array>
@@ -174,6 +175,12 @@ public:
     unpad_field(m_layout, padded.data(), dense.data());
   }
 
+  FiniteScan scan_field(bool q) override {
+    require_ready("scan_field");
+    return m_scan.scan((q ? m_q : m_p).as<const float>(), m_layout, m_streams.main(),
+                       q ? "TTI q" : "TTI p");
+  }
+
 private:
   /// Upload the source and receiver taps and the source samples (replacing earlier ones).
   void upload_taps(const TtiProblem& p) {
@@ -237,7 +244,8 @@ private:
 
   DeviceBuffer m_p, m_p_next, m_q, m_q_next;
   DeviceBuffer m_vp2dt2, m_aniso, m_axis_xz, m_axis_y, m_phi, m_eta;
-  DeviceTaps m_taps; ///< sources into p, receivers of p, traces
+  DeviceTaps m_taps;       ///< sources into p, receivers of p, traces
+  DeviceFiniteScan m_scan; ///< the NaN/Inf watch's keys
 };
 
 } // namespace
