@@ -272,11 +272,12 @@ def wait_for(c, pattern, p, seconds=60):
 
 def case_signals(work):
     # One shot: nothing is left behind, whatever the moment.
-    one = Case(os.path.join(work, "one"), shots=1, steps=400, snapshots=True, segy=False)
+    # Long enough (about a second here) that the signal lands inside the time loop.
+    one = Case(os.path.join(work, "one"), shots=1, steps=4000, snapshots=True, segy=False)
     for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         shutil.rmtree(one.path("o"), ignore_errors=True)
         p, log = start(one, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu"])
-        wait_for(one, r"^step \d+/400", p)
+        wait_for(one, r"^(\S+ \S+ )?step \d+/4000", p)  # log lines start with date and time
         p.send_signal(sig)
         p.wait(60)
         log.close()
