@@ -118,7 +118,8 @@ std::vector<AutotuneEntry> read_entries(const std::string& path) {
       throw CacheError("cache format version " + version->dump() + ", this program writes " +
                        std::to_string(kCacheVersion));
   }
-  const Json& entries = required(root, "entries", "cache");
+  const std::string top = "cache"; // a named string: gcc 13 warns of a temporary here
+  const Json& entries = required(root, "entries", top);
   if (!entries.is_array()) throw CacheError("cache.entries is not an array");
   std::vector<AutotuneEntry> out;
   for (std::size_t i = 0; i < entries.size(); ++i) {
