@@ -38,11 +38,15 @@ stage_build() {
   cmake --build "$BUILD_DIR" -j"$JOBS"
 }
 
+# Four tests at a time, four OpenMP threads each: the CPU references of the GPU tests with 16
+# spinning threads in each of four processes made every test 25 times slower (35 s against 1.4 s).
 stage_test() {
+  local -a run=(env OMP_NUM_THREADS="${OMP_NUM_THREADS:-4}" OMP_WAIT_POLICY=passive
+    ctest --test-dir "$BUILD_DIR" --output-on-failure --no-tests=error -j4)
   if [ -n "${OUT:-}" ]; then
-    ctest --test-dir "$BUILD_DIR" --output-on-failure --no-tests=error 2>&1 | tee "$OUT/ctest.log"
+    "${run[@]}" 2>&1 | tee "$OUT/ctest.log"
   else
-    ctest --test-dir "$BUILD_DIR" --output-on-failure --no-tests=error
+    "${run[@]}"
   fi
 }
 
