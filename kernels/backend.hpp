@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,15 @@ std::unique_ptr<Backend> make_cpu_backend();
 std::unique_ptr<Backend> make_cuda_backend();
 /// Whether a CUDA GPU can be used; when not, *why says why.
 bool cuda_device_available(std::string* why);
+
+/// Memory of the GPU this process would run on (the device a backend opens).
+struct GpuMemory {
+  std::string name;
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+};
+/// The GPU's memory, or empty when no GPU can be used (a build without CUDA, no device).
+std::optional<GpuMemory> cuda_device_memory();
 
 /// The scan of a padded field's grid points in host memory (the CPU side of
 /// Backend::scan_wavefield).

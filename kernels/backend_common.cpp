@@ -81,6 +81,10 @@ bool cuda_device_available(std::string* why) {
   return false;
 }
 
+std::optional<GpuMemory> cuda_device_memory() {
+  return std::nullopt;
+}
+
 std::unique_ptr<TtiBackend> make_cuda_tti_backend() {
   throw RuntimeFailure("this minimod-gpu was built without CUDA (configure with -DMINIMOD_CUDA=ON "
                        "on a machine with nvcc); use --backend cpu");

@@ -326,6 +326,15 @@ bool cuda_device_available(std::string* why) {
   return true;
 }
 
+std::optional<GpuMemory> cuda_device_memory() {
+  if (!cuda_device_available(nullptr)) return std::nullopt;
+  const gpu::OpenedDevice device = gpu::open_device();
+  GpuMemory m;
+  m.name = device.name;
+  MINIMOD_GPU_CHECK(gpuMemGetInfo(&m.free_bytes, &m.total_bytes));
+  return m;
+}
+
 std::unique_ptr<Backend> make_cuda_backend() {
   std::string why;
   if (!cuda_device_available(&why)) throw RuntimeFailure("no CUDA device: " + why);
