@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -196,6 +197,13 @@ struct OutputFile::Impl {
     write_attribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, space, value.data());
   }
 
+  void write_int_list(hid_t object, const std::string& name, const std::vector<int>& value) const {
+    const hsize_t dims[1] = {value.size()};
+    H5Handle space =
+        own(H5Screate_simple(1, dims, nullptr), H5Sclose, "write attribute '" + name + "'");
+    write_attribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT, space, value.data());
+  }
+
   template <std::size_t N>
   void write_ints(hid_t object, const std::string& name, const std::array<int, N>& value) const {
     const hsize_t dims[1] = {N};
@@ -352,6 +360,11 @@ OutputFile::OutputFile(const std::string& final_path, const OutputMeta& meta,
   impl.write_string(root, "dt_units", "s");
   impl.write_int(root, "steps", meta.steps);
   impl.write_string(root, "created", utc_now_iso8601());
+  if (meta.survey_shots > 0) {
+    impl.write_int(root, "survey_shots", meta.survey_shots);
+    impl.write_int_list(root, "shots_selected", meta.shots_selected);
+    impl.write_string(root, "run_fingerprint", meta.run_fingerprint);
+  }
 
   // Created up front so every file has /shots, even one from a run that fired no shot yet.
   impl.shots = impl.own(H5Gcreate2(root, "shots", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
@@ -703,6 +716,235 @@ void read_backend_attributes(const std::string& path, OutputMeta& meta) {
   meta.device_name = text("device_name");
   for (std::size_t region = 0; region < meta.region_kernels.size(); ++region)
     meta.region_kernels[region] = text(std::string("kernel_") + kRegionNames[region]);
+}
+
+namespace {
+
+/// A variable-length string attribute of `object`.
+std::string read_text_attribute(const Reader& read, hid_t object, const std::string& name) {
+  H5Handle a =
+      read.own(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "attribute '" + name + "'");
+  H5Handle type = read.own(H5Aget_type(a.get()), H5Tclose, "attribute '" + name + "'");
+  char* value = nullptr;
+  if (H5Aread(a.get(), type.get(), &value) < 0) read.fail("attribute '" + name + "'");
+  std::string result = value ? value : "";
+  H5free_memory(value);
+  return result;
+}
+
+/// A 1-D int attribute of `object`, whatever its length.
+std::vector<int> read_int_list_attribute(const Reader& read, hid_t object,
+                                         const std::string& name) {
+  H5Handle a =
+      read.own(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "attribute '" + name + "'");
+  H5Handle space = read.own(H5Aget_space(a.get()), H5Sclose, "attribute '" + name + "'");
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) read.fail("attribute '" + name + "'");
+  std::vector<int> values(static_cast<std::size_t>(n));
+  if (n > 0 && H5Aread(a.get(), H5T_NATIVE_INT, values.data()) < 0)
+    read.fail("attribute '" + name + "'");
+  return values;
+}
+
+} // namespace
+
+OutputMeta read_output_meta(const std::string& path) {
+  H5Handle file = open_readonly(path);
+  const Reader read{path};
+  const hid_t root = file.get();
+  OutputMeta meta;
+  read_backend_attributes(path, meta);
+  meta.program_version = read_text_attribute(read, root, "program_version");
+  meta.git_commit = read_text_attribute(read, root, "git_commit");
+  meta.survey_text = read_text_attribute(read, root, "survey");
+  meta.survey_path = read_text_attribute(read, root, "survey_path");
+  meta.physics = read_text_attribute(read, root, "physics");
+  read.attribute(root, "grid_shape", H5T_NATIVE_INT, meta.grid_shape.data());
+  read.attribute(root, "grid_spacing", H5T_NATIVE_DOUBLE, meta.grid_spacing.data());
+  read.attribute(root, "grid_origin", H5T_NATIVE_DOUBLE, meta.grid_origin.data());
+  read.attribute(root, "layer_widths", H5T_NATIVE_INT, meta.layer_widths.data());
+  read.attribute(root, "dt", H5T_NATIVE_DOUBLE, &meta.dt);
+  read.attribute(root, "steps", H5T_NATIVE_INT, &meta.steps);
+  if (H5Aexists(root, "survey_shots") > 0) {
+    read.attribute(root, "survey_shots", H5T_NATIVE_INT, &meta.survey_shots);
+    meta.shots_selected = read_int_list_attribute(read, root, "shots_selected");
+    meta.run_fingerprint = read_text_attribute(read, root, "run_fingerprint");
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return meta;
+}
+
+std::vector<int> output_shot_numbers(const std::string& path) {
+  H5Handle file = open_readonly(path);
+  const Reader read{path};
+  H5Handle group = read.own(H5Gopen2(file.get(), "shots", H5P_DEFAULT), H5Gclose, "'/shots'");
+  std::vector<int> shots;
+  H5G_info_t info;
+  if (H5Gget_info(group.get(), &info) < 0) read.fail("the groups of '/shots'");
+  for (hsize_t n = 0; n < info.nlinks; ++n) {
+    char name[64] = {};
+    if (H5Lget_name_by_idx(group.get(), ".", H5_INDEX_NAME, H5_ITER_INC, n, name, sizeof name,
+                           H5P_DEFAULT) < 0) {
+      read.fail("the groups of '/shots'");
+    }
+    char* end = nullptr;
+    const long shot = std::strtol(name, &end, 10);
+    if (end != name && *end == '\0' && shot >= 0) shots.push_back(static_cast<int>(shot));
+  }
+  std::sort(shots.begin(), shots.end());
+  return shots;
+}
+
+namespace {
+
+/// "0-3,7" for {0,1,2,3,7}.
+std::string shots_text(const std::vector<int>& shots) {
+  std::string text;
+  for (std::size_t i = 0; i < shots.size();) {
+    std::size_t j = i;
+    while (j + 1 < shots.size() && shots[j + 1] == shots[j] + 1)
+      ++j;
+    if (!text.empty()) text += ",";
+    text += std::to_string(shots[i]);
+    if (j > i) text += "-" + std::to_string(shots[j]);
+    i = j + 1;
+  }
+  return text.empty() ? "none" : text;
+}
+
+template <typename T, std::size_t N> std::string list_text(const std::array<T, N>& values) {
+  std::string text;
+  for (const T& v : values) {
+    if (!text.empty()) text += " ";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g", static_cast<double>(v));
+    text += buffer;
+  }
+  return text;
+}
+
+/// The first line where two texts differ, 1-based.
+int first_differing_line(const std::string& a, const std::string& b) {
+  int line = 1;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i] != b[i]) return line;
+    if (a[i] == '\n') ++line;
+  }
+  return line;
+}
+
+} // namespace
+
+void merge_outputs(const std::string& output, const std::vector<std::string>& inputs) {
+  if (inputs.size() < 2)
+    throw InputError("merge: " + std::to_string(inputs.size()) +
+                     " input file(s); allowed: two or more outputs of `run --shots`");
+  std::error_code ec;
+  struct Input {
+    std::string path;
+    OutputMeta meta;
+    std::vector<int> shots;
+    bool snapshots = false;
+  };
+  std::vector<Input> in;
+  for (const std::string& path : inputs) {
+    if (fs::exists(output, ec) && fs::equivalent(output, path, ec)) {
+      throw InputError("merge: the output '" + output + "' is also an input; allowed: a new " +
+                       "file name (the merged file replaces the output only when complete)");
+    }
+    Input i;
+    i.path = path;
+    try {
+      i.meta = read_output_meta(path);
+      i.shots = output_shot_numbers(path);
+      i.snapshots = h5_object_readable(path, "/snapshots");
+    } catch (const OutputError& e) {
+      throw InputError("merge: '" + path + "' is not a readable output of minimod-gpu (" +
+                       e.what() + ")");
+    }
+    if (i.meta.run_fingerprint.empty()) {
+      throw InputError("merge: '" + path +
+                       "' records no run fingerprint (attribute 'run_fingerprint'); allowed: "
+                       "outputs of `run` of this version");
+    }
+    in.push_back(std::move(i));
+  }
+  const Input& first = in.front();
+  for (std::size_t k = 1; k < in.size(); ++k) {
+    const Input& other = in[k];
+    std::vector<std::string> diffs;
+    const OutputMeta &a = first.meta, &b = other.meta;
+    if (a.survey_text != b.survey_text) {
+      diffs.push_back("the survey text (from line " +
+                      std::to_string(first_differing_line(a.survey_text, b.survey_text)) + ")");
+    }
+    if (a.physics != b.physics) diffs.push_back("physics: " + a.physics + " vs " + b.physics);
+    if (a.grid_shape != b.grid_shape)
+      diffs.push_back("grid_shape: " + list_text(a.grid_shape) + " vs " + list_text(b.grid_shape));
+    if (a.grid_spacing != b.grid_spacing)
+      diffs.push_back("grid_spacing: " + list_text(a.grid_spacing) + " vs " +
+                      list_text(b.grid_spacing));
+    if (a.grid_origin != b.grid_origin)
+      diffs.push_back("grid_origin: " + list_text(a.grid_origin) + " vs " +
+                      list_text(b.grid_origin));
+    if (a.layer_widths != b.layer_widths)
+      diffs.push_back("layer_widths: " + list_text(a.layer_widths) + " vs " +
+                      list_text(b.layer_widths));
+    if (a.dt != b.dt)
+      diffs.push_back("dt: " + list_text(std::array<double, 1>{a.dt}) + " vs " +
+                      list_text(std::array<double, 1>{b.dt}));
+    if (a.steps != b.steps)
+      diffs.push_back("steps: " + std::to_string(a.steps) + " vs " + std::to_string(b.steps));
+    if (a.survey_shots != b.survey_shots)
+      diffs.push_back("survey_shots: " + std::to_string(a.survey_shots) + " vs " +
+                      std::to_string(b.survey_shots));
+    if (diffs.empty() && a.run_fingerprint != b.run_fingerprint) {
+      diffs.push_back("run_fingerprint (program version, input files, or --steps/--backend/"
+                      "--kernel): " +
+                      a.run_fingerprint + " vs " + b.run_fingerprint);
+    }
+    if (!diffs.empty()) {
+      std::string listed;
+      for (const auto& d : diffs)
+        listed += "\n  - " + d;
+      throw InputError("merge: '" + other.path + "' is not of the same survey run as '" +
+                       first.path + "'; nothing was written. Differences:" + listed +
+                       "\nallowed: outputs of one survey run with the same inputs and options, "
+                       "split by --shots");
+    }
+  }
+  std::vector<std::pair<int, std::size_t>> owner; // shot -> input
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    for (const int shot : in[k].shots)
+      owner.emplace_back(shot, k);
+  }
+  std::sort(owner.begin(), owner.end());
+  for (std::size_t n = 1; n < owner.size(); ++n) {
+    if (owner[n].first == owner[n - 1].first) {
+      throw InputError("merge: shot " + std::to_string(owner[n].first) + " is in both '" +
+                       in[owner[n - 1].second].path + "' and '" + in[owner[n].second].path +
+                       "'; nothing was written; allowed: outputs of disjoint shot sets");
+    }
+  }
+  const Input* with_snapshots = nullptr;
+  for (const Input& i : in) {
+    if (i.snapshots) with_snapshots = &i; // only shot 0's run writes snapshots: at most one
+  }
+  OutputMeta meta = first.meta;
+  meta.shots_selected.clear();
+  for (const auto& [shot, k] : owner)
+    meta.shots_selected.push_back(shot);
+  OutputFile out(output, meta);
+  std::string merged_from;
+  for (const Input& i : in) {
+    merged_from += (merged_from.empty() ? "" : "\n") + i.path + ": shots " + shots_text(i.shots) +
+                   " (" + i.meta.backend + ", " + i.meta.device_name + ")";
+  }
+  out.set_attribute("merged_from", merged_from);
+  for (const auto& [shot, k] : owner)
+    out.copy_shot_from(in[k].path, shot);
+  if (with_snapshots) out.copy_snapshots_from(with_snapshots->path);
+  out.commit();
 }
 
 bool h5_object_readable(const std::string& path, const std::string& object) {

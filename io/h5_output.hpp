@@ -31,6 +31,13 @@ struct OutputMeta {
   std::array<int, 6> layer_widths{}; ///< x_lo, x_hi, y_lo, y_hi, z_lo, z_hi
   double dt = 0;
   int steps = 0;
+  /// Of a final output (0 / empty in part files): the survey's shot count, the shots the run was
+  /// asked for (`--shots`; every shot without it), and the run's fingerprint as JSON (what decides
+  /// the samples: program, survey text, input files, --steps/--backend/--kernel), which `merge`
+  /// compares.
+  int survey_shots = 0;
+  std::vector<int> shots_selected;
+  std::string run_fingerprint;
 };
 
 /// One shot gather.
@@ -103,6 +110,19 @@ ShotGather read_shot_gather(const std::string& path, int shot);
 /// Fill `meta`'s backend, device_name and region_kernels from the root attributes of the file at
 /// `path` (a part written with them). Throws OutputError when they cannot be read.
 void read_backend_attributes(const std::string& path, OutputMeta& meta);
+
+/// The root attributes of an output file written by this version (OutputMeta's fields; the backend
+/// and device those of the file). Throws OutputError when the file or an attribute cannot be read.
+OutputMeta read_output_meta(const std::string& path);
+/// The shot numbers of the /shots groups of `path`, sorted. Throws OutputError.
+std::vector<int> output_shot_numbers(const std::string& path);
+
+/// `merge`: join outputs of disjoint shot sets of one survey into `output` (written under a
+/// temporary name and renamed; with the XDMF sidecar when one input holds snapshots). Throws
+/// InputError, naming the files and what differs, when an input is not an output of this
+/// program, when inputs differ in their run fingerprint, physics, grid, dt or steps, when two
+/// inputs hold the same shot, or when `output` is one of the inputs; nothing is written then.
+void merge_outputs(const std::string& output, const std::vector<std::string>& inputs);
 
 /// Whether `path` is an HDF5 file that opens and holds the group `object` ("/shots/0003").
 bool h5_object_readable(const std::string& path, const std::string& object);

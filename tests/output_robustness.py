@@ -223,7 +223,7 @@ def case_kill(work):
                                 "-e", "inject=%s:signal=KILL:when=%d" % (call, k)])
         check(code in (-9, 128 + 9, 137), "%s: the run was not killed (exit %d): %s"
               % (what, code, err[-500:]))
-        done = {int(s) for s in re.findall(r"^shot (\d+) done$", err, re.M)}
+        done = {int(s) for s in re.findall(r"^shot (\d+) done \(\d+/\d+ done\)$", err, re.M)}
         final = os.path.join(out, "x.h5")
         if os.path.exists(final):
             # Killed after the final rename: the file there is complete.
@@ -268,7 +268,7 @@ def case_signals(work):
     for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         shutil.rmtree(one.path("o"), ignore_errors=True)
         p, log = start(one, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu"])
-        wait_for(one, r"^step \d+/400", p)
+        wait_for(one, r"^\S+ \S+ step \d+/400", p)
         p.send_signal(sig)
         p.wait(60)
         log.close()
@@ -280,9 +280,9 @@ def case_signals(work):
                                                                        listing(one.path("o"))))
     # Many shots: complete shots kept, the resume command printed, the resumed run complete.
     many = Case(os.path.join(work, "many"), shots=4, steps=300)
-    for sig, code, after in ((signal.SIGINT, 130, r"^shot 0 done$"),
-                             (signal.SIGTERM, 143, r"^shot 1 done$"),
-                             (signal.SIGTERM, 143, r"^shot 1 of 4$")):
+    for sig, code, after in ((signal.SIGINT, 130, r"^shot 0 done \(1/4 done\)$"),
+                             (signal.SIGTERM, 143, r"^shot 1 done \(2/4 done\)$"),
+                             (signal.SIGTERM, 143, r"^shot 0 \(1 of 4\)$")):
         what = "%s after '%s'" % (sig.name, after)
         shutil.rmtree(many.path("o"), ignore_errors=True)
         p, log = start(many, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu",
@@ -295,7 +295,7 @@ def case_signals(work):
         check(p.returncode == code, "%s: exit %s, expected %d:\n%s"
               % (what, p.returncode, code, err))
         check(not os.path.exists(many.path("o", "x.h5")), what + ": a final file appeared")
-        done = {int(s) for s in re.findall(r"^shot (\d+) done$", err, re.M)}
+        done = {int(s) for s in re.findall(r"^shot (\d+) done \(\d+/\d+ done\)$", err, re.M)}
         kept = parts_of(many.path("o", "x.h5.parts"))
         check(done == kept, "%s: shots done %s, kept %s" % (what, sorted(done), sorted(kept)))
         if not kept:
@@ -325,7 +325,7 @@ def case_signals(work):
 def case_writers(work):
     c = Case(work, shots=4, steps=300)
     p, log = start(c, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu"])
-    wait_for(c, r"^shot 1 of 4$", p)
+    wait_for(c, r"^shot 0 \(1 of 4\)$", p)
     before = tree(c.path("o"))
     code, err = run(["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu"], work)
     check(code == 4, "second writer: exit %d, expected 4:\n%s" % (code, err))
@@ -350,7 +350,7 @@ def case_writers(work):
 def case_mismatch(work):
     c = Case(work, shots=4, steps=300, snapshots=False, segy=False)
     p, log = start(c, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu", "--steps", "300"])
-    wait_for(c, r"^shot 1 done$", p)
+    wait_for(c, r"^shot 1 done \(2/4 done\)$", p)
     p.send_signal(signal.SIGINT)
     p.wait(60)
     log.close()

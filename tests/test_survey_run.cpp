@@ -160,7 +160,7 @@ TEST_F(RunDir, ResumeAfterKillGivesTheSameFile) {
   const std::string killer = "(" + kBinary + " run " + at("s.yaml") + " -o " + at("resumed.h5") +
                              " --backend cpu > " + at("run.log") +
                              " 2>&1 & pid=$!; "
-                             "for i in $(seq 1 600); do grep -q 'shot 3 of 6' " +
+                             "for i in $(seq 1 600); do grep -q 'shot 2 (3 of 6)' " +
                              at("run.log") +
                              " && break; sleep 0.05; done; kill -9 $pid; wait $pid; exit 0)";
   ASSERT_EQ(shell(killer), 0);
