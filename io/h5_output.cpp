@@ -122,6 +122,7 @@ struct OutputFile::Impl {
   SnapshotGeometry geometry;
   hsize_t snapshot_count = 0;
   std::vector<std::pair<int, double>> snapshot_times; ///< step and time of each snapshot (XDMF)
+  StoredModel model_geometry; ///< /model as written (its values dropped), for the XDMF sidecar
   bool closed = false;
   bool committed = false;
   bool xdmf_sidecar = true;
@@ -489,15 +490,44 @@ void OutputFile::append_snapshot(int step, double time, const std::vector<float>
   impl.snapshot_times.emplace_back(step, time);
 }
 
+/// The XDMF sidecar: the model (when stored) as one uniform grid with an attribute per property,
+/// and the snapshots (when any) as a temporal collection. Coordinates are those of the HDF5 file:
+/// z is depth, positive down, as the grid names say.
 static std::string xdmf_sidecar(const std::string& h5_name, const SnapshotGeometry& g,
-                                const std::vector<std::pair<int, double>>& times) {
+                                const std::vector<std::pair<int, double>>& times,
+                                const StoredModel& model) {
+  char buf[256];
+  std::string x = "<?xml version=\"1.0\" ?>\n<!-- minimod-gpu output: open this file in "
+                  "ParaView (Xdmf3 reader). z is depth, positive down: set the view up to "
+                  "(0, 0, -1) to see depth increase downwards -->\n<Xdmf Version=\"3.0\">\n "
+                  "<Domain>\n";
+  if (!model.empty()) {
+    const std::string mdims = std::to_string(model.shape[2]) + " " +
+                              std::to_string(model.shape[1]) + " " + std::to_string(model.shape[0]);
+    x += "  <Grid Name=\"model (z is depth, positive down)\" GridType=\"Uniform\">\n";
+    x += "   <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" + mdims + "\"/>\n";
+    std::snprintf(buf, sizeof buf, "%.9g %.9g %.9g", model.origin[2], model.origin[1],
+                  model.origin[0]);
+    x += "   <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n    <DataItem Format=\"XML\" "
+         "Dimensions=\"3\">" +
+         std::string(buf) + "</DataItem>\n";
+    std::snprintf(buf, sizeof buf, "%.9g %.9g %.9g", model.spacing[2], model.spacing[1],
+                  model.spacing[0]);
+    x += "    <DataItem Format=\"XML\" Dimensions=\"3\">" + std::string(buf) +
+         "</DataItem>\n   </Geometry>\n";
+    for (const ModelProperty& p : model.properties) {
+      x += "   <Attribute Name=\"" + p.name + " (" + p.units +
+           ")\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+           "    <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"4\" Dimensions=\"" +
+           mdims + "\">" + h5_name + ":/model/" + p.name + "</DataItem>\n   </Attribute>\n";
+    }
+    x += "  </Grid>\n";
+  }
+  if (times.empty()) return x + " </Domain>\n</Xdmf>\n";
   const int nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
   const std::string dims = std::to_string(nz) + " " + std::to_string(ny) + " " + std::to_string(nx);
-  char buf[256];
-  std::string x = "<?xml version=\"1.0\" ?>\n<!-- minimod-gpu snapshots: open this file in "
-                  "ParaView (Xdmf3 reader) -->\n<Xdmf Version=\"3.0\">\n <Domain>\n"
-                  "  <Grid Name=\"wavefield\" GridType=\"Collection\" "
-                  "CollectionType=\"Temporal\">\n";
+  x += "  <Grid Name=\"wavefield (z is depth, positive down)\" GridType=\"Collection\" "
+       "CollectionType=\"Temporal\">\n";
   for (std::size_t n = 0; n < times.size(); ++n) {
     std::snprintf(buf, sizeof buf, "%.9g", times[n].second);
     x += "   <Grid Name=\"step_" + std::to_string(times[n].first) +
@@ -525,6 +555,70 @@ static std::string xdmf_sidecar(const std::string& h5_name, const SnapshotGeomet
   return x;
 }
 
+StoredModel model_geometry(const std::array<int, 3>& shape, const std::array<double, 3>& origin,
+                           const std::array<double, 3>& spacing) {
+  StoredModel m;
+  m.origin = origin;
+  m.grid_shape = shape;
+  for (int a = 0; a < 3; ++a) {
+    const int n = std::max(shape[a], 1);
+    m.decimation[a] = (n + kModelMaxAxisPoints - 1) / kModelMaxAxisPoints;
+    m.shape[a] = (n + m.decimation[a] - 1) / m.decimation[a];
+    m.spacing[a] = spacing[a] * m.decimation[a];
+  }
+  return m;
+}
+
+void add_model_property(StoredModel& model, const std::string& name, const std::string& units,
+                        const std::vector<float>& grid_values) {
+  const auto [nx, ny, nz] = model.grid_shape;
+  if (grid_values.size() != static_cast<std::size_t>(nx) * ny * nz) {
+    throw std::logic_error("add_model_property: " + name + " has " +
+                           std::to_string(grid_values.size()) + " values, not the grid's");
+  }
+  const auto [kx, ky, kz] = model.decimation;
+  const auto [mx, my, mz] = model.shape;
+  ModelProperty p;
+  p.name = name;
+  p.units = units;
+  p.values.reserve(static_cast<std::size_t>(mx) * my * mz);
+  for (int k = 0; k < mz; ++k)
+    for (int j = 0; j < my; ++j)
+      for (int i = 0; i < mx; ++i)
+        p.values.push_back(
+            grid_values[(static_cast<std::size_t>(k) * kz * ny + static_cast<std::size_t>(j) * ky) *
+                            nx +
+                        static_cast<std::size_t>(i) * kx]);
+  model.properties.push_back(std::move(p));
+}
+
+void OutputFile::write_model(const StoredModel& model) {
+  Impl& impl = *m_impl;
+  impl.require_open("write_model");
+  if (model.empty()) return;
+  const hid_t root = impl.file.get();
+  H5Handle group = impl.own(H5Gcreate2(root, "model", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                            H5Gclose, "create group '/model'");
+  impl.write_ints(group.get(), "decimation", model.decimation);
+  impl.write_string(group.get(), "axis_order", "[z, y, x]");
+  const hsize_t dims[3] = {static_cast<hsize_t>(model.shape[2]),
+                           static_cast<hsize_t>(model.shape[1]),
+                           static_cast<hsize_t>(model.shape[0])};
+  for (const ModelProperty& p : model.properties) {
+    H5Handle d = impl.write_dataset(group.get(), p.name, 3, dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT,
+                                    p.values.data());
+    impl.write_string(d.get(), "units", p.units);
+    impl.write_doubles(d.get(), "origin", model.origin);
+    impl.write_string(d.get(), "origin_units", "m");
+    impl.write_doubles(d.get(), "spacing", model.spacing);
+    impl.write_string(d.get(), "spacing_units", "m");
+    impl.write_ints(d.get(), "decimation", model.decimation);
+  }
+  impl.model_geometry = model;
+  for (ModelProperty& p : impl.model_geometry.properties)
+    std::vector<float>().swap(p.values);
+}
+
 void OutputFile::set_attribute(const std::string& name, const std::string& value) {
   m_impl->require_open("set_attribute");
   m_impl->write_string(m_impl->file.get(), name, value);
@@ -536,19 +630,19 @@ void OutputFile::set_attribute(const std::string& name, double value) {
 }
 
 std::string OutputFile::xdmf_sidecar_text(const std::string& h5_name) const {
-  if (m_impl->snapshot_times.empty()) return "";
-  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times);
+  if (m_impl->snapshot_times.empty() && m_impl->model_geometry.empty()) return "";
+  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times, m_impl->model_geometry);
 }
 
 void OutputFile::commit() {
   Impl& impl = *m_impl;
   impl.require_open("commit");
   // The XDMF sidecar first (it names the final file): ParaView opens the snapshots through it.
-  if (impl.xdmf_sidecar && !impl.snapshot_times.empty()) {
+  if (impl.xdmf_sidecar && (!impl.snapshot_times.empty() || !impl.model_geometry.empty())) {
     const fs::path final_path(impl.final_path);
-    write_file_durably(
-        fs::path(final_path).replace_extension(".xmf").string(),
-        xdmf_sidecar(final_path.filename().string(), impl.geometry, impl.snapshot_times));
+    write_file_durably(fs::path(final_path).replace_extension(".xmf").string(),
+                       xdmf_sidecar(final_path.filename().string(), impl.geometry,
+                                    impl.snapshot_times, impl.model_geometry));
   }
   impl.check(H5Fflush(impl.file.get(), H5F_SCOPE_LOCAL), "flush file");
   if (!impl.close_all()) impl.fail("close file");
@@ -748,6 +842,32 @@ std::vector<int> read_int_list_attribute(const Reader& read, hid_t object,
 
 } // namespace
 
+StoredModel read_model(const std::string& path) {
+  StoredModel model;
+  if (!h5_object_readable(path, "/model")) return model;
+  H5Handle file = open_readonly(path);
+  const Reader read{path};
+  H5Handle group = read.own(H5Gopen2(file.get(), "model", H5P_DEFAULT), H5Gclose, "'/model'");
+  read.attribute(group.get(), "decimation", H5T_NATIVE_INT, model.decimation.data());
+  for (const char* name : {"vp", "epsilon", "delta", "theta", "phi"}) {
+    if (H5Lexists(group.get(), name, H5P_DEFAULT) <= 0) continue;
+    ModelProperty p;
+    p.name = name;
+    std::vector<hsize_t> shape;
+    p.values = read.dataset<float>(group.get(), name, H5T_NATIVE_FLOAT, &shape);
+    if (shape.size() != 3) read.fail(std::string("'/model/") + name + "'");
+    H5Handle d = read.own(H5Dopen2(group.get(), name, H5P_DEFAULT), H5Dclose, name);
+    p.units = read_text_attribute(read, d.get(), "units");
+    read.attribute(d.get(), "origin", H5T_NATIVE_DOUBLE, model.origin.data());
+    read.attribute(d.get(), "spacing", H5T_NATIVE_DOUBLE, model.spacing.data());
+    model.shape = {static_cast<int>(shape[2]), static_cast<int>(shape[1]),
+                   static_cast<int>(shape[0])};
+    model.properties.push_back(std::move(p));
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return model;
+}
+
 OutputMeta read_output_meta(const std::string& path) {
   H5Handle file = open_readonly(path);
   const Reader read{path};
@@ -943,6 +1063,7 @@ void merge_outputs(const std::string& output, const std::vector<std::string>& in
   out.set_attribute("merged_from", merged_from);
   for (const auto& [shot, k] : owner)
     out.copy_shot_from(in[k].path, shot);
+  out.write_model(read_model(first.path)); // every input holds the same model
   if (with_snapshots) out.copy_snapshots_from(with_snapshots->path);
   out.commit();
 }

@@ -58,6 +58,36 @@ struct SnapshotGeometry {
   int expected_count = 0;          ///< number of snapshots the run will write (for chunk sizing)
 };
 
+/// One property of the medium as /model stores it.
+struct ModelProperty {
+  std::string name;          ///< dataset name: "vp", "epsilon", "delta", "theta", "phi"
+  std::string units;         ///< "m/s", "1" (dimensionless) or "rad"
+  std::vector<float> values; ///< x fastest, StoredModel::shape points
+};
+
+/// The medium a run used, decimated for the output: /model/<name> [nz, ny, nx] float32.
+struct StoredModel {
+  std::array<int, 3> shape{};             ///< nx, ny, nz of the kept points
+  std::array<double, 3> origin{};         ///< m, x y z of the first kept point (the grid's origin)
+  std::array<double, 3> spacing{};        ///< m between kept points: grid spacing x decimation
+  std::array<int, 3> decimation{1, 1, 1}; ///< stride along x, y, z: every k-th grid point kept
+  std::array<int, 3> grid_shape{};        ///< nx, ny, nz of the grid the values come from
+  std::vector<ModelProperty> properties;
+  bool empty() const { return properties.empty(); }
+};
+
+/// At most this many points are kept along each axis of /model (at most 256^3 points, 64 MiB).
+constexpr int kModelMaxAxisPoints = 256;
+
+/// The geometry of /model for a grid of `shape` points (nx, ny, nz): along each axis the stride
+/// ceil(n / 256), keeping grid points 0, k, 2k, ... (so the first grid point is always kept and at
+/// most 256 points remain).
+StoredModel model_geometry(const std::array<int, 3>& shape, const std::array<double, 3>& origin,
+                           const std::array<double, 3>& spacing);
+/// Add a property given on the whole grid (x fastest) to `model`, decimated as its geometry says.
+void add_model_property(StoredModel& model, const std::string& name, const std::string& units,
+                        const std::vector<float>& grid_values);
+
 /// How an output file is written.
 struct OutputOptions {
   /// commit() writes the XDMF sidecar `<final_path without extension>.xmf` when the file holds
@@ -83,6 +113,8 @@ public:
   void begin_snapshots(const SnapshotGeometry& geometry);
   /// Append one snapshot: `data` is x fastest, geometry.shape[0]*[1]*[2] floats.
   void append_snapshot(int step, double time, const std::vector<float>& data);
+  /// Write /model with one dataset per property of `model` (docs/output.md); nothing when empty.
+  void write_model(const StoredModel& model);
   /// Add a root attribute after the fact (e.g. run time).
   void set_attribute(const std::string& name, const std::string& value);
   void set_attribute(const std::string& name, double value);
@@ -106,6 +138,9 @@ private:
 /// Read /shots/<shot> of the file at `path` back (the inverse of write_shot). Throws OutputError
 /// when the file or the group cannot be read.
 ShotGather read_shot_gather(const std::string& path, int shot);
+
+/// Read /model of the file at `path` back (empty when the file has none). Throws OutputError.
+StoredModel read_model(const std::string& path);
 
 /// Fill `meta`'s backend, device_name and region_kernels from the root attributes of the file at
 /// `path` (a part written with them). Throws OutputError when they cannot be read.

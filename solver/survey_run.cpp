@@ -125,6 +125,14 @@ OutputMeta make_meta(const Survey& survey, const Plan& plan) {
   return meta;
 }
 
+/// The velocity model as /model stores it (decimated when large).
+StoredModel velocity_volume(const Grid& grid, const std::vector<float>& velocity) {
+  StoredModel model = model_geometry({grid.nx, grid.ny, grid.nz}, {grid.ox, grid.oy, grid.oz},
+                                     {grid.dx, grid.dy, grid.dz});
+  add_model_property(model, "vp", "m/s", velocity);
+  return model;
+}
+
 /// The backend, device and kernels that modelled a shot, as root attributes.
 void describe_backend(OutputMeta& meta, const ShotResult& r) {
   meta.backend = r.backend;
@@ -266,7 +274,8 @@ std::vector<float> broadcast_model(const Survey& survey) {
 
 /// Rank 0: hand out shots, write every gather as a part; assemble the output when all are there.
 void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& options,
-                PartsStore& store, const SegyTarget& segy, SurveyRunReport& report) {
+                PartsStore& store, const SegyTarget& segy, const StoredModel& model,
+                SurveyRunReport& report) {
   const int workers = mpi_size() - 1;
   OutputMeta meta = make_meta(survey, plan);
   report.skipped = store.complete_shots();
@@ -345,7 +354,7 @@ void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& 
   // Backend and kernels are those of the shots modelled now, or (every shot kept by --resume)
   // of the parts: assemble reads them there when meta has none.
   if (report.failed.empty()) {
-    store.assemble(meta, chosen, segy);
+    store.assemble(meta, chosen, segy, [&](OutputFile& out) { out.write_model(model); });
   } else {
     abandon_parts(store, survey, options);
   }
@@ -619,7 +628,8 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
       if (mpi_rank() == 0) {
         check_segy_sampling(survey, segy, plan.dt_out);
         if (options.hooks.on_plan) options.hooks.on_plan(plan);
-        coordinate(survey, plan, options, *store, segy, report);
+        coordinate(survey, plan, options, *store, segy,
+                   velocity_volume(make_grid(survey.grid), velocity), report);
         report.last.plan = plan;
       } else {
         work(survey, std::move(velocity), options);
@@ -640,8 +650,10 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
   const std::unique_ptr<PartsStore> store = open_parts(survey, options, segy);
   try {
     auto t0 = Clock::now();
-    std::vector<float> velocity = build_velocity(survey.model, make_grid(survey.grid));
+    const Grid grid = make_grid(survey.grid);
+    std::vector<float> velocity = build_velocity(survey.model, grid);
     report.model_ms = ms_since(t0);
+    const StoredModel model = velocity_volume(grid, velocity);
     // Receivers that move must stay inside the grid for every shot: check before any work.
     for (const int s : chosen)
       survey_for_shot(survey, s);
@@ -717,8 +729,10 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     report.last.final_field = field_stats(sim.wavefield());
     if (report.failed.empty()) {
       throw_if_interrupted();
-      store->assemble(meta, chosen, segy,
-                      [&](OutputFile& out) { out.set_attribute("run_ms_total", ms_since(start)); });
+      store->assemble(meta, chosen, segy, [&](OutputFile& out) {
+        out.write_model(model);
+        out.set_attribute("run_ms_total", ms_since(start));
+      });
     } else {
       abandon_parts(*store, survey, options);
     }

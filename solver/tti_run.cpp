@@ -183,6 +183,15 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
   const TtiModel model = build_tti_model(survey, grid);
   const TtiPlan plan = plan_tti(survey, model, options.simulation.steps_override);
   report.model_ms = ms_since(t0);
+  // The medium as /model stores it; phi, when the survey gives none, is 0 everywhere.
+  StoredModel stored = model_geometry({grid.nx, grid.ny, grid.nz}, {grid.ox, grid.oy, grid.oz},
+                                      {grid.dx, grid.dy, grid.dz});
+  add_model_property(stored, "vp", "m/s", model.vp);
+  add_model_property(stored, "epsilon", "1", model.epsilon);
+  add_model_property(stored, "delta", "1", model.delta);
+  add_model_property(stored, "theta", "rad", model.theta);
+  add_model_property(stored, "phi", "rad",
+                     model.phi.empty() ? std::vector<float>(grid.points(), 0.0f) : model.phi);
   const std::vector<int> chosen = selected_shots(survey, options);
   for (const int s : chosen)
     survey_for_shot(survey, s);
@@ -353,8 +362,10 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
   report.last.kernels = meta.region_kernels;
   report.last.output_file = options.output;
   throw_if_interrupted();
-  store.assemble(meta, chosen, segy,
-                 [&](OutputFile& out) { out.set_attribute("run_ms_total", ms_since(start)); });
+  store.assemble(meta, chosen, segy, [&](OutputFile& out) {
+    out.write_model(stored);
+    out.set_attribute("run_ms_total", ms_since(start));
+  });
   report.total_ms = ms_since(start);
   return report;
 }

@@ -155,9 +155,7 @@ class Case:
         return os.path.join(self.dir, *names)
 
     def finals(self, name):
-        names = [name + ".h5"]
-        if "snapshots/wavefield" in self.reference:
-            names.append(name + ".xmf")
+        names = [name + ".h5", name + ".xmf"]  # the sidecar shows the model, always stored
         if self.segy:
             names.append(name + ".sgy")
         return sorted(names)
