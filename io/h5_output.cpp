@@ -412,6 +412,22 @@ void OutputFile::write_shot(const ShotGather& gather) {
       impl.write_dataset(group.get(), "source_positions", 2, source_dims, H5T_IEEE_F64LE,
                          H5T_NATIVE_DOUBLE, gather.source_positions.data());
   impl.write_string(source_set.get(), "units", "m");
+  if (gather.wavelet_samples > 0) {
+    if (gather.wavelet.size() !=
+        gather.source_positions.size() * static_cast<std::size_t>(gather.wavelet_samples)) {
+      throw std::invalid_argument("write_shot: shot " + std::to_string(gather.shot) +
+                                  " has a wavelet of " + std::to_string(gather.wavelet.size()) +
+                                  " samples, not one per source");
+    }
+    const hsize_t wavelet_dims[2] = {gather.source_positions.size(),
+                                     static_cast<hsize_t>(gather.wavelet_samples)};
+    H5Handle wavelet = impl.write_dataset(group.get(), "wavelet", 2, wavelet_dims, H5T_IEEE_F32LE,
+                                          H5T_NATIVE_FLOAT, gather.wavelet.data());
+    impl.write_string(wavelet.get(), "units", "source amplitude (the survey's wavelet)");
+    impl.write_double(wavelet.get(), "dt", gather.wavelet_dt);
+    impl.write_string(wavelet.get(), "dt_units", "s");
+    impl.write_double(wavelet.get(), "t0", 0.0);
+  }
 
   impl.write_double(group.get(), "dt_out", gather.dt_out);
   impl.write_int(group.get(), "samples", gather.samples);
@@ -784,6 +800,15 @@ ShotGather read_shot_gather(const std::string& path, int shot) {
   };
   g.receiver_positions = positions("receiver_positions");
   g.source_positions = positions("source_positions");
+  if (H5Lexists(group.get(), "wavelet", H5P_DEFAULT) > 0) {
+    std::vector<hsize_t> extent;
+    g.wavelet = read.dataset<float>(group.get(), "wavelet", H5T_NATIVE_FLOAT, &extent);
+    if (extent.size() != 2 || extent[0] != g.source_positions.size()) read.fail(name + "/wavelet");
+    g.wavelet_samples = static_cast<int>(extent[1]);
+    H5Handle d =
+        read.own(H5Dopen2(group.get(), "wavelet", H5P_DEFAULT), H5Dclose, name + "/wavelet");
+    read.attribute(d.get(), "dt", H5T_NATIVE_DOUBLE, &g.wavelet_dt);
+  }
   if (shape.size() != 2 || shape[0] != g.receiver_positions.size() ||
       shape[1] != static_cast<hsize_t>(g.samples)) {
     read.fail(name + "/traces (its shape does not match the receivers and samples)");

@@ -48,6 +48,12 @@ struct ShotGather {
   double dt_out = 0;         ///< sample interval of the traces (s)
   int samples = 0;           ///< samples per trace; sample k at time k * dt_out
   std::vector<float> traces; ///< [receivers][samples]
+  /// The source wavelet of each source, as the solver sampled it (the survey's wavelet times its
+  /// amplitude, before the injection's scaling): [sources][wavelet_samples], sample n at time
+  /// n * wavelet_dt. Empty (wavelet_samples 0) in a file of a version that did not store it.
+  std::vector<float> wavelet;
+  int wavelet_samples = 0;
+  double wavelet_dt = 0;
 };
 
 /// Geometry of the snapshot dataset (after sub-volume and decimation).

@@ -7,6 +7,7 @@
 #include "solver/interrupt.hpp"
 #include "solver/plan.hpp"
 #include "solver/tti_run.hpp"
+#include "solver/wavelet.hpp"
 #include "version.hpp"
 
 #include <algorithm>
@@ -84,6 +85,17 @@ public:
       r.gather.dt_out = plan.dt_out;
       r.gather.samples = plan.trace_samples;
       r.gather.traces = m_sim->output_traces();
+      // The wavelets as the solver sampled them (already checked when the taps were built).
+      r.gather.wavelet_dt = plan.dt;
+      r.gather.wavelet_samples = plan.steps;
+      for (std::size_t n = 0; n < s.sources.size(); ++n) {
+        const WaveletSpec& w = s.sources[n].wavelet;
+        const auto samples =
+            sample_wavelet(w, plan.dt, plan.steps,
+                           w.loc.key.empty() ? "sources[" + std::to_string(n) + "].wavelet.file"
+                                             : w.loc.where() + ".file");
+        r.gather.wavelet.insert(r.gather.wavelet.end(), samples.begin(), samples.end());
+      }
       r.timing.output_ms = ms_since(t0);
       r.ok = true;
     } catch (const std::exception& e) {
@@ -215,6 +227,10 @@ std::vector<char> serialise(const ShotResult& r) {
   put(b, g.receiver_positions.data(), g.receiver_positions.size());
   put(b, static_cast<std::uint64_t>(g.traces.size()));
   put(b, g.traces.data(), g.traces.size());
+  put(b, g.wavelet_samples);
+  put(b, g.wavelet_dt);
+  put(b, static_cast<std::uint64_t>(g.wavelet.size()));
+  put(b, g.wavelet.data(), g.wavelet.size());
   return b;
 }
 
@@ -238,6 +254,10 @@ ShotResult deserialise(const std::vector<char>& b) {
   in.get(g.receiver_positions.data(), g.receiver_positions.size());
   g.traces.resize(in.get<std::uint64_t>());
   in.get(g.traces.data(), g.traces.size());
+  g.wavelet_samples = in.get<int>();
+  g.wavelet_dt = in.get<double>();
+  g.wavelet.resize(in.get<std::uint64_t>());
+  in.get(g.wavelet.data(), g.wavelet.size());
   return r;
 }
 

@@ -339,6 +339,10 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
     g.dt_out = dt_out;
     g.samples = samples;
     g.traces = resample_traces(raw, receivers.size(), plan.dt, dt_out, samples);
+    g.wavelet_dt = plan.dt;
+    g.wavelet_samples = plan.steps;
+    for (const TtiSource& src : sources)
+      g.wavelet.insert(g.wavelet.end(), src.samples.begin(), src.samples.end());
     if (snapshot_part) snapshot_part->commit();
     store.write_shot(meta, g);
     ++done;

@@ -6,6 +6,7 @@
 #include "models/velocity.hpp"
 #include "solver/plan.hpp"
 #include "solver/tti_run.hpp"
+#include "solver/wavelet.hpp"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -136,6 +137,17 @@ TEST_F(ModelDir, LayeredModelIsStoredAsBuiltWithUnitsAndSidecar) {
   EXPECT_NE(xmf.find(">0 50 -100</DataItem>"), std::string::npos) << xmf; // origin z y x
   EXPECT_NE(xmf.find(">8 12 10</DataItem>"), std::string::npos) << xmf;   // spacing z y x
 
+  // The source wavelet, as the solver sampled it: the survey's Ricker at the solver's dt.
+  const Plan plan = make_plan(survey, built, 0);
+  const ShotGather gather = read_shot_gather(at("a.h5"), 0);
+  ASSERT_EQ(gather.wavelet_samples, 5);
+  EXPECT_EQ(gather.wavelet_dt, plan.dt);
+  EXPECT_EQ(gather.wavelet,
+            sample_wavelet(survey.shots.at(0).sources.at(0).wavelet, plan.dt, 5, "wavelet"));
+  EXPECT_EQ(dataset_string_attribute(at("a.h5"), "/shots/0000/wavelet", "units"),
+            "source amplitude (the survey's wavelet)");
+  EXPECT_EQ(dataset_string_attribute(at("a.h5"), "/shots/0000/wavelet", "dt_units"), "s");
+
   // plot --model reads what was written.
   ASSERT_EQ(run("plot " + at("a.h5") + " --model -o " + at("m.png")), 0) << text("run.log");
   EXPECT_NE(text("run.log").find("1600 to 3100 m/s"), std::string::npos) << text("run.log");
@@ -202,6 +214,10 @@ TEST_F(ModelDir, TtiMediumIsStoredWithItsUnits) {
   EXPECT_NEAR(stored.properties[3].values.at(0), 30.0 * 3.14159265358979 / 180.0, 1e-6);
   EXPECT_EQ(stored.properties[4].values, std::vector<float>(grid.points(), 0.0f));
   EXPECT_NE(text("t.xmf").find("t.h5:/model/theta"), std::string::npos) << text("t.xmf");
+  const ShotGather gather = read_shot_gather(at("t.h5"), 0);
+  EXPECT_EQ(gather.wavelet_samples, 4);
+  EXPECT_EQ(gather.wavelet.size(), 4u);
+  EXPECT_GT(gather.wavelet_dt, 0.0);
 }
 
 TEST_F(ModelDir, MergeCarriesTheModel) {
