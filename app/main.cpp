@@ -3,6 +3,7 @@
 #include "app/plot.hpp"
 #include "app/progress.hpp"
 #include "io/errors.hpp"
+#include "io/h5_output.hpp"
 #include "io/survey.hpp"
 #include "kernels/kernel.hpp"
 #include "models/velocity.hpp"
@@ -29,6 +30,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 
 namespace minimod {
 namespace {
@@ -126,7 +128,7 @@ int cmd_validate(const ValidateArgs& args) {
 /// Options of `run` beyond the survey.
 struct RunArgs {
   std::string program = "minimod-gpu"; ///< argv[0], for the resume command
-  std::string path, output, backend = "auto", kernel, summary;
+  std::string path, output, backend = "auto", kernel, summary, shots;
   int steps = 0;
   bool quiet = false, resume = false;
 };
@@ -150,6 +152,7 @@ std::string resume_command(const RunArgs& args, const std::string& output) {
   if (args.steps > 0) command += " --steps " + std::to_string(args.steps);
   if (args.backend != "auto") command += " --backend " + shell_word(args.backend);
   if (!args.kernel.empty()) command += " --kernel " + shell_word(args.kernel);
+  if (!args.shots.empty()) command += " --shots " + shell_word(args.shots);
   if (mpi_size() > 1) command = "mpirun -np " + std::to_string(mpi_size()) + " " + command;
   return command;
 }
@@ -168,7 +171,11 @@ int cmd_run(const RunArgs& args) {
   options.backend_option = args.backend;
   options.resume = args.resume;
   options.resume_command = resume_command(args, options.output);
-  const int shots = static_cast<int>(s.shots.size());
+  if (!args.shots.empty()) {
+    options.shots = parse_shot_selection(args.shots, static_cast<int>(s.shots.size()), "--shots");
+  }
+  const int survey_shots = static_cast<int>(s.shots.size());
+  const int shots = static_cast<int>(selected_shots(s, options).size());
   // Printed even with --quiet: it is what the user needs to continue.
   options.on_parts_kept = [&](int complete, int total, const std::string& folder) {
     std::cerr << complete << " of " << total << " shots are complete and kept in '" << folder
@@ -178,8 +185,11 @@ int cmd_run(const RunArgs& args) {
   std::unique_ptr<Progress> progress;
   int steps_per_shot = 0;
   double points = 0;
+  // Warnings, failures and the CPU fallback are printed even with --quiet: a run that silently
+  // takes a hundred times longer on the CPU is a trap.
   options.hooks.notice = [&](const std::string& line) {
-    if (!quiet || line.rfind("warning:", 0) == 0 || line.find("failed") != std::string::npos) {
+    if (!quiet || line.rfind("warning:", 0) == 0 || line.rfind("no GPU found", 0) == 0 ||
+        line.find("failed") != std::string::npos) {
       std::cerr << line << "\n";
     }
   };
@@ -187,18 +197,33 @@ int cmd_run(const RunArgs& args) {
     if (!quiet) {
       std::cerr << "minimod-gpu " << kProgramVersion << ": " << args.path << ", " << plan.grid.nx
                 << "x" << plan.grid.ny << "x" << plan.grid.nz << ", " << shots << " shot"
-                << (shots == 1 ? "" : "s") << " of " << plan.steps << " steps of " << plan.dt
-                << " s";
+                << (shots == 1 ? "" : "s");
+      if (shots != survey_shots)
+        std::cerr << " (--shots " << shot_selection_text(options.shots) << " of " << survey_shots
+                  << ")";
+      std::cerr << " of " << plan.steps << " steps of " << plan.dt << " s";
       if (mpi_size() > 1) std::cerr << " on " << mpi_size() << " MPI ranks";
       std::cerr << "\n";
     }
     steps_per_shot = plan.steps;
     points = static_cast<double>(plan.grid.points());
   };
+  // Each shot gets its own progress line; in a survey of several shots it also shows the shot
+  // number (as in /shots/NNNN), the shots done of the total and the survey's time left.
+  std::optional<SurveyPosition> position;
+  options.on_shot_start = [&](const ShotStart& start) {
+    if (progress) progress->finish();
+    progress.reset();
+    if (shots > 1) {
+      position =
+          SurveyPosition{start.shot, start.done, start.total, start.left_after, start.mean_shot_s};
+    }
+  };
   options.hooks.on_progress = [&](int done) {
     if (!progress || done < 2) { // a new shot starts a new progress line
       if (progress) progress->finish();
       progress = std::make_unique<Progress>(steps_per_shot, points, quiet, stderr_is_terminal());
+      if (position) progress->set_survey(*position);
     }
     progress->update(done);
     if (done == steps_per_shot) {
@@ -279,6 +304,15 @@ int cmd_run(const RunArgs& args) {
   return kExitOk;
 }
 
+/// `merge OUT IN...`: one output from outputs of disjoint shot sets of one survey run.
+int cmd_merge(const std::string& output, const std::vector<std::string>& inputs) {
+  merge_outputs(output, inputs);
+  std::size_t shots = output_shot_numbers(output).size();
+  std::cout << "merged " << inputs.size() << " files, " << shots << " shot"
+            << (shots == 1 ? "" : "s") << ", into " << output << "\n";
+  return kExitOk;
+}
+
 int cmd_kernels() {
   std::printf("%-28s %-12s %-6s %-9s %-12s %s\n", "name", "family", "backend", "physics", "regions",
               "description");
@@ -325,6 +359,9 @@ int run_main(int argc, char** argv) {
   run->add_option("--steps", steps, "Run this many steps instead of the survey's time span")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   run->add_option("--summary", summary, "Write a JSON summary of the run to this file");
+  run->add_option("--shots", run_args.shots,
+                  "Model only these shots (0-based shot numbers, as in /shots/NNNN): e.g. 10-19 "
+                  "or 0,3,5-7; join the outputs of such runs with `merge`");
   run->add_flag("-q,--quiet", quiet, "No progress or summary on the terminal");
 
   ValidateArgs validate_args;
@@ -335,6 +372,15 @@ int run_main(int argc, char** argv) {
   validate->add_option("--kernel", validate_args.options.kernel, "As for run");
   validate->add_option("--steps", validate_args.options.steps, "As for run")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+
+  std::string merge_output;
+  std::vector<std::string> merge_inputs;
+  auto* merge = app.add_subcommand(
+      "merge", "Join the outputs of runs of one survey with disjoint --shots into one file");
+  merge->add_option("output", merge_output, "Merged HDF5 file to write")->required();
+  merge->add_option("inputs", merge_inputs, "HDF5 outputs of `run --shots` (two or more)")
+      ->required()
+      ->expected(2, std::numeric_limits<int>::max());
 
   auto* kernels = app.add_subcommand("kernels", "List the registered kernels");
 
@@ -384,6 +430,7 @@ int run_main(int argc, char** argv) {
       return plot_command(plot_options);
     }
     if (*validate) return cmd_validate(validate_args);
+    if (*merge) return cmd_merge(merge_output, merge_inputs);
     if (*kernels) return cmd_kernels();
     if (*bench) return cmd_bench(bench_args);
   } catch (const Interrupted& e) {

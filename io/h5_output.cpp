@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -121,6 +122,7 @@ struct OutputFile::Impl {
   SnapshotGeometry geometry;
   hsize_t snapshot_count = 0;
   std::vector<std::pair<int, double>> snapshot_times; ///< step and time of each snapshot (XDMF)
+  StoredModel model_geometry; ///< /model as written (its values dropped), for the XDMF sidecar
   bool closed = false;
   bool committed = false;
   bool xdmf_sidecar = true;
@@ -194,6 +196,13 @@ struct OutputFile::Impl {
     H5Handle space =
         own(H5Screate_simple(1, dims, nullptr), H5Sclose, "write attribute '" + name + "'");
     write_attribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, space, value.data());
+  }
+
+  void write_int_list(hid_t object, const std::string& name, const std::vector<int>& value) const {
+    const hsize_t dims[1] = {value.size()};
+    H5Handle space =
+        own(H5Screate_simple(1, dims, nullptr), H5Sclose, "write attribute '" + name + "'");
+    write_attribute(object, name, H5T_STD_I32LE, H5T_NATIVE_INT, space, value.data());
   }
 
   template <std::size_t N>
@@ -352,6 +361,11 @@ OutputFile::OutputFile(const std::string& final_path, const OutputMeta& meta,
   impl.write_string(root, "dt_units", "s");
   impl.write_int(root, "steps", meta.steps);
   impl.write_string(root, "created", utc_now_iso8601());
+  if (meta.survey_shots > 0) {
+    impl.write_int(root, "survey_shots", meta.survey_shots);
+    impl.write_int_list(root, "shots_selected", meta.shots_selected);
+    impl.write_string(root, "run_fingerprint", meta.run_fingerprint);
+  }
 
   // Created up front so every file has /shots, even one from a run that fired no shot yet.
   impl.shots = impl.own(H5Gcreate2(root, "shots", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
@@ -398,6 +412,22 @@ void OutputFile::write_shot(const ShotGather& gather) {
       impl.write_dataset(group.get(), "source_positions", 2, source_dims, H5T_IEEE_F64LE,
                          H5T_NATIVE_DOUBLE, gather.source_positions.data());
   impl.write_string(source_set.get(), "units", "m");
+  if (gather.wavelet_samples > 0) {
+    if (gather.wavelet.size() !=
+        gather.source_positions.size() * static_cast<std::size_t>(gather.wavelet_samples)) {
+      throw std::invalid_argument("write_shot: shot " + std::to_string(gather.shot) +
+                                  " has a wavelet of " + std::to_string(gather.wavelet.size()) +
+                                  " samples, not one per source");
+    }
+    const hsize_t wavelet_dims[2] = {gather.source_positions.size(),
+                                     static_cast<hsize_t>(gather.wavelet_samples)};
+    H5Handle wavelet = impl.write_dataset(group.get(), "wavelet", 2, wavelet_dims, H5T_IEEE_F32LE,
+                                          H5T_NATIVE_FLOAT, gather.wavelet.data());
+    impl.write_string(wavelet.get(), "units", "source amplitude (the survey's wavelet)");
+    impl.write_double(wavelet.get(), "dt", gather.wavelet_dt);
+    impl.write_string(wavelet.get(), "dt_units", "s");
+    impl.write_double(wavelet.get(), "t0", 0.0);
+  }
 
   impl.write_double(group.get(), "dt_out", gather.dt_out);
   impl.write_int(group.get(), "samples", gather.samples);
@@ -476,15 +506,44 @@ void OutputFile::append_snapshot(int step, double time, const std::vector<float>
   impl.snapshot_times.emplace_back(step, time);
 }
 
+/// The XDMF sidecar: the model (when stored) as one uniform grid with an attribute per property,
+/// and the snapshots (when any) as a temporal collection. Coordinates are those of the HDF5 file:
+/// z is depth, positive down, as the grid names say.
 static std::string xdmf_sidecar(const std::string& h5_name, const SnapshotGeometry& g,
-                                const std::vector<std::pair<int, double>>& times) {
+                                const std::vector<std::pair<int, double>>& times,
+                                const StoredModel& model) {
+  char buf[256];
+  std::string x = "<?xml version=\"1.0\" ?>\n<!-- minimod-gpu output: open this file in "
+                  "ParaView (Xdmf3 reader). z is depth, positive down: set the view up to "
+                  "(0, 0, -1) to see depth increase downwards -->\n<Xdmf Version=\"3.0\">\n "
+                  "<Domain>\n";
+  if (!model.empty()) {
+    const std::string mdims = std::to_string(model.shape[2]) + " " +
+                              std::to_string(model.shape[1]) + " " + std::to_string(model.shape[0]);
+    x += "  <Grid Name=\"model (z is depth, positive down)\" GridType=\"Uniform\">\n";
+    x += "   <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" + mdims + "\"/>\n";
+    std::snprintf(buf, sizeof buf, "%.9g %.9g %.9g", model.origin[2], model.origin[1],
+                  model.origin[0]);
+    x += "   <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n    <DataItem Format=\"XML\" "
+         "Dimensions=\"3\">" +
+         std::string(buf) + "</DataItem>\n";
+    std::snprintf(buf, sizeof buf, "%.9g %.9g %.9g", model.spacing[2], model.spacing[1],
+                  model.spacing[0]);
+    x += "    <DataItem Format=\"XML\" Dimensions=\"3\">" + std::string(buf) +
+         "</DataItem>\n   </Geometry>\n";
+    for (const ModelProperty& p : model.properties) {
+      x += "   <Attribute Name=\"" + p.name + " (" + p.units +
+           ")\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+           "    <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"4\" Dimensions=\"" +
+           mdims + "\">" + h5_name + ":/model/" + p.name + "</DataItem>\n   </Attribute>\n";
+    }
+    x += "  </Grid>\n";
+  }
+  if (times.empty()) return x + " </Domain>\n</Xdmf>\n";
   const int nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
   const std::string dims = std::to_string(nz) + " " + std::to_string(ny) + " " + std::to_string(nx);
-  char buf[256];
-  std::string x = "<?xml version=\"1.0\" ?>\n<!-- minimod-gpu snapshots: open this file in "
-                  "ParaView (Xdmf3 reader) -->\n<Xdmf Version=\"3.0\">\n <Domain>\n"
-                  "  <Grid Name=\"wavefield\" GridType=\"Collection\" "
-                  "CollectionType=\"Temporal\">\n";
+  x += "  <Grid Name=\"wavefield (z is depth, positive down)\" GridType=\"Collection\" "
+       "CollectionType=\"Temporal\">\n";
   for (std::size_t n = 0; n < times.size(); ++n) {
     std::snprintf(buf, sizeof buf, "%.9g", times[n].second);
     x += "   <Grid Name=\"step_" + std::to_string(times[n].first) +
@@ -512,6 +571,70 @@ static std::string xdmf_sidecar(const std::string& h5_name, const SnapshotGeomet
   return x;
 }
 
+StoredModel model_geometry(const std::array<int, 3>& shape, const std::array<double, 3>& origin,
+                           const std::array<double, 3>& spacing) {
+  StoredModel m;
+  m.origin = origin;
+  m.grid_shape = shape;
+  for (int a = 0; a < 3; ++a) {
+    const int n = std::max(shape[a], 1);
+    m.decimation[a] = (n + kModelMaxAxisPoints - 1) / kModelMaxAxisPoints;
+    m.shape[a] = (n + m.decimation[a] - 1) / m.decimation[a];
+    m.spacing[a] = spacing[a] * m.decimation[a];
+  }
+  return m;
+}
+
+void add_model_property(StoredModel& model, const std::string& name, const std::string& units,
+                        const std::vector<float>& grid_values) {
+  const auto [nx, ny, nz] = model.grid_shape;
+  if (grid_values.size() != static_cast<std::size_t>(nx) * ny * nz) {
+    throw std::logic_error("add_model_property: " + name + " has " +
+                           std::to_string(grid_values.size()) + " values, not the grid's");
+  }
+  const auto [kx, ky, kz] = model.decimation;
+  const auto [mx, my, mz] = model.shape;
+  ModelProperty p;
+  p.name = name;
+  p.units = units;
+  p.values.reserve(static_cast<std::size_t>(mx) * my * mz);
+  for (int k = 0; k < mz; ++k)
+    for (int j = 0; j < my; ++j)
+      for (int i = 0; i < mx; ++i)
+        p.values.push_back(
+            grid_values[(static_cast<std::size_t>(k) * kz * ny + static_cast<std::size_t>(j) * ky) *
+                            nx +
+                        static_cast<std::size_t>(i) * kx]);
+  model.properties.push_back(std::move(p));
+}
+
+void OutputFile::write_model(const StoredModel& model) {
+  Impl& impl = *m_impl;
+  impl.require_open("write_model");
+  if (model.empty()) return;
+  const hid_t root = impl.file.get();
+  H5Handle group = impl.own(H5Gcreate2(root, "model", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                            H5Gclose, "create group '/model'");
+  impl.write_ints(group.get(), "decimation", model.decimation);
+  impl.write_string(group.get(), "axis_order", "[z, y, x]");
+  const hsize_t dims[3] = {static_cast<hsize_t>(model.shape[2]),
+                           static_cast<hsize_t>(model.shape[1]),
+                           static_cast<hsize_t>(model.shape[0])};
+  for (const ModelProperty& p : model.properties) {
+    H5Handle d = impl.write_dataset(group.get(), p.name, 3, dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT,
+                                    p.values.data());
+    impl.write_string(d.get(), "units", p.units);
+    impl.write_doubles(d.get(), "origin", model.origin);
+    impl.write_string(d.get(), "origin_units", "m");
+    impl.write_doubles(d.get(), "spacing", model.spacing);
+    impl.write_string(d.get(), "spacing_units", "m");
+    impl.write_ints(d.get(), "decimation", model.decimation);
+  }
+  impl.model_geometry = model;
+  for (ModelProperty& p : impl.model_geometry.properties)
+    std::vector<float>().swap(p.values);
+}
+
 void OutputFile::set_attribute(const std::string& name, const std::string& value) {
   m_impl->require_open("set_attribute");
   m_impl->write_string(m_impl->file.get(), name, value);
@@ -523,19 +646,19 @@ void OutputFile::set_attribute(const std::string& name, double value) {
 }
 
 std::string OutputFile::xdmf_sidecar_text(const std::string& h5_name) const {
-  if (m_impl->snapshot_times.empty()) return "";
-  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times);
+  if (m_impl->snapshot_times.empty() && m_impl->model_geometry.empty()) return "";
+  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times, m_impl->model_geometry);
 }
 
 void OutputFile::commit() {
   Impl& impl = *m_impl;
   impl.require_open("commit");
   // The XDMF sidecar first (it names the final file): ParaView opens the snapshots through it.
-  if (impl.xdmf_sidecar && !impl.snapshot_times.empty()) {
+  if (impl.xdmf_sidecar && (!impl.snapshot_times.empty() || !impl.model_geometry.empty())) {
     const fs::path final_path(impl.final_path);
-    write_file_durably(
-        fs::path(final_path).replace_extension(".xmf").string(),
-        xdmf_sidecar(final_path.filename().string(), impl.geometry, impl.snapshot_times));
+    write_file_durably(fs::path(final_path).replace_extension(".xmf").string(),
+                       xdmf_sidecar(final_path.filename().string(), impl.geometry,
+                                    impl.snapshot_times, impl.model_geometry));
   }
   impl.check(H5Fflush(impl.file.get(), H5F_SCOPE_LOCAL), "flush file");
   if (!impl.close_all()) impl.fail("close file");
@@ -677,6 +800,15 @@ ShotGather read_shot_gather(const std::string& path, int shot) {
   };
   g.receiver_positions = positions("receiver_positions");
   g.source_positions = positions("source_positions");
+  if (H5Lexists(group.get(), "wavelet", H5P_DEFAULT) > 0) {
+    std::vector<hsize_t> extent;
+    g.wavelet = read.dataset<float>(group.get(), "wavelet", H5T_NATIVE_FLOAT, &extent);
+    if (extent.size() != 2 || extent[0] != g.source_positions.size()) read.fail(name + "/wavelet");
+    g.wavelet_samples = static_cast<int>(extent[1]);
+    H5Handle d =
+        read.own(H5Dopen2(group.get(), "wavelet", H5P_DEFAULT), H5Dclose, name + "/wavelet");
+    read.attribute(d.get(), "dt", H5T_NATIVE_DOUBLE, &g.wavelet_dt);
+  }
   if (shape.size() != 2 || shape[0] != g.receiver_positions.size() ||
       shape[1] != static_cast<hsize_t>(g.samples)) {
     read.fail(name + "/traces (its shape does not match the receivers and samples)");
@@ -703,6 +835,262 @@ void read_backend_attributes(const std::string& path, OutputMeta& meta) {
   meta.device_name = text("device_name");
   for (std::size_t region = 0; region < meta.region_kernels.size(); ++region)
     meta.region_kernels[region] = text(std::string("kernel_") + kRegionNames[region]);
+}
+
+namespace {
+
+/// A variable-length string attribute of `object`.
+std::string read_text_attribute(const Reader& read, hid_t object, const std::string& name) {
+  H5Handle a =
+      read.own(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "attribute '" + name + "'");
+  H5Handle type = read.own(H5Aget_type(a.get()), H5Tclose, "attribute '" + name + "'");
+  char* value = nullptr;
+  if (H5Aread(a.get(), type.get(), &value) < 0) read.fail("attribute '" + name + "'");
+  std::string result = value ? value : "";
+  H5free_memory(value);
+  return result;
+}
+
+/// A 1-D int attribute of `object`, whatever its length.
+std::vector<int> read_int_list_attribute(const Reader& read, hid_t object,
+                                         const std::string& name) {
+  H5Handle a =
+      read.own(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "attribute '" + name + "'");
+  H5Handle space = read.own(H5Aget_space(a.get()), H5Sclose, "attribute '" + name + "'");
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) read.fail("attribute '" + name + "'");
+  std::vector<int> values(static_cast<std::size_t>(n));
+  if (n > 0 && H5Aread(a.get(), H5T_NATIVE_INT, values.data()) < 0)
+    read.fail("attribute '" + name + "'");
+  return values;
+}
+
+} // namespace
+
+StoredModel read_model(const std::string& path) {
+  StoredModel model;
+  if (!h5_object_readable(path, "/model")) return model;
+  H5Handle file = open_readonly(path);
+  const Reader read{path};
+  H5Handle group = read.own(H5Gopen2(file.get(), "model", H5P_DEFAULT), H5Gclose, "'/model'");
+  read.attribute(group.get(), "decimation", H5T_NATIVE_INT, model.decimation.data());
+  for (const char* name : {"vp", "epsilon", "delta", "theta", "phi"}) {
+    if (H5Lexists(group.get(), name, H5P_DEFAULT) <= 0) continue;
+    ModelProperty p;
+    p.name = name;
+    std::vector<hsize_t> shape;
+    p.values = read.dataset<float>(group.get(), name, H5T_NATIVE_FLOAT, &shape);
+    if (shape.size() != 3) read.fail(std::string("'/model/") + name + "'");
+    H5Handle d = read.own(H5Dopen2(group.get(), name, H5P_DEFAULT), H5Dclose, name);
+    p.units = read_text_attribute(read, d.get(), "units");
+    read.attribute(d.get(), "origin", H5T_NATIVE_DOUBLE, model.origin.data());
+    read.attribute(d.get(), "spacing", H5T_NATIVE_DOUBLE, model.spacing.data());
+    model.shape = {static_cast<int>(shape[2]), static_cast<int>(shape[1]),
+                   static_cast<int>(shape[0])};
+    model.properties.push_back(std::move(p));
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return model;
+}
+
+OutputMeta read_output_meta(const std::string& path) {
+  H5Handle file = open_readonly(path);
+  const Reader read{path};
+  const hid_t root = file.get();
+  OutputMeta meta;
+  read_backend_attributes(path, meta);
+  meta.program_version = read_text_attribute(read, root, "program_version");
+  meta.git_commit = read_text_attribute(read, root, "git_commit");
+  meta.survey_text = read_text_attribute(read, root, "survey");
+  meta.survey_path = read_text_attribute(read, root, "survey_path");
+  meta.physics = read_text_attribute(read, root, "physics");
+  read.attribute(root, "grid_shape", H5T_NATIVE_INT, meta.grid_shape.data());
+  read.attribute(root, "grid_spacing", H5T_NATIVE_DOUBLE, meta.grid_spacing.data());
+  read.attribute(root, "grid_origin", H5T_NATIVE_DOUBLE, meta.grid_origin.data());
+  read.attribute(root, "layer_widths", H5T_NATIVE_INT, meta.layer_widths.data());
+  read.attribute(root, "dt", H5T_NATIVE_DOUBLE, &meta.dt);
+  read.attribute(root, "steps", H5T_NATIVE_INT, &meta.steps);
+  if (H5Aexists(root, "survey_shots") > 0) {
+    read.attribute(root, "survey_shots", H5T_NATIVE_INT, &meta.survey_shots);
+    meta.shots_selected = read_int_list_attribute(read, root, "shots_selected");
+    meta.run_fingerprint = read_text_attribute(read, root, "run_fingerprint");
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return meta;
+}
+
+std::vector<int> output_shot_numbers(const std::string& path) {
+  H5Handle file = open_readonly(path);
+  const Reader read{path};
+  H5Handle group = read.own(H5Gopen2(file.get(), "shots", H5P_DEFAULT), H5Gclose, "'/shots'");
+  std::vector<int> shots;
+  H5G_info_t info;
+  if (H5Gget_info(group.get(), &info) < 0) read.fail("the groups of '/shots'");
+  for (hsize_t n = 0; n < info.nlinks; ++n) {
+    char name[64] = {};
+    if (H5Lget_name_by_idx(group.get(), ".", H5_INDEX_NAME, H5_ITER_INC, n, name, sizeof name,
+                           H5P_DEFAULT) < 0) {
+      read.fail("the groups of '/shots'");
+    }
+    char* end = nullptr;
+    const long shot = std::strtol(name, &end, 10);
+    if (end != name && *end == '\0' && shot >= 0) shots.push_back(static_cast<int>(shot));
+  }
+  std::sort(shots.begin(), shots.end());
+  return shots;
+}
+
+namespace {
+
+/// "0-3,7" for {0,1,2,3,7}.
+std::string shots_text(const std::vector<int>& shots) {
+  std::string text;
+  for (std::size_t i = 0; i < shots.size();) {
+    std::size_t j = i;
+    while (j + 1 < shots.size() && shots[j + 1] == shots[j] + 1)
+      ++j;
+    if (!text.empty()) text += ",";
+    text += std::to_string(shots[i]);
+    if (j > i) text += "-" + std::to_string(shots[j]);
+    i = j + 1;
+  }
+  return text.empty() ? "none" : text;
+}
+
+template <typename T, std::size_t N> std::string list_text(const std::array<T, N>& values) {
+  std::string text;
+  for (const T& v : values) {
+    if (!text.empty()) text += " ";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g", static_cast<double>(v));
+    text += buffer;
+  }
+  return text;
+}
+
+/// The first line where two texts differ, 1-based.
+int first_differing_line(const std::string& a, const std::string& b) {
+  int line = 1;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i] != b[i]) return line;
+    if (a[i] == '\n') ++line;
+  }
+  return line;
+}
+
+} // namespace
+
+void merge_outputs(const std::string& output, const std::vector<std::string>& inputs) {
+  if (inputs.size() < 2)
+    throw InputError("merge: " + std::to_string(inputs.size()) +
+                     " input file(s); allowed: two or more outputs of `run --shots`");
+  std::error_code ec;
+  struct Input {
+    std::string path;
+    OutputMeta meta;
+    std::vector<int> shots;
+    bool snapshots = false;
+  };
+  std::vector<Input> in;
+  for (const std::string& path : inputs) {
+    if (fs::exists(output, ec) && fs::equivalent(output, path, ec)) {
+      throw InputError("merge: the output '" + output + "' is also an input; allowed: a new " +
+                       "file name (the merged file replaces the output only when complete)");
+    }
+    Input i;
+    i.path = path;
+    try {
+      i.meta = read_output_meta(path);
+      i.shots = output_shot_numbers(path);
+      i.snapshots = h5_object_readable(path, "/snapshots");
+    } catch (const OutputError& e) {
+      throw InputError("merge: '" + path + "' is not a readable output of minimod-gpu (" +
+                       e.what() + ")");
+    }
+    if (i.meta.run_fingerprint.empty()) {
+      throw InputError("merge: '" + path +
+                       "' records no run fingerprint (attribute 'run_fingerprint'); allowed: "
+                       "outputs of `run` of this version");
+    }
+    in.push_back(std::move(i));
+  }
+  const Input& first = in.front();
+  for (std::size_t k = 1; k < in.size(); ++k) {
+    const Input& other = in[k];
+    std::vector<std::string> diffs;
+    const OutputMeta &a = first.meta, &b = other.meta;
+    if (a.survey_text != b.survey_text) {
+      diffs.push_back("the survey text (from line " +
+                      std::to_string(first_differing_line(a.survey_text, b.survey_text)) + ")");
+    }
+    if (a.physics != b.physics) diffs.push_back("physics: " + a.physics + " vs " + b.physics);
+    if (a.grid_shape != b.grid_shape)
+      diffs.push_back("grid_shape: " + list_text(a.grid_shape) + " vs " + list_text(b.grid_shape));
+    if (a.grid_spacing != b.grid_spacing)
+      diffs.push_back("grid_spacing: " + list_text(a.grid_spacing) + " vs " +
+                      list_text(b.grid_spacing));
+    if (a.grid_origin != b.grid_origin)
+      diffs.push_back("grid_origin: " + list_text(a.grid_origin) + " vs " +
+                      list_text(b.grid_origin));
+    if (a.layer_widths != b.layer_widths)
+      diffs.push_back("layer_widths: " + list_text(a.layer_widths) + " vs " +
+                      list_text(b.layer_widths));
+    if (a.dt != b.dt)
+      diffs.push_back("dt: " + list_text(std::array<double, 1>{a.dt}) + " vs " +
+                      list_text(std::array<double, 1>{b.dt}));
+    if (a.steps != b.steps)
+      diffs.push_back("steps: " + std::to_string(a.steps) + " vs " + std::to_string(b.steps));
+    if (a.survey_shots != b.survey_shots)
+      diffs.push_back("survey_shots: " + std::to_string(a.survey_shots) + " vs " +
+                      std::to_string(b.survey_shots));
+    if (diffs.empty() && a.run_fingerprint != b.run_fingerprint) {
+      diffs.push_back("run_fingerprint (program version, input files, or --steps/--backend/"
+                      "--kernel): " +
+                      a.run_fingerprint + " vs " + b.run_fingerprint);
+    }
+    if (!diffs.empty()) {
+      std::string listed;
+      for (const auto& d : diffs)
+        listed += "\n  - " + d;
+      throw InputError("merge: '" + other.path + "' is not of the same survey run as '" +
+                       first.path + "'; nothing was written. Differences:" + listed +
+                       "\nallowed: outputs of one survey run with the same inputs and options, "
+                       "split by --shots");
+    }
+  }
+  std::vector<std::pair<int, std::size_t>> owner; // shot -> input
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    for (const int shot : in[k].shots)
+      owner.emplace_back(shot, k);
+  }
+  std::sort(owner.begin(), owner.end());
+  for (std::size_t n = 1; n < owner.size(); ++n) {
+    if (owner[n].first == owner[n - 1].first) {
+      throw InputError("merge: shot " + std::to_string(owner[n].first) + " is in both '" +
+                       in[owner[n - 1].second].path + "' and '" + in[owner[n].second].path +
+                       "'; nothing was written; allowed: outputs of disjoint shot sets");
+    }
+  }
+  const Input* with_snapshots = nullptr;
+  for (const Input& i : in) {
+    if (i.snapshots) with_snapshots = &i; // only shot 0's run writes snapshots: at most one
+  }
+  OutputMeta meta = first.meta;
+  meta.shots_selected.clear();
+  for (const auto& [shot, k] : owner)
+    meta.shots_selected.push_back(shot);
+  OutputFile out(output, meta);
+  std::string merged_from;
+  for (const Input& i : in) {
+    merged_from += (merged_from.empty() ? "" : "\n") + i.path + ": shots " + shots_text(i.shots) +
+                   " (" + i.meta.backend + ", " + i.meta.device_name + ")";
+  }
+  out.set_attribute("merged_from", merged_from);
+  for (const auto& [shot, k] : owner)
+    out.copy_shot_from(in[k].path, shot);
+  out.write_model(read_model(first.path)); // every input holds the same model
+  if (with_snapshots) out.copy_snapshots_from(with_snapshots->path);
+  out.commit();
 }
 
 bool h5_object_readable(const std::string& path, const std::string& object) {

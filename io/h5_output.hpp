@@ -31,6 +31,13 @@ struct OutputMeta {
   std::array<int, 6> layer_widths{}; ///< x_lo, x_hi, y_lo, y_hi, z_lo, z_hi
   double dt = 0;
   int steps = 0;
+  /// Of a final output (0 / empty in part files): the survey's shot count, the shots the run was
+  /// asked for (`--shots`; every shot without it), and the run's fingerprint as JSON (what decides
+  /// the samples: program, survey text, input files, --steps/--backend/--kernel), which `merge`
+  /// compares.
+  int survey_shots = 0;
+  std::vector<int> shots_selected;
+  std::string run_fingerprint;
 };
 
 /// One shot gather.
@@ -41,6 +48,12 @@ struct ShotGather {
   double dt_out = 0;         ///< sample interval of the traces (s)
   int samples = 0;           ///< samples per trace; sample k at time k * dt_out
   std::vector<float> traces; ///< [receivers][samples]
+  /// The source wavelet of each source, as the solver sampled it (the survey's wavelet times its
+  /// amplitude, before the injection's scaling): [sources][wavelet_samples], sample n at time
+  /// n * wavelet_dt. Empty (wavelet_samples 0) in a file of a version that did not store it.
+  std::vector<float> wavelet;
+  int wavelet_samples = 0;
+  double wavelet_dt = 0;
 };
 
 /// Geometry of the snapshot dataset (after sub-volume and decimation).
@@ -50,6 +63,36 @@ struct SnapshotGeometry {
   std::array<double, 3> spacing{}; ///< metres between kept points
   int expected_count = 0;          ///< number of snapshots the run will write (for chunk sizing)
 };
+
+/// One property of the medium as /model stores it.
+struct ModelProperty {
+  std::string name;          ///< dataset name: "vp", "epsilon", "delta", "theta", "phi"
+  std::string units;         ///< "m/s", "1" (dimensionless) or "rad"
+  std::vector<float> values; ///< x fastest, StoredModel::shape points
+};
+
+/// The medium a run used, decimated for the output: /model/<name> [nz, ny, nx] float32.
+struct StoredModel {
+  std::array<int, 3> shape{};             ///< nx, ny, nz of the kept points
+  std::array<double, 3> origin{};         ///< m, x y z of the first kept point (the grid's origin)
+  std::array<double, 3> spacing{};        ///< m between kept points: grid spacing x decimation
+  std::array<int, 3> decimation{1, 1, 1}; ///< stride along x, y, z: every k-th grid point kept
+  std::array<int, 3> grid_shape{};        ///< nx, ny, nz of the grid the values come from
+  std::vector<ModelProperty> properties;
+  bool empty() const { return properties.empty(); }
+};
+
+/// At most this many points are kept along each axis of /model (at most 256^3 points, 64 MiB).
+constexpr int kModelMaxAxisPoints = 256;
+
+/// The geometry of /model for a grid of `shape` points (nx, ny, nz): along each axis the stride
+/// ceil(n / 256), keeping grid points 0, k, 2k, ... (so the first grid point is always kept and at
+/// most 256 points remain).
+StoredModel model_geometry(const std::array<int, 3>& shape, const std::array<double, 3>& origin,
+                           const std::array<double, 3>& spacing);
+/// Add a property given on the whole grid (x fastest) to `model`, decimated as its geometry says.
+void add_model_property(StoredModel& model, const std::string& name, const std::string& units,
+                        const std::vector<float>& grid_values);
 
 /// How an output file is written.
 struct OutputOptions {
@@ -76,6 +119,8 @@ public:
   void begin_snapshots(const SnapshotGeometry& geometry);
   /// Append one snapshot: `data` is x fastest, geometry.shape[0]*[1]*[2] floats.
   void append_snapshot(int step, double time, const std::vector<float>& data);
+  /// Write /model with one dataset per property of `model` (docs/output.md); nothing when empty.
+  void write_model(const StoredModel& model);
   /// Add a root attribute after the fact (e.g. run time).
   void set_attribute(const std::string& name, const std::string& value);
   void set_attribute(const std::string& name, double value);
@@ -100,9 +145,25 @@ private:
 /// when the file or the group cannot be read.
 ShotGather read_shot_gather(const std::string& path, int shot);
 
+/// Read /model of the file at `path` back (empty when the file has none). Throws OutputError.
+StoredModel read_model(const std::string& path);
+
 /// Fill `meta`'s backend, device_name and region_kernels from the root attributes of the file at
 /// `path` (a part written with them). Throws OutputError when they cannot be read.
 void read_backend_attributes(const std::string& path, OutputMeta& meta);
+
+/// The root attributes of an output file written by this version (OutputMeta's fields; the backend
+/// and device those of the file). Throws OutputError when the file or an attribute cannot be read.
+OutputMeta read_output_meta(const std::string& path);
+/// The shot numbers of the /shots groups of `path`, sorted. Throws OutputError.
+std::vector<int> output_shot_numbers(const std::string& path);
+
+/// `merge`: join outputs of disjoint shot sets of one survey into `output` (written under a
+/// temporary name and renamed; with the XDMF sidecar when one input holds snapshots). Throws
+/// InputError, naming the files and what differs, when an input is not an output of this
+/// program, when inputs differ in their run fingerprint, physics, grid, dt or steps, when two
+/// inputs hold the same shot, or when `output` is one of the inputs; nothing is written then.
+void merge_outputs(const std::string& output, const std::vector<std::string>& inputs);
 
 /// Whether `path` is an HDF5 file that opens and holds the group `object` ("/shots/0003").
 bool h5_object_readable(const std::string& path, const std::string& object);

@@ -81,6 +81,7 @@ Json to_json(const RunFingerprint& f) {
               {"backend", f.backend},
               {"kernel", f.kernel},
               {"shots", f.shots},
+              {"shots_selected", f.selected},
               {"survey_path", f.survey_path},
               {"inputs", inputs},
               {"survey", f.survey_text}};
@@ -100,6 +101,7 @@ RunFingerprint from_json(const Json& j) {
   f.backend = j.at("backend").get<std::string>();
   f.kernel = j.at("kernel").get<std::string>();
   f.shots = j.at("shots").get<int>();
+  f.selected = j.value("shots_selected", std::vector<int>{});
   f.survey_path = j.at("survey_path").get<std::string>();
   f.survey_text = j.at("survey").get<std::string>();
   for (const auto& in : j.at("inputs")) {
@@ -281,7 +283,24 @@ std::vector<std::string> fingerprint_differences(const RunFingerprint& was,
     d.push_back(std::to_string(now.shots) + " shots vs " + std::to_string(was.shots) +
                 " of the interrupted run");
   }
+  if (was.selected != now.selected) {
+    auto text = [](const std::vector<int>& shots) {
+      if (shots.empty()) return std::string("every shot");
+      std::string t;
+      for (const int s : shots)
+        t += (t.empty() ? "" : ",") + std::to_string(s);
+      return "--shots " + t;
+    };
+    d.push_back(text(now.selected) + " vs " + text(was.selected) + " of the interrupted run");
+  }
   return d;
+}
+
+std::string fingerprint_text(const RunFingerprint& fingerprint) {
+  Json j = to_json(fingerprint);
+  j.erase("survey_path");
+  j.erase("shots_selected");
+  return j.dump();
 }
 
 // ---- the store -------------------------------------------------------------------------------
@@ -295,6 +314,7 @@ struct PartsStore::Impl {
   std::vector<int> complete;
   bool snapshots = false;
   std::function<void(const std::string&)> notice;
+  RunFingerprint fingerprint; ///< this run's
 
   ~Impl() {
     if (lock_fd >= 0) ::close(lock_fd);
@@ -414,6 +434,7 @@ PartsStore::PartsStore(const std::string& output, const RunFingerprint& fingerpr
   impl.lock_path = (fs::path(impl.folder) / "lock").string();
   impl.manifest_path = (fs::path(impl.folder) / "manifest").string();
   impl.notice = options.notice;
+  impl.fingerprint = fingerprint;
 
   // 1. Never overwrite an input: compare files, not names (links and ./ give other names).
   std::vector<std::pair<std::string, std::string>> inputs = {
@@ -620,16 +641,29 @@ std::unique_ptr<OutputFile> PartsStore::begin_snapshots(const OutputMeta& meta) 
 
 void PartsStore::assemble(const OutputMeta& meta, int shots, const SegyTarget& segy,
                           const std::function<void(OutputFile&)>& decorate) {
+  std::vector<int> all(static_cast<std::size_t>(std::max(0, shots)));
+  for (int shot = 0; shot < shots; ++shot)
+    all[static_cast<std::size_t>(shot)] = shot;
+  assemble(meta, all, segy, decorate);
+}
+
+void PartsStore::assemble(const OutputMeta& meta, const std::vector<int>& shots,
+                          const SegyTarget& segy,
+                          const std::function<void(OutputFile&)>& decorate) {
   Impl& impl = *m_impl;
   if (!impl.owned) throw std::logic_error("PartsStore::assemble without the lock");
-  for (int shot = 0; shot < shots; ++shot) {
+  for (const int shot : shots) {
     if (!shot_complete(shot)) {
       throw std::logic_error("PartsStore::assemble: shot " + std::to_string(shot) +
                              " is not complete");
     }
   }
   OutputMeta root = meta;
-  if (root.backend.empty()) read_backend_attributes(impl.part(0), root); // all shots were kept
+  if (root.backend.empty() && !shots.empty()) // every shot was kept
+    read_backend_attributes(impl.part(shots.front()), root);
+  root.survey_shots = impl.fingerprint.shots;
+  root.shots_selected = shots;
+  root.run_fingerprint = fingerprint_text(impl.fingerprint);
   OutputOptions no_sidecar;
   no_sidecar.xdmf_sidecar = false; // written below, with the other files beside OUT
   OutputFile out(impl.output, root, no_sidecar);
@@ -638,7 +672,7 @@ void PartsStore::assemble(const OutputMeta& meta, int shots, const SegyTarget& s
   std::vector<std::pair<std::string, std::string>> renames; // temporary -> final
   std::error_code ec;
   try {
-    for (int shot = 0; shot < shots; ++shot)
+    for (const int shot : shots)
       out.copy_shot_from(impl.part(shot), shot);
     if (fs::exists(impl.snapshots_part(), ec)) out.copy_snapshots_from(impl.snapshots_part());
     if (decorate) decorate(out);
@@ -652,7 +686,7 @@ void PartsStore::assemble(const OutputMeta& meta, int shots, const SegyTarget& s
     if (!segy.path.empty()) {
       SegyWriteOptions options = segy.options;
       if (segy.per_shot) {
-        for (int shot = 0; shot < shots; ++shot) {
+        for (const int shot : shots) {
           const std::string path = segy_shot_path(segy.path, shot);
           renames.emplace_back(temp_name(path), path);
           options.mode = SegyWriteMode::Create;
@@ -661,8 +695,8 @@ void PartsStore::assemble(const OutputMeta& meta, int shots, const SegyTarget& s
         }
       } else {
         renames.emplace_back(temp_name(segy.path), segy.path);
-        for (int shot = 0; shot < shots; ++shot) {
-          options.mode = shot == 0 ? SegyWriteMode::Create : SegyWriteMode::Append;
+        for (const int shot : shots) {
+          options.mode = shot == shots.front() ? SegyWriteMode::Create : SegyWriteMode::Append;
           write_segy_gather(renames.back().first, read_shot_gather(impl.part(shot), shot), options);
         }
         fsync_file(renames.back().first);

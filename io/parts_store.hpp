@@ -40,10 +40,11 @@ struct RunFingerprint {
   std::string survey_path; ///< shown, not compared (a survey may move)
   std::string survey_text;
   std::vector<InputFilePrint> inputs;
-  int steps = 0;       ///< --steps as given, 0 when not given
-  std::string backend; ///< --backend as given
-  std::string kernel;  ///< --kernel as given ("" when not given)
-  int shots = 0;
+  int steps = 0;             ///< --steps as given, 0 when not given
+  std::string backend;       ///< --backend as given
+  std::string kernel;        ///< --kernel as given ("" when not given)
+  int shots = 0;             ///< shots of the survey
+  std::vector<int> selected; ///< the shots the run models (--shots); empty: every shot
 };
 
 /// The files a survey reads besides itself (model, anisotropy properties, wavelets, receiver
@@ -57,6 +58,11 @@ RunFingerprint make_fingerprint(const Survey& survey, int steps, const std::stri
 /// one readable line each; empty when they are equal.
 std::vector<std::string> fingerprint_differences(const RunFingerprint& was,
                                                  const RunFingerprint& now);
+
+/// The fingerprint as the output's `run_fingerprint` attribute: compact JSON of what decides the
+/// samples (without the survey path, which may move, and without the shot selection, which
+/// differs between the parts of a survey split by --shots).
+std::string fingerprint_text(const RunFingerprint& fingerprint);
 
 /// Where the gathers are also written as SEG-Y.
 struct SegyTarget {
@@ -107,8 +113,12 @@ public:
   /// A file for shot 0's snapshots; commit it (after the shot's time loop) to make them complete.
   std::unique_ptr<OutputFile> begin_snapshots(const OutputMeta& meta);
 
-  /// Every shot of `shots` is complete: build OUT (and the SEG-Y files) from the parts, with the
-  /// root attributes of `meta`, `decorate` adding attributes; then remove the folder.
+  /// Every shot of `shots` (shot numbers) is complete: build OUT (and the SEG-Y files) from the
+  /// parts, with the root attributes of `meta` and the run's survey_shots, shots_selected (`shots`)
+  /// and run_fingerprint, `decorate` adding attributes; then remove the folder.
+  void assemble(const OutputMeta& meta, const std::vector<int>& shots, const SegyTarget& segy,
+                const std::function<void(OutputFile&)>& decorate = {});
+  /// The same for shots 0 .. shots-1.
   void assemble(const OutputMeta& meta, int shots, const SegyTarget& segy,
                 const std::function<void(OutputFile&)>& decorate = {});
   /// The run failed or was interrupted: with `keep` and at least one complete shot the folder

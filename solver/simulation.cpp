@@ -117,7 +117,8 @@ BackendKind resolve_backend_choice(BackendChoice choice,
   }
   std::string why;
   if (cuda_device_available(&why)) return BackendKind::Cuda;
-  if (notice) notice("no GPU available (" + why + "): " + fallback);
+  // Plain words first; the technical reason (a CUDA error name) only after them.
+  if (notice) notice("no GPU found: " + fallback + " (" + why + ")");
   return BackendKind::Cpu;
 }
 

@@ -23,8 +23,8 @@ enum class BackendChoice { Auto, Cpu, Cuda };
 BackendChoice parse_backend_choice(const std::string& text, const std::string& what);
 
 /// The backend a choice means on this machine: `auto` is CUDA when a GPU is usable, else the CPU,
-/// and then `notice` (may be empty) hears "no GPU available (why): ..." with `fallback` as the end
-/// of the line (what runs instead).
+/// and then `notice` (may be empty) hears "no GPU found: <fallback> (<why>)", `fallback` saying
+/// what runs instead and `why` the technical reason.
 BackendKind resolve_backend_choice(BackendChoice choice,
                                    const std::function<void(const std::string&)>& notice,
                                    const std::string& fallback = "running on the CPU backend");

@@ -5,10 +5,13 @@
 #include "io/segy.hpp"
 #include "models/velocity.hpp"
 #include "solver/interrupt.hpp"
+#include "solver/plan.hpp"
 #include "solver/tti_run.hpp"
+#include "solver/wavelet.hpp"
 #include "version.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -82,6 +85,17 @@ public:
       r.gather.dt_out = plan.dt_out;
       r.gather.samples = plan.trace_samples;
       r.gather.traces = m_sim->output_traces();
+      // The wavelets as the solver sampled them (already checked when the taps were built).
+      r.gather.wavelet_dt = plan.dt;
+      r.gather.wavelet_samples = plan.steps;
+      for (std::size_t n = 0; n < s.sources.size(); ++n) {
+        const WaveletSpec& w = s.sources[n].wavelet;
+        const auto samples =
+            sample_wavelet(w, plan.dt, plan.steps,
+                           w.loc.key.empty() ? "sources[" + std::to_string(n) + "].wavelet.file"
+                                             : w.loc.where() + ".file");
+        r.gather.wavelet.insert(r.gather.wavelet.end(), samples.begin(), samples.end());
+      }
       r.timing.output_ms = ms_since(t0);
       r.ok = true;
     } catch (const Interrupted&) {
@@ -123,6 +137,14 @@ OutputMeta make_meta(const Survey& survey, const Plan& plan) {
   meta.dt = plan.dt;
   meta.steps = plan.steps;
   return meta;
+}
+
+/// The velocity model as /model stores it (decimated when large).
+StoredModel velocity_volume(const Grid& grid, const std::vector<float>& velocity) {
+  StoredModel model = model_geometry({grid.nx, grid.ny, grid.nz}, {grid.ox, grid.oy, grid.oz},
+                                     {grid.dx, grid.dy, grid.dz});
+  add_model_property(model, "vp", "m/s", velocity);
+  return model;
 }
 
 /// The backend, device and kernels that modelled a shot, as root attributes.
@@ -207,6 +229,10 @@ std::vector<char> serialise(const ShotResult& r) {
   put(b, g.receiver_positions.data(), g.receiver_positions.size());
   put(b, static_cast<std::uint64_t>(g.traces.size()));
   put(b, g.traces.data(), g.traces.size());
+  put(b, g.wavelet_samples);
+  put(b, g.wavelet_dt);
+  put(b, static_cast<std::uint64_t>(g.wavelet.size()));
+  put(b, g.wavelet.data(), g.wavelet.size());
   return b;
 }
 
@@ -230,6 +256,10 @@ ShotResult deserialise(const std::vector<char>& b) {
   in.get(g.receiver_positions.data(), g.receiver_positions.size());
   g.traces.resize(in.get<std::uint64_t>());
   in.get(g.traces.data(), g.traces.size());
+  g.wavelet_samples = in.get<int>();
+  g.wavelet_dt = in.get<double>();
+  g.wavelet.resize(in.get<std::uint64_t>());
+  in.get(g.wavelet.data(), g.wavelet.size());
   return r;
 }
 
@@ -266,13 +296,24 @@ std::vector<float> broadcast_model(const Survey& survey) {
 
 /// Rank 0: hand out shots, write every gather as a part; assemble the output when all are there.
 void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& options,
-                PartsStore& store, const SegyTarget& segy, SurveyRunReport& report) {
+                PartsStore& store, const SegyTarget& segy, const StoredModel& model,
+                SurveyRunReport& report) {
   const int workers = mpi_size() - 1;
   OutputMeta meta = make_meta(survey, plan);
   report.skipped = store.complete_shots();
+  const std::vector<int> chosen = selected_shots(survey, options);
+  const int total = static_cast<int>(chosen.size());
+  int done = static_cast<int>(report.skipped.size());
   std::deque<int> pending;
-  for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s) {
+  for (const int s : chosen) {
     if (!store.shot_complete(s)) pending.push_back(s);
+  }
+  if (options.hooks.notice) {
+    options.hooks.notice("MPI: " + std::to_string(mpi_size()) +
+                         " ranks: rank 0 hands out shots "
+                         "and writes the output, ranks 1-" +
+                         std::to_string(workers) + " model shots (one GPU each: " +
+                         std::to_string(workers) + " GPU" + (workers == 1 ? "" : "s") + ")");
   }
   if (plan.snapshot_count > 0 && options.hooks.notice) {
     options.hooks.notice("note: snapshots are written by single-process runs only; this MPI run "
@@ -317,9 +358,11 @@ void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& 
         store.write_shot(meta, r.gather);
         r.timing.output_ms += ms_since(t0);
         report.shots.push_back(r.timing);
+        ++done;
         if (options.hooks.notice) {
           options.hooks.notice("shot " + std::to_string(r.gather.shot) + " done on rank " +
-                               std::to_string(r.timing.rank));
+                               std::to_string(r.timing.rank) + " (" + std::to_string(done) + "/" +
+                               std::to_string(total) + " done)");
         }
       } else {
         report.failed.emplace_back(r.timing.shot, r.error);
@@ -333,7 +376,7 @@ void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& 
   // Backend and kernels are those of the shots modelled now, or (every shot kept by --resume)
   // of the parts: assemble reads them there when meta has none.
   if (report.failed.empty()) {
-    store.assemble(meta, static_cast<int>(survey.shots.size()), segy);
+    store.assemble(meta, chosen, segy, [&](OutputFile& out) { out.write_model(model); });
   } else {
     abandon_parts(store, survey, options);
   }
@@ -373,6 +416,79 @@ void work(const Survey& survey, std::vector<float> velocity, const SurveyRunOpti
 #endif
 
 } // namespace
+
+std::vector<int> selected_shots(const Survey& survey, const SurveyRunOptions& options) {
+  if (!options.shots.empty()) return options.shots;
+  std::vector<int> all(survey.shots.size());
+  for (std::size_t s = 0; s < all.size(); ++s)
+    all[s] = static_cast<int>(s);
+  return all;
+}
+
+std::string shot_selection_text(const std::vector<int>& shots) {
+  std::string text;
+  for (std::size_t i = 0; i < shots.size();) {
+    std::size_t j = i;
+    while (j + 1 < shots.size() && shots[j + 1] == shots[j] + 1)
+      ++j;
+    if (!text.empty()) text += ",";
+    text += std::to_string(shots[i]);
+    if (j > i) text += "-" + std::to_string(shots[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+// "shot 12 (3 of 10)": the shot number, then its place among the shots the run was asked for.
+std::string shot_heading(int shot, const std::vector<int>& chosen) {
+  const auto at = std::lower_bound(chosen.begin(), chosen.end(), shot) - chosen.begin();
+  return "shot " + std::to_string(shot) + " (" + std::to_string(at + 1) + " of " +
+         std::to_string(chosen.size()) + ")";
+}
+
+std::vector<int> parse_shot_selection(const std::string& text, int shots, const std::string& what) {
+  const std::string allowed = "; allowed: shot numbers 0-" + std::to_string(shots - 1) +
+                              " (0-based, as in /shots/NNNN), as a list of numbers and ranges, "
+                              "e.g. 10-19 or 0,3,5-7";
+  auto number = [&](const std::string& item, const std::string& digits) {
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      throw InputError(what + ": '" + text + "': '" + item + "' is not a shot number or range" +
+                       allowed);
+    }
+    const int n = std::stoi(digits);
+    if (n >= shots) {
+      throw InputError(what + ": '" + text + "': shot " + digits + " is past the survey's last (" +
+                       std::to_string(shots) + " shot" + (shots == 1 ? "" : "s") + ")" + allowed);
+    }
+    return n;
+  };
+  std::vector<int> chosen;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
+    const std::size_t dash = item.find('-');
+    if (dash == std::string::npos) {
+      chosen.push_back(number(item, item));
+    } else {
+      const int first = number(item, item.substr(0, dash));
+      const int last = number(item, item.substr(dash + 1));
+      if (last < first) {
+        throw InputError(what + ": '" + text + "': range '" + item + "' ends before it starts" +
+                         allowed);
+      }
+      for (int s = first; s <= last; ++s)
+        chosen.push_back(s);
+    }
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  std::sort(chosen.begin(), chosen.end());
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  return chosen;
+}
 
 bool launched_by_mpi() {
   for (const char* name :
@@ -461,6 +577,11 @@ SegyTarget segy_target(const Survey& survey, const SurveyRunOptions& options) {
   target.options.survey_name = survey.name;
   target.options.survey_path = survey.path;
   target.options.key = key;
+  // CDP bins over the survey's grid, so that midpoints anywhere on it (a negative origin too)
+  // get a bin: half the grid spacing, numbered from the grid's origin.
+  const Grid grid = make_grid(survey.grid);
+  target.options.cdp_bins = segy_cdp_bins({grid.ox, grid.oy, grid.oz}, {grid.dx, grid.dy, grid.dz},
+                                          {grid.nx, grid.ny, grid.nz});
   return target;
 }
 
@@ -476,6 +597,7 @@ std::unique_ptr<PartsStore> open_parts(const Survey& survey, const SurveyRunOpti
                        options.simulation.kernel_spec);
   fingerprint.program_version = kProgramVersion;
   fingerprint.git_commit = kGitCommit;
+  fingerprint.selected = options.shots;
   PartsOptions parts;
   parts.resume = options.resume;
   parts.resume_command = options.resume_command;
@@ -483,7 +605,7 @@ std::unique_ptr<PartsStore> open_parts(const Survey& survey, const SurveyRunOpti
   parts.outputs.push_back(fs::path(options.output).replace_extension(".xmf").string());
   if (!segy.path.empty()) {
     if (segy.per_shot) {
-      for (int shot = 0; shot < static_cast<int>(survey.shots.size()); ++shot)
+      for (const int shot : selected_shots(survey, options))
         parts.outputs.push_back(segy_shot_path(segy.path, shot));
     } else {
       parts.outputs.push_back(segy.path);
@@ -493,7 +615,7 @@ std::unique_ptr<PartsStore> open_parts(const Survey& survey, const SurveyRunOpti
 }
 
 void abandon_parts(PartsStore& store, const Survey& survey, const SurveyRunOptions& options) {
-  const int shots = static_cast<int>(survey.shots.size());
+  const int shots = static_cast<int>(selected_shots(survey, options).size());
   // One shot: nothing worth keeping, and nothing may be left behind. Many: keep what is done.
   if (store.abandon(shots > 1) && options.on_parts_kept) {
     options.on_parts_kept(static_cast<int>(store.complete_shots().size()), shots, store.folder());
@@ -523,12 +645,13 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
       // Every rank checks the plan: input errors stop the whole run the same way everywhere.
       const Plan plan =
           make_plan(survey_for_shot(survey, 0), velocity, options.simulation.steps_override);
-      for (int s = 1; s < static_cast<int>(survey.shots.size()); ++s)
+      for (const int s : selected_shots(survey, options))
         survey_for_shot(survey, s);
       if (mpi_rank() == 0) {
         check_segy_sampling(survey, segy, plan.dt_out);
         if (options.hooks.on_plan) options.hooks.on_plan(plan);
-        coordinate(survey, plan, options, *store, segy, report);
+        coordinate(survey, plan, options, *store, segy,
+                   velocity_volume(make_grid(survey.grid), velocity), report);
         report.last.plan = plan;
       } else {
         work(survey, std::move(velocity), options);
@@ -542,16 +665,19 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
   }
 #endif
 
-  const int shots = static_cast<int>(survey.shots.size());
+  const std::vector<int> chosen = selected_shots(survey, options);
+  const int shots = static_cast<int>(chosen.size());
   const SegyTarget segy = segy_target(survey, options);
   // Before any computation: output checks, the lock, the manifest (or the kept shots).
   const std::unique_ptr<PartsStore> store = open_parts(survey, options, segy);
   try {
     auto t0 = Clock::now();
-    std::vector<float> velocity = build_velocity(survey.model, make_grid(survey.grid));
+    const Grid grid = make_grid(survey.grid);
+    std::vector<float> velocity = build_velocity(survey.model, grid);
     report.model_ms = ms_since(t0);
+    const StoredModel model = velocity_volume(grid, velocity);
     // Receivers that move must stay inside the grid for every shot: check before any work.
-    for (int s = 0; s < shots; ++s)
+    for (const int s : chosen)
       survey_for_shot(survey, s);
 
     t0 = Clock::now();
@@ -574,12 +700,22 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     meta.region_kernels = sim.kernel_names();
     report.skipped = store->complete_shots();
 
-    for (int s = 0; s < shots; ++s) {
-      if (store->shot_complete(s)) continue;
+    std::vector<int> todo;
+    for (const int s : chosen) {
+      if (!store->shot_complete(s)) todo.push_back(s);
+    }
+    int done = static_cast<int>(report.skipped.size());
+    double modelled_s = 0;
+    for (std::size_t i = 0; i < todo.size(); ++i) {
+      const int s = todo[i];
       throw_if_interrupted();
-      if (many && options.hooks.notice) {
-        options.hooks.notice("shot " + std::to_string(s + 1) + " of " + std::to_string(shots));
+      if (many && options.hooks.notice) options.hooks.notice(shot_heading(s, chosen));
+      if (options.on_shot_start) {
+        options.on_shot_start(
+            ShotStart{s, done, shots, static_cast<int>(todo.size() - i - 1),
+                      report.shots.empty() ? 0.0 : modelled_s / report.shots.size()});
       }
+      const auto shot_t0 = Clock::now();
       // Shot 0's snapshots go to a part of their own, complete once the shot is.
       std::unique_ptr<OutputFile> snapshots;
       if (s == 0 && plan.snapshot_every > 0 && plan.snapshot_count > 0) {
@@ -599,8 +735,11 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
       r.timing.output_ms += ms_since(w0);
       report.shots.push_back(r.timing);
       report.last.timing = r.loop;
+      modelled_s += ms_since(shot_t0) * 1e-3;
+      ++done;
       if (many && options.hooks.notice) {
-        options.hooks.notice("shot " + std::to_string(s) + " done");
+        options.hooks.notice("shot " + std::to_string(s) + " done (" + std::to_string(done) + "/" +
+                             std::to_string(shots) + " done)");
       }
     }
 
@@ -612,8 +751,10 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     report.last.final_field = field_stats(sim.wavefield());
     if (report.failed.empty()) {
       throw_if_interrupted();
-      store->assemble(meta, shots, segy,
-                      [&](OutputFile& out) { out.set_attribute("run_ms_total", ms_since(start)); });
+      store->assemble(meta, chosen, segy, [&](OutputFile& out) {
+        out.write_model(model);
+        out.set_attribute("run_ms_total", ms_since(start));
+      });
     } else {
       abandon_parts(*store, survey, options);
     }

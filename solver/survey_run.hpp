@@ -14,6 +14,16 @@
 
 namespace minimod {
 
+/// Where a shot stands when it starts, for a survey-wide progress line. Every number that names a
+/// shot is its shot number: the index of the survey's `shots:` entry, 0-based, as in /shots/NNNN.
+struct ShotStart {
+  int shot = 0;           ///< the shot about to be modelled
+  int done = 0;           ///< shots of the run's selection complete before it (resumed ones too)
+  int total = 0;          ///< shots of the run's selection (every shot without --shots)
+  int left_after = 0;     ///< shots this run still models after it
+  double mean_shot_s = 0; ///< mean wall time of the shots this run modelled so far; 0: none yet
+};
+
 /// Options of a survey run.
 struct SurveyRunOptions {
   SimulationOptions simulation;
@@ -23,6 +33,10 @@ struct SurveyRunOptions {
   bool resume = false;        ///< continue the run kept in `<output>.parts`, skipping its shots
   std::string resume_command; ///< the command that resumes this run, for messages
   RunHooks hooks;             ///< on_plan, on_progress (shot-local steps) and notices
+  /// Called before each shot a single-process run models (on_progress then counts its steps).
+  std::function<void(const ShotStart&)> on_shot_start;
+  /// The shots to model (--shots): sorted shot numbers, each once; empty means every shot.
+  std::vector<int> shots;
   /// Called when a run that did not finish keeps its complete shots in `folder` for --resume.
   std::function<void(int complete, int shots, const std::string& folder)> on_parts_kept;
 };
@@ -49,6 +63,17 @@ struct SurveyRunReport {
   double total_ms = 0;
   int ranks = 1;
 };
+
+/// The shot numbers a run models: `options.shots`, or every shot of the survey.
+std::vector<int> selected_shots(const Survey& survey, const SurveyRunOptions& options);
+/// Parse a --shots value ("10-19", "0,3,5-7") against a survey of `shots` shots: the shot numbers,
+/// sorted, each once. Throws InputError naming `what`, the value and what is allowed for a
+/// malformed item, a range whose end is before its start, or a shot past the survey's last.
+std::vector<int> parse_shot_selection(const std::string& text, int shots, const std::string& what);
+/// "shot 12 (3 of 10)": a shot's number, then its place among the `chosen` shots of the run.
+std::string shot_heading(int shot, const std::vector<int>& chosen);
+/// "0-3,7" for {0,1,2,3,7}: the selection as --shots takes it.
+std::string shot_selection_text(const std::vector<int>& shots);
 
 /// Run the survey. Throws for errors that stop every shot (bad input, output not writable); a
 /// shot that fails is reported in `failed` and the others carry on.

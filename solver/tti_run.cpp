@@ -140,7 +140,7 @@ SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& opt
   }
   // The backend: the TTI CPU reference or the CUDA TTI kernels.
   const BackendKind kind = resolve_backend_choice(options.simulation.backend, options.hooks.notice,
-                                                  "physics: tti runs on the CPU reference");
+                                                  "running the TTI CPU reference");
   std::string spec = options.simulation.kernel_spec, what = "--kernel";
   if (spec.empty() && survey.kernel) {
     spec = *survey.kernel;
@@ -184,7 +184,17 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
   const TtiModel model = build_tti_model(survey, grid);
   const TtiPlan plan = plan_tti(survey, model, options.simulation.steps_override);
   report.model_ms = ms_since(t0);
-  for (int s = 0; s < static_cast<int>(survey.shots.size()); ++s)
+  // The medium as /model stores it; phi, when the survey gives none, is 0 everywhere.
+  StoredModel stored = model_geometry({grid.nx, grid.ny, grid.nz}, {grid.ox, grid.oy, grid.oz},
+                                      {grid.dx, grid.dy, grid.dz});
+  add_model_property(stored, "vp", "m/s", model.vp);
+  add_model_property(stored, "epsilon", "1", model.epsilon);
+  add_model_property(stored, "delta", "1", model.delta);
+  add_model_property(stored, "theta", "rad", model.theta);
+  add_model_property(stored, "phi", "rad",
+                     model.phi.empty() ? std::vector<float>(grid.points(), 0.0f) : model.phi);
+  const std::vector<int> chosen = selected_shots(survey, options);
+  for (const int s : chosen)
     survey_for_shot(survey, s);
 
   // Trace and snapshot sampling as for the acoustic plan, on the TTI time axis.
@@ -243,8 +253,14 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
                        plan.layer.y_hi, plan.layer.z_lo, plan.layer.z_hi};
   meta.dt = plan.dt;
   meta.steps = plan.steps;
-  const bool many = survey.shots.size() > 1;
+  const bool many = chosen.size() > 1;
   report.skipped = store.complete_shots();
+  std::vector<int> todo;
+  for (const int shot : chosen) {
+    if (!store.shot_complete(shot)) todo.push_back(shot);
+  }
+  int done = static_cast<int>(report.skipped.size());
+  double modelled_s = 0;
 
   // p of the current shot, dense (from the device when the GPU runs it).
   auto field_p = [&] {
@@ -254,13 +270,16 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
     return dense;
   };
   std::vector<float> raw;
-  for (int shot = 0; shot < static_cast<int>(survey.shots.size()); ++shot) {
-    if (store.shot_complete(shot)) continue;
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    const int shot = todo[i];
     throw_if_interrupted();
-    if (many && options.hooks.notice) {
-      options.hooks.notice("shot " + std::to_string(shot + 1) + " of " +
-                           std::to_string(survey.shots.size()));
+    if (many && options.hooks.notice) options.hooks.notice(shot_heading(shot, chosen));
+    if (options.on_shot_start) {
+      options.on_shot_start(ShotStart{
+          shot, done, static_cast<int>(chosen.size()), static_cast<int>(todo.size() - i - 1),
+          report.shots.empty() ? 0.0 : modelled_s / report.shots.size()});
     }
+    const auto shot_t0 = Clock::now();
     ShotTiming timing;
     timing.shot = shot;
     t0 = Clock::now();
@@ -331,12 +350,20 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
     g.samples = samples;
     g.traces = resample_finite_traces(raw, receivers.size(), plan.dt, dt_out, samples,
                                       "shot " + std::to_string(shot) + "'s traces");
+    g.wavelet_dt = plan.dt;
+    g.wavelet_samples = plan.steps;
+    for (const TtiSource& src : sources)
+      g.wavelet.insert(g.wavelet.end(), src.samples.begin(), src.samples.end());
     if (snapshot_part) snapshot_part->commit();
     store.write_shot(meta, g);
-    if (many && options.hooks.notice)
-      options.hooks.notice("shot " + std::to_string(shot) + " done");
+    ++done;
+    if (many && options.hooks.notice) {
+      options.hooks.notice("shot " + std::to_string(shot) + " done (" + std::to_string(done) + "/" +
+                           std::to_string(chosen.size()) + " done)");
+    }
     timing.output_ms = ms_since(t0);
     report.shots.push_back(timing);
+    modelled_s += ms_since(shot_t0) * 1e-3;
     report.last.timing.total_ms = timing.step_ms;
     report.last.timing.median_step_ms = timing.step_ms / plan.steps;
     report.last.timing.mpoints_per_s =
@@ -350,8 +377,10 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
   report.last.kernels = meta.region_kernels;
   report.last.output_file = options.output;
   throw_if_interrupted();
-  store.assemble(meta, static_cast<int>(survey.shots.size()), segy,
-                 [&](OutputFile& out) { out.set_attribute("run_ms_total", ms_since(start)); });
+  store.assemble(meta, chosen, segy, [&](OutputFile& out) {
+    out.write_model(stored);
+    out.set_attribute("run_ms_total", ms_since(start));
+  });
   report.total_ms = ms_since(start);
   return report;
 }

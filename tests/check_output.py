@@ -113,6 +113,16 @@ def check_shots(check, f):
             check.fail(f"{positions.name}: shape {positions.shape}, expected ({receivers}, 3)")
         if sources is not None and sources.shape[1:] != (3,):
             check.fail(f"{sources.name}: shape {sources.shape}, expected (sources, 3)")
+        if "wavelet" in group:
+            wavelet = check.dataset(group, "wavelet", "f", 4, 2)
+            if wavelet is not None:
+                if sources is not None and wavelet.shape[0] != sources.shape[0]:
+                    check.fail(f"{wavelet.name}: {wavelet.shape[0]} rows, "
+                               f"{sources.shape[0]} sources")
+                for attr in ("units", "dt_units"):
+                    check.string_attr(wavelet, attr)
+                check.number_attr(wavelet, "dt")
+                check.number_attr(wavelet, "t0")
         if traces is not None:
             for attr in ("units", "dt_units"):
                 check.string_attr(traces, attr)
@@ -122,6 +132,41 @@ def check_shots(check, f):
                 check.fail(f"{traces.name}: contains NaN or Inf")
         shots.append((name, receivers, samples, dt_out))
     return shots
+
+
+MODEL_UNITS = {"vp": "m/s", "epsilon": "1", "delta": "1", "theta": "rad", "phi": "rad"}
+
+
+def check_model(check, f):
+    """Returns {property: (nz, ny, nx)} of /model, or None without it."""
+    if "model" not in f:
+        return None
+    group = f["model"]
+    decimation = check.number_attr(group, "decimation", 3)
+    if check.string_attr(group, "axis_order") not in (None, "[z, y, x]"):
+        check.fail(f"{group.name}: axis_order is {group.attrs['axis_order']!r}")
+    found = {}
+    for name in group:
+        if name not in MODEL_UNITS:
+            check.fail(f"/model: unexpected member '{name}' (allowed: {', '.join(MODEL_UNITS)})")
+            continue
+        data = check.dataset(group, name, "f", 4, 3)
+        if data is None:
+            continue
+        units = check.string_attr(data, "units")
+        if units is not None and units != MODEL_UNITS[name]:
+            check.fail(f"{data.name}: units {units!r}, expected {MODEL_UNITS[name]!r}")
+        check.number_attr(data, "origin", 3)
+        check.number_attr(data, "spacing", 3)
+        own = check.number_attr(data, "decimation", 3)
+        if own is not None and decimation is not None and list(own) != list(decimation):
+            check.fail(f"{data.name}: decimation {list(own)}, the group says {list(decimation)}")
+        if data.size and not np.all(np.isfinite(data[()])):
+            check.fail(f"{data.name}: contains NaN or Inf")
+        found[name] = tuple(data.shape)
+    if "vp" not in found:
+        check.fail("/model: missing dataset 'vp'")
+    return found
 
 
 def check_snapshots(check, f):
@@ -170,12 +215,18 @@ def main(argv):
         check_root(check, f)
         shots = check_shots(check, f)
         snapshots = check_snapshots(check, f)
+        model = check_model(check, f)
 
         print(f"{path}: {f.attrs.get('format')} v{f.attrs.get('format_version')}, "
               f"{f.attrs.get('backend')} on {f.attrs.get('device_name')!r}")
         print(f"  shots: {len(shots)}")
         for name, receivers, samples, dt_out in shots:
             print(f"    {name}: {receivers} receivers x {samples} samples, dt_out {dt_out} s")
+        if model is None:
+            print("  model: none")
+        else:
+            for name, shape in model.items():
+                print(f"  model: {name} [nz, ny, nx] = {list(shape)}")
         if snapshots is None:
             print("  snapshots: none")
         else:

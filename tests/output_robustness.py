@@ -163,9 +163,7 @@ class Case:
         return os.path.join(self.dir, *names)
 
     def finals(self, name):
-        names = [name + ".h5"]
-        if "snapshots/wavefield" in self.reference:
-            names.append(name + ".xmf")
+        names = [name + ".h5", name + ".xmf"]  # the sidecar shows the model, always stored
         if self.segy:
             names.append(name + ".sgy")
         return sorted(names)
@@ -231,7 +229,7 @@ def case_kill(work):
                                 "-e", "inject=%s:signal=KILL:when=%d" % (call, k)])
         check(code in (-9, 128 + 9, 137), "%s: the run was not killed (exit %d): %s"
               % (what, code, err[-500:]))
-        done = {int(s) for s in re.findall(r"^shot (\d+) done$", err, re.M)}
+        done = {int(s) for s in re.findall(r"^shot (\d+) done \(\d+/\d+ done\)$", err, re.M)}
         final = os.path.join(out, "x.h5")
         if os.path.exists(final):
             # Killed after the final rename: the file there is complete.
@@ -289,9 +287,9 @@ def case_signals(work):
                                                                        listing(one.path("o"))))
     # Many shots: complete shots kept, the resume command printed, the resumed run complete.
     many = Case(os.path.join(work, "many"), shots=4, steps=300)
-    for sig, code, after in ((signal.SIGINT, 130, r"^shot 0 done$"),
-                             (signal.SIGTERM, 143, r"^shot 1 done$"),
-                             (signal.SIGTERM, 143, r"^shot 1 of 4$")):
+    for sig, code, after in ((signal.SIGINT, 130, r"^shot 0 done \(1/4 done\)$"),
+                             (signal.SIGTERM, 143, r"^shot 1 done \(2/4 done\)$"),
+                             (signal.SIGTERM, 143, r"^shot 0 \(1 of 4\)$")):
         what = "%s after '%s'" % (sig.name, after)
         shutil.rmtree(many.path("o"), ignore_errors=True)
         p, log = start(many, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu",
@@ -304,7 +302,7 @@ def case_signals(work):
         check(p.returncode == code, "%s: exit %s, expected %d:\n%s"
               % (what, p.returncode, code, err))
         check(not os.path.exists(many.path("o", "x.h5")), what + ": a final file appeared")
-        done = {int(s) for s in re.findall(r"^shot (\d+) done$", err, re.M)}
+        done = {int(s) for s in re.findall(r"^shot (\d+) done \(\d+/\d+ done\)$", err, re.M)}
         kept = parts_of(many.path("o", "x.h5.parts"))
         check(done == kept, "%s: shots done %s, kept %s" % (what, sorted(done), sorted(kept)))
         if not kept:
@@ -334,7 +332,7 @@ def case_signals(work):
 def case_writers(work):
     c = Case(work, shots=4, steps=300)
     p, log = start(c, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu"])
-    wait_for(c, r"^shot 1 of 4$", p)
+    wait_for(c, r"^shot 0 \(1 of 4\)$", p)
     before = tree(c.path("o"))
     code, err = run(["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu"], work)
     check(code == 4, "second writer: exit %d, expected 4:\n%s" % (code, err))
@@ -359,7 +357,7 @@ def case_writers(work):
 def case_mismatch(work):
     c = Case(work, shots=4, steps=300, snapshots=False, segy=False)
     p, log = start(c, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu", "--steps", "300"])
-    wait_for(c, r"^shot 1 done$", p)
+    wait_for(c, r"^shot 1 done \(2/4 done\)$", p)
     p.send_signal(signal.SIGINT)
     p.wait(60)
     log.close()

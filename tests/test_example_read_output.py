@@ -2,8 +2,9 @@
 
 Usage: test_example_read_output.py MINIMOD_BINARY SOURCE_DIR WORK_FOLDER
 
-Runs a two-shot survey with snapshots and SEG-Y output, then the example on that file (no model
-stored: it must say so and write no model plot) and on a copy given a /model/vp dataset (it must
+Runs a two-shot survey with snapshots and SEG-Y output, then the example on that file (its stored
+model must be read and plotted), on a copy without /model (it must say so and write no model
+plot) and on a copy given another /model/vp dataset (it must
 plot it). Every PNG must be a real image of some size whose pixels are not all one colour, and
 each summary line must give the numbers of the run.
 
@@ -99,7 +100,7 @@ def main():
         snapshots = f["snapshots/wavefield"].shape[0]
         last_time = float(f["snapshots/time"][-1])
 
-    # Without a model.
+    # The run's own file: the layered model it used, stored as /model/vp.
     out = os.path.join(work, "plots")
     printed = run_example(source_dir, h5, sgy, out)
     print(printed)
@@ -107,17 +108,27 @@ def main():
                     % samples, printed, re.M), "gather line")
     check(re.search(r"^snapshot: %d of %d, step \d+, t = %.4f s, \[nz, ny, nx\] = \[31, 21, 41\]"
                     % (snapshots - 1, snapshots, last_time), printed, re.M), "snapshot line")
-    check(re.search(r"^model: none in this file", printed, re.M), "model line")
+    check(re.search(r"^model: vp \[nz, ny, nx\] = \[31, 21, 41\], 1800 to 2600 m/s", printed,
+                    re.M), "model line of the run's file: " + printed)
     check(re.search(r"^segy: 54 traces, field records \[0, 1\], %d samples of 0.002 s" % samples,
                     printed, re.M), "segy line")
-    for name in ("run_gather.png", "run_snapshot.png", "run_segy.png"):
+    for name in ("run_gather.png", "run_snapshot.png", "run_segy.png", "run_model.png"):
         check_png(os.path.join(out, name))
-    check(not os.path.exists(os.path.join(out, "run_model.png")), "a model plot without a model")
+
+    # A file without a model (as older versions wrote): said so, no model plot.
+    bare = os.path.join(work, "bare.h5")
+    shutil.copy(h5, bare)
+    with h5py.File(bare, "a") as f:
+        del f["model"]
+    printed = run_example(source_dir, bare, sgy, out)
+    check(re.search(r"^model: none in this file", printed, re.M), "model line: " + printed)
+    check(not os.path.exists(os.path.join(out, "bare_model.png")), "a model plot without a model")
 
     # With a model: vp = 1500 + 10 z.
     with_model = os.path.join(work, "model.h5")
     shutil.copy(h5, with_model)
     with h5py.File(with_model, "a") as f:
+        del f["model"]
         z = np.arange(31) * 10.0
         vp = np.broadcast_to((1500 + 10 * z)[:, None, None], (31, 21, 41)).astype("f4")
         d = f.create_dataset("model/vp", data=vp)

@@ -97,7 +97,13 @@ TEST_F(H5pyReadback, CheckScriptAcceptsWrittenFile) {
     gather.dt_out = 2e-3;
     gather.samples = 10;
     gather.traces.assign(20, 0.25f);
+    gather.wavelet.assign(20, 0.5f);
+    gather.wavelet_samples = 20;
+    gather.wavelet_dt = 1e-3;
     file.write_shot(gather);
+    StoredModel model = model_geometry({8, 8, 8}, {0, 0, 0}, {10, 10, 10});
+    add_model_property(model, "vp", "m/s", std::vector<float>(512, 1500.0f));
+    file.write_model(model);
     file.begin_snapshots(SnapshotGeometry{{4, 3, 2}, {0, 0, 0}, {20, 20, 20}, 2});
     std::vector<float> data(24);
     for (std::size_t i = 0; i < data.size(); ++i)
@@ -111,6 +117,21 @@ TEST_F(H5pyReadback, CheckScriptAcceptsWrittenFile) {
   EXPECT_EQ(check(file_path, &output), 0) << output;
   EXPECT_NE(output.find("snapshots: 2 of [nz, ny, nx] = [2, 3, 4]"), std::string::npos) << output;
   EXPECT_NE(output.find("min -10 max 13"), std::string::npos) << output;
+  EXPECT_NE(output.find("model: vp [nz, ny, nx] = [8, 8, 8]"), std::string::npos) << output;
+
+  // A model property with the wrong units is malformed.
+  const fs::path wrong = m_dir / "wrong.h5";
+  {
+    OutputFile file(wrong.string(), meta);
+    StoredModel model = model_geometry({8, 8, 8}, {0, 0, 0}, {10, 10, 10});
+    add_model_property(model, "theta", "degrees", std::vector<float>(512, 0.0f));
+    file.write_model(model);
+    file.commit();
+  }
+  EXPECT_EQ(check(wrong, &output), 1) << output;
+  EXPECT_NE(output.find("/model/theta: units 'degrees', expected 'rad'"), std::string::npos)
+      << output;
+  EXPECT_NE(output.find("/model: missing dataset 'vp'"), std::string::npos) << output;
 }
 
 TEST_F(H5pyReadback, CheckScriptRejectsForeignFile) {

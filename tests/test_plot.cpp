@@ -743,12 +743,13 @@ TEST_F(PlotCommand, WigglesFillPositiveLobes) {
   EXPECT_EQ(runs(dense, panel_row(0.05, 0.4, 402), kInk).size(), 301u);
 }
 
-/// Copies with.h5 and adds /model/vp [18, 20, 24] = 1500 + 50 * k m/s at depth index k, with the
-/// grid's origin and spacing as attributes when `geometry`.
+/// Copies with.h5 and replaces its /model by /model/vp [18, 20, 24] = 1500 + 50 * k m/s at depth
+/// index k, with the grid's origin and spacing as attributes when `geometry`.
 std::string with_model(const std::string& source, const std::string& name, bool geometry) {
   fs::copy_file(source, name, fs::copy_options::overwrite_existing);
   const hid_t f = H5Fopen(name.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   EXPECT_GE(f, 0);
+  if (H5Lexists(f, "model", H5P_DEFAULT) > 0) H5Ldelete(f, "model", H5P_DEFAULT);
   const hid_t g = H5Gcreate2(f, "model", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   std::vector<float> vp(18 * 20 * 24);
   for (std::size_t i = 0; i < vp.size(); ++i)
@@ -761,6 +762,16 @@ std::string with_model(const std::string& source, const std::string& name, bool 
     H5Dclose(d);
   }
   H5Gclose(g);
+  H5Fclose(f);
+  return name;
+}
+
+/// Copies with.h5 without its /model, as a version that did not store the model wrote it.
+std::string without_model(const std::string& source, const std::string& name) {
+  fs::copy_file(source, name, fs::copy_options::overwrite_existing);
+  const hid_t f = H5Fopen(name.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  EXPECT_GE(f, 0);
+  EXPECT_GE(H5Ldelete(f, "model", H5P_DEFAULT), 0);
   H5Fclose(f);
   return name;
 }
@@ -790,14 +801,14 @@ TEST_F(PlotCommand, ModelSlicesInViridisWithDepthDown) {
   EXPECT_NE(plot_file(options).summary.find("(the grid's)"), std::string::npos);
 
   // A file without a model says why.
-  options.input = file("with.h5");
+  options.input = without_model(file("with.h5"), file("nomodel.h5"));
   const std::string message = input_error(options);
-  EXPECT_NE(message.find("--model: '" + file("with.h5") +
+  EXPECT_NE(message.find("--model: '" + file("nomodel.h5") +
                          "' has no /model (written by a "
                          "version that did not store it)"),
             std::string::npos)
       << message;
-  EXPECT_FALSE(fs::exists(file("with_model.png")));
+  EXPECT_FALSE(fs::exists(file("nomodel_model.png")));
 
   // Gather options do not apply to the model or snapshots; --model excludes --shot.
   options.input = file("model.h5");
@@ -834,7 +845,9 @@ TEST_F(PlotCommand, CommandLineOptions) {
   EXPECT_FALSE(fs::exists(file("cli2.png")));
 
   EXPECT_EQ(run(binary + " --model --shot 0 > " + log + " 2>&1"), 2);
-  EXPECT_EQ(run(binary + " --model > " + log + " 2>&1"), 2);
+  const std::string bare = quoted(MINIMOD_BINARY) + " plot " +
+                           quoted(without_model(file("with.h5"), file("cli_nomodel.h5")));
+  EXPECT_EQ(run(bare + " --model > " + log + " 2>&1"), 2);
   text.assign((std::istreambuf_iterator<char>(std::ifstream(file("cli.log")).rdbuf())),
               std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("has no /model"), std::string::npos) << text;

@@ -1,5 +1,6 @@
 /// Survey-scale runs through the real program: many shots, MPI ranks, --resume after a kill, the
 /// free surface's ghost, and the plot and SEG-Y outputs of a multi-shot file.
+#include "io/h5_output.hpp"
 #include "solver/simulation.hpp"
 #include "tests/h5_read.hpp"
 
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -115,6 +117,27 @@ TEST_F(RunDir, MpiRanksGiveTheSameGathersAsOneRank) {
       EXPECT_EQ(many[s], one[s]) << "shot " << s << " differs with " << ranks << " ranks";
     }
   }
+  // Not quiet, a subset: the rule (rank 0 coordinates, N-1 ranks model) is said at the start, and
+  // every shot is named by its number, as in /shots/NNNN.
+  const int code =
+      shell(kMpiEnv + "mpirun --oversubscribe -np 3 " + kBinary + " run " + at("s.yaml") + " -o " +
+            at("sel.h5") + " --backend cpu --shots 1-4 > " + at("mpi.log") + " 2>&1");
+  std::stringstream log;
+  log << std::ifstream(at("mpi.log")).rdbuf();
+  ASSERT_EQ(code, 0) << log.str();
+  EXPECT_NE(log.str().find("\nMPI: 3 ranks: rank 0 hands out shots and writes the output, ranks "
+                           "1-2 model shots (one GPU each: 2 GPUs)\n"),
+            std::string::npos)
+      << log.str();
+  for (int s = 1; s <= 4; ++s) {
+    EXPECT_NE(log.str().find("shot " + std::to_string(s) + " done on rank "), std::string::npos)
+        << log.str();
+    const minimod::ShotGather g = minimod::read_shot_gather(at("sel.h5"), s);
+    EXPECT_EQ(g.traces, one[static_cast<std::size_t>(s)]) << "shot " << s;
+    EXPECT_EQ(g.wavelet, minimod::read_shot_gather(at("one.h5"), s).wavelet) << "shot " << s;
+  }
+  EXPECT_EQ(log.str().find("shot 0 done"), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find("shot 5 done"), std::string::npos) << log.str();
 }
 
 // The per-shot timing that `run` prints and writes with --summary: setup, stepping and output of
@@ -160,7 +183,7 @@ TEST_F(RunDir, ResumeAfterKillGivesTheSameFile) {
   const std::string killer = "(" + kBinary + " run " + at("s.yaml") + " -o " + at("resumed.h5") +
                              " --backend cpu > " + at("run.log") +
                              " 2>&1 & pid=$!; "
-                             "for i in $(seq 1 600); do grep -q 'shot 3 of 6' " +
+                             "for i in $(seq 1 600); do grep -q 'shot 2 (3 of 6)' " +
                              at("run.log") +
                              " && break; sleep 0.05; done; kill -9 $pid; wait $pid; exit 0)";
   ASSERT_EQ(shell(killer), 0);
