@@ -639,7 +639,8 @@ bool same_geometry(const ModelVolume& model, const ModelGeometry& geometry, cons
 
 } // namespace
 
-ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid) {
+ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid,
+                              bool extend_edge) {
   check_model_values(model);
   ResampledModel result;
   if (same_geometry(model, geometry, grid)) {
@@ -714,6 +715,25 @@ ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, 
     }
   }
   const std::size_t outside = grid.points() - inside;
+  if (outside > 0 && !extend_edge) {
+    std::string model_extent, grid_extent;
+    for (std::size_t a = 0; a < 3; ++a) {
+      const double lo = geometry.origin[a];
+      const double hi = lo + (model.shape[a] - 1) * geometry.spacing[a];
+      const int ia = static_cast<int>(a);
+      const double glo = grid.origin(ia);
+      const double ghi = glo + (grid.extent(ia) - 1) * grid.spacing(ia);
+      const std::string sep = a == 0 ? "" : ", ";
+      model_extent += sep + kAxis[a] + " [" + format_number(lo) + ", " + format_number(hi) + "]";
+      grid_extent += sep + kAxis[a] + " [" + format_number(glo) + ", " + format_number(ghi) + "]";
+    }
+    throw InputError(model.key + ": model " + model.path + " covers " + model_extent +
+                     " m, the grid " + grid_extent + " m: " + std::to_string(outside) + " of " +
+                     std::to_string(grid.points()) + " grid points lie outside the model (" +
+                     clamped_axes +
+                     "); allowed: a model that covers the grid, or model.extend: edge to give "
+                     "them the model's nearest edge value");
+  }
   if (outside > 0) {
     char percent[32];
     std::snprintf(percent, sizeof percent, "%.1f",

@@ -98,9 +98,12 @@ struct ResampledModel {
 
 /// Check the model's values (check_model_values), then place it on the grid: a copy (moved, no
 /// second buffer) when shape, spacing and origin match the grid's, else trilinear interpolation at
-/// every grid point. Grid points outside the model's extent take the value of the nearest point of
-/// the model (clamping at the edges), and the notice says how many did. Pass the volume with
-/// std::move to avoid a copy of a large model.
-ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid);
+/// every grid point. With `extend_edge`, grid points outside the model's extent take the value of
+/// the nearest point of the model (clamping at the edges), and the notice says how many did. Pass
+/// the volume with std::move to avoid a copy of a large model. Without `extend_edge`, a grid
+/// reaching beyond the model is refused (InputError naming the model's extent and the grid's, and
+/// the key model.extend).
+ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid,
+                              bool extend_edge = false);
 
 } // namespace minimod
