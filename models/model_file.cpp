@@ -128,6 +128,17 @@ void check_shape(const ModelVolume& model, const ModelFileOptions& options) {
 
 // ---- raw ---------------------------------------------------------------------------------------
 
+std::string raw_description(AxisOrder order) {
+  return "raw little-endian float32, " +
+         std::string(order == AxisOrder::Xyz ? "x fastest (order xyz)" : "z fastest (order zyx)");
+}
+
+std::string npy_description(const NpyHeader& header, AxisOrder order) {
+  return "npy " + header.descr + " (" + std::to_string(header.shape[0]) + ", " +
+         std::to_string(header.shape[1]) + ", " + std::to_string(header.shape[2]) + ") " +
+         (header.fortran_order ? "Fortran" : "C") + " order, " + order_text(order);
+}
+
 ModelVolume read_raw(const std::string& path, AxisOrder order, const std::string& key,
                      const ModelFileOptions& options) {
   if (!options.shape) throw std::logic_error("read_model_volume: raw model without a shape");
@@ -135,9 +146,7 @@ ModelVolume read_raw(const std::string& path, AxisOrder order, const std::string
   model.shape = *options.shape;
   model.path = path;
   model.key = key;
-  model.description =
-      "raw little-endian float32, " +
-      std::string(order == AxisOrder::Xyz ? "x fastest (order xyz)" : "z fastest (order zyx)");
+  model.description = raw_description(order);
   const std::size_t count = count_of(model.shape);
   const std::uintmax_t expected = static_cast<std::uintmax_t>(count) * sizeof(float);
   std::error_code ec;
@@ -191,10 +200,7 @@ ModelVolume read_npy_model(const std::string& path, AxisOrder order, const std::
   model.path = path;
   model.key = key;
   model.shape = model_shape(header.shape, order, key, path);
-  model.description = "npy " + header.descr + " (" + std::to_string(header.shape[0]) + ", " +
-                      std::to_string(header.shape[1]) + ", " + std::to_string(header.shape[2]) +
-                      ") " + (header.fortran_order ? "Fortran" : "C") + " order, " +
-                      order_text(order);
+  model.description = npy_description(header, order);
   check_shape(model, options);
 
   // Storage order: C order has the array's last dimension fastest, Fortran order its first.
@@ -637,54 +643,11 @@ bool same_geometry(const ModelVolume& model, const ModelGeometry& geometry, cons
   return true;
 }
 
-} // namespace
-
-ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid,
-                              bool extend_edge) {
-  check_model_values(model);
-  ResampledModel result;
-  if (same_geometry(model, geometry, grid)) {
-    result.velocity = std::move(model.values);
-    return result;
-  }
-
-  std::array<AxisWeights, 3> axes;
-  for (int a = 0; a < 3; ++a) {
-    const auto ua = static_cast<std::size_t>(a);
-    axes[ua] = axis_weights(grid.extent(a), grid.origin(a), grid.spacing(a), model.shape[ua],
-                            geometry.origin[ua], geometry.spacing[ua]);
-  }
-  const auto mx = static_cast<std::size_t>(model.shape[0]),
-             my = static_cast<std::size_t>(model.shape[1]);
-  const auto gx = static_cast<std::size_t>(grid.nx), gy = static_cast<std::size_t>(grid.ny);
-  result.velocity.resize(grid.points());
-  const float* v = model.values.data();
-  const AxisWeights& ax = axes[0];
-  const AxisWeights& ay = axes[1];
-  const AxisWeights& az = axes[2];
-#pragma omp parallel for
-  for (int k = 0; k < grid.nz; ++k) {
-    const auto uk = static_cast<std::size_t>(k);
-    const double wz = az.w[uk];
-    const std::size_t z0 = mx * my * az.lo[uk], z1 = mx * my * az.hi[uk];
-    for (std::size_t j = 0; j < gy; ++j) {
-      const double wy = ay.w[j];
-      const std::size_t y0 = mx * ay.lo[j], y1 = mx * ay.hi[j];
-      float* row = result.velocity.data() + gx * (j + gy * uk);
-      for (std::size_t i = 0; i < gx; ++i) {
-        const double wx = ax.w[i];
-        const std::size_t x0 = ax.lo[i], x1 = ax.hi[i];
-        const double c00 = (1 - wx) * v[x0 + y0 + z0] + wx * v[x1 + y0 + z0];
-        const double c10 = (1 - wx) * v[x0 + y1 + z0] + wx * v[x1 + y1 + z0];
-        const double c01 = (1 - wx) * v[x0 + y0 + z1] + wx * v[x1 + y0 + z1];
-        const double c11 = (1 - wx) * v[x0 + y1 + z1] + wx * v[x1 + y1 + z1];
-        const double c0 = (1 - wy) * c00 + wy * c10;
-        const double c1 = (1 - wy) * c01 + wy * c11;
-        row[i] = static_cast<float>((1 - wz) * c0 + wz * c1);
-      }
-    }
-  }
-
+/// What placing `model` on the grid does (both geometries, and the grid points beyond the
+/// model); throws InputError for grid points beyond it without `extend_edge`.
+std::string placement_text(const ModelVolume& model, const ModelGeometry& geometry,
+                           const Grid& grid, const std::array<AxisWeights, 3>& axes,
+                           bool extend_edge) {
   const std::array<double, 3> grid_spacing{grid.dx, grid.dy, grid.dz};
   const std::array<double, 3> grid_origin{grid.ox, grid.oy, grid.oz};
   std::string notice = model.key + ": model " + model.path + " (" + model.description + ") of " +
@@ -742,7 +705,91 @@ ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, 
               " grid points (" + percent +
               "%) lie outside the model and take its nearest edge value (" + clamped_axes + ")";
   }
-  result.notice = notice;
+  return notice;
+}
+
+std::array<AxisWeights, 3> all_axis_weights(const ModelVolume& model, const ModelGeometry& geometry,
+                                            const Grid& grid) {
+  std::array<AxisWeights, 3> axes;
+  for (int a = 0; a < 3; ++a) {
+    const auto ua = static_cast<std::size_t>(a);
+    axes[ua] = axis_weights(grid.extent(a), grid.origin(a), grid.spacing(a), model.shape[ua],
+                            geometry.origin[ua], geometry.spacing[ua]);
+  }
+  return axes;
+}
+
+} // namespace
+
+std::string placement_notice(const ModelVolume& model, const ModelGeometry& geometry,
+                             const Grid& grid, bool extend_edge) {
+  if (same_geometry(model, geometry, grid)) return "";
+  return placement_text(model, geometry, grid, all_axis_weights(model, geometry, grid),
+                        extend_edge);
+}
+
+std::optional<ModelVolume> read_model_header(ModelFormat format, const std::string& path,
+                                             AxisOrder order, const std::string& key,
+                                             const ModelFileOptions& options) {
+  ModelVolume model;
+  model.path = path;
+  model.key = key;
+  if (format == ModelFormat::Raw && options.shape) {
+    model.shape = *options.shape;
+    model.description = raw_description(order);
+    return model;
+  }
+  if (format == ModelFormat::Npy) {
+    const NpyHeader header = read_npy_header(path, key);
+    model.shape = model_shape(header.shape, order, key, path);
+    model.description = npy_description(header, order);
+    return model;
+  }
+  return std::nullopt;
+}
+
+ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid,
+                              bool extend_edge) {
+  check_model_values(model);
+  ResampledModel result;
+  if (same_geometry(model, geometry, grid)) {
+    result.velocity = std::move(model.values);
+    return result;
+  }
+
+  const std::array<AxisWeights, 3> axes = all_axis_weights(model, geometry, grid);
+  const auto mx = static_cast<std::size_t>(model.shape[0]),
+             my = static_cast<std::size_t>(model.shape[1]);
+  const auto gx = static_cast<std::size_t>(grid.nx), gy = static_cast<std::size_t>(grid.ny);
+  result.velocity.resize(grid.points());
+  const float* v = model.values.data();
+  const AxisWeights& ax = axes[0];
+  const AxisWeights& ay = axes[1];
+  const AxisWeights& az = axes[2];
+#pragma omp parallel for
+  for (int k = 0; k < grid.nz; ++k) {
+    const auto uk = static_cast<std::size_t>(k);
+    const double wz = az.w[uk];
+    const std::size_t z0 = mx * my * az.lo[uk], z1 = mx * my * az.hi[uk];
+    for (std::size_t j = 0; j < gy; ++j) {
+      const double wy = ay.w[j];
+      const std::size_t y0 = mx * ay.lo[j], y1 = mx * ay.hi[j];
+      float* row = result.velocity.data() + gx * (j + gy * uk);
+      for (std::size_t i = 0; i < gx; ++i) {
+        const double wx = ax.w[i];
+        const std::size_t x0 = ax.lo[i], x1 = ax.hi[i];
+        const double c00 = (1 - wx) * v[x0 + y0 + z0] + wx * v[x1 + y0 + z0];
+        const double c10 = (1 - wx) * v[x0 + y1 + z0] + wx * v[x1 + y1 + z0];
+        const double c01 = (1 - wx) * v[x0 + y0 + z1] + wx * v[x1 + y0 + z1];
+        const double c11 = (1 - wx) * v[x0 + y1 + z1] + wx * v[x1 + y1 + z1];
+        const double c0 = (1 - wy) * c00 + wy * c10;
+        const double c1 = (1 - wy) * c01 + wy * c11;
+        row[i] = static_cast<float>((1 - wz) * c0 + wz * c1);
+      }
+    }
+  }
+
+  result.notice = placement_text(model, geometry, grid, axes, extend_edge);
   return result;
 }
 

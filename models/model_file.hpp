@@ -106,4 +106,16 @@ struct ResampledModel {
 ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid,
                               bool extend_edge = false);
 
+/// What resample_model would say of placing `model` (its shape, path, key and description; the
+/// values are not needed) on the grid: empty when the geometries match. Throws as resample_model
+/// for grid points beyond the model without `extend_edge`.
+std::string placement_notice(const ModelVolume& model, const ModelGeometry& geometry,
+                             const Grid& grid, bool extend_edge);
+
+/// The model's shape and description from the header alone, without the values: raw (the shape
+/// in `options`) and .npy; nullopt for HDF5 and SEG-Y. Throws as read_model_volume.
+std::optional<ModelVolume> read_model_header(ModelFormat format, const std::string& path,
+                                             AxisOrder order, const std::string& key,
+                                             const ModelFileOptions& options = {});
+
 } // namespace minimod

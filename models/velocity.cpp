@@ -146,6 +146,37 @@ static void check_axis_order(const ModelSpec& spec, ModelFormat format, const Mo
   }
 }
 
+/// The reader's options of a model file spec.
+static ModelFileOptions file_options(const ModelSpec& spec, ModelFormat format, const Grid& grid) {
+  ModelFileOptions options;
+  // A spec built in code may leave the raw shape unset: the grid's, as the parser defaults it.
+  const bool shape_set = spec.file_shape != std::array<int, 3>{};
+  if (format == ModelFormat::Raw) {
+    options.shape = shape_set ? spec.file_shape : std::array<int, 3>{grid.nx, grid.ny, grid.nz};
+  } else if (spec.file_shape_given) {
+    options.shape = spec.file_shape;
+  }
+  options.segy.inline_byte = spec.segy_inline_byte;
+  options.segy.crossline_byte = spec.segy_crossline_byte;
+  return options;
+}
+
+std::string model_file_notice(const ModelSpec& spec, const Grid& grid) {
+  if (spec.kind != ModelSpec::Kind::File) return "";
+  const auto format = parse_model_format(spec.format);
+  if (!format) return "";
+  const SourceLoc loc =
+      spec.file_loc.key.empty() ? with_key(spec.loc, "model.file") : spec.file_loc;
+  const std::optional<ModelVolume> header = read_model_header(
+      *format, spec.file, spec.order, loc.where(), file_options(spec, *format, grid));
+  if (!header) return "";
+  const SourceLoc spacing_loc =
+      spec.spacing_loc.key.empty() ? with_key(spec.loc, "model.spacing") : spec.spacing_loc;
+  const ModelGeometry geometry =
+      model_geometry(*header, spec.spacing, spec.origin, grid, spacing_loc.where());
+  return placement_notice(*header, geometry, grid, spec.extend_edge);
+}
+
 /// A model file of any format, placed on the grid (resampled when its geometry differs).
 std::vector<float> read_any_model_file(const ModelSpec& spec, const Grid& grid,
                                        std::string* notice) {
@@ -156,16 +187,7 @@ std::vector<float> read_any_model_file(const ModelSpec& spec, const Grid& grid,
     throw InputError(with_key(spec.loc, "model.format").where() + ": '" + spec.format +
                      "' is not allowed: raw, hdf5, segy or npy");
   }
-  ModelFileOptions options;
-  // A spec built in code may leave the raw shape unset: the grid's, as the parser defaults it.
-  const bool shape_set = spec.file_shape != std::array<int, 3>{};
-  if (*format == ModelFormat::Raw) {
-    options.shape = shape_set ? spec.file_shape : std::array<int, 3>{grid.nx, grid.ny, grid.nz};
-  } else if (spec.file_shape_given) {
-    options.shape = spec.file_shape;
-  }
-  options.segy.inline_byte = spec.segy_inline_byte;
-  options.segy.crossline_byte = spec.segy_crossline_byte;
+  const ModelFileOptions options = file_options(spec, *format, grid);
   ModelVolume volume =
       read_model_volume(*format, spec.file, spec.dataset, spec.order, loc.where(), options);
   check_axis_order(spec, *format, volume, grid, loc);

@@ -5,6 +5,7 @@
 #include "io/text.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
+#include "models/velocity.hpp"
 #include "solver/interpolation.hpp"
 #include "solver/wavelet.hpp"
 
@@ -70,7 +71,11 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
                      std::to_string(g.points()) + " points");
   }
   const auto [lo, hi] = std::minmax_element(velocity.begin(), velocity.end());
-  return make_plan(s, VelocityRange{*lo, *hi}, steps_override);
+  Plan p = make_plan(s, VelocityRange{*lo, *hi}, steps_override);
+  // A model file resampled onto the grid says so, in `validate` and `run` alike.
+  const std::string notice = model_file_notice(s.model, g);
+  if (!notice.empty()) p.warnings.insert(p.warnings.begin(), notice);
+  return p;
 }
 
 namespace {

@@ -79,6 +79,8 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
     plan = make_plan(first, VelocityRange{range->first, range->second}, options.steps);
   } else {
     const std::vector<float> velocity = build_velocity(s.model, grid, &notice);
+    // The plan carries the notice of raw and .npy files (read from the header, as `run` does).
+    if (!model_file_notice(s.model, grid).empty()) notice.clear();
     plan = make_plan(first, velocity, options.steps);
   }
   // The kernels, chosen as the run chooses them (Simulation's constructor): the command line's

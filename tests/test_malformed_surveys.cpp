@@ -114,6 +114,7 @@ const MalformedCase kCases[] = {
     {"npy_devito_order_without_key.yaml", "model.file", 7, "model.order: zyx"},
     {"npy_x_and_z_equal_without_order.yaml", "model.file", 7, "does not tell x from z"},
     {"npy_extension_raw_content.yaml", "model.file", 7, "no .npy magic string"},
+    {"h5_extension_raw_content.yaml", "model.file", 7, "(not an HDF5 file)"},
 };
 
 const fs::path kBadDir = fs::path(MINIMOD_TEST_DATA) / "bad";

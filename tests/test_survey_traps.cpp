@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -231,7 +234,7 @@ TEST(ValidateTraps, PrintsTheEstimateAndTheResamplingNotice) {
   ValidateOptions options;
   options.backend = "cpu";
   const std::string out = validate_survey(s, options);
-  EXPECT_NE(out.find("note: t.yaml:4: model.file: model "), std::string::npos) << out;
+  EXPECT_NE(out.find("warning: t.yaml:4: model.file: model "), std::string::npos) << out;
   EXPECT_NE(out.find("resampled trilinearly onto the grid's 17 x 17 x 17 points"),
             std::string::npos)
       << out;
@@ -240,6 +243,40 @@ TEST(ValidateTraps, PrintsTheEstimateAndTheResamplingNotice) {
                      "rate on 2 cores in docs/perf); an estimate, not a measurement"),
             std::string::npos)
       << out;
+}
+
+/// `run` prints the plan's warnings, the resampling notice among them.
+TEST(RunTraps, PrintsTheResamplingNoticeAndTheWarnings) {
+  const TempDir dir;
+  std::vector<float> v(9 * 9 * 9, 2000.0f);
+  std::ofstream(dir.path() / "vp.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+  std::ofstream(dir.path() / "s.yaml")
+      << "grid:\n  shape: [17, 17, 17]\n  spacing: 5\n"
+         "model: {type: file, file: vp.bin, shape: [9, 9, 9], spacing: 10}\n"
+         "time:\n  steps: 2\nboundary: {width: 4, free_surface: true}\n"
+         "sources:\n  - position: [40, 40, 40]\n    wavelet: {type: ricker, frequency: 10}\n"
+         "receivers:\n  points: [[30, 40, 0], [50, 40, 0]]\n";
+  const std::string command = "cd '" + dir.path().string() + "' && '" + MINIMOD_BINARY +
+                              "' run s.yaml -o out.h5 --backend cpu 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    out.append(buffer, got);
+  const int status = pclose(pipe);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_NE(out.find("warning: s.yaml:4: model.file: model "), std::string::npos) << out;
+  EXPECT_NE(out.find("resampled trilinearly onto the grid's 17 x 17 x 17 points"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("warning: 2 of 2 receivers (the first: s.yaml:12: receivers.points[0] at "
+                     "[30, 40, 0]) lie on the free surface"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(fs::exists(dir.path() / "out.h5")) << out;
 }
 
 } // namespace
