@@ -186,6 +186,15 @@ void check_positions(const Survey& s, Plan& p) {
     return surface && x[2] > g.oz + tolerance && x[2] < g.oz + reach * g.dz - tolerance;
   };
 
+  // What an interpolation footprint that reaches the surface does.
+  const std::string footprint =
+      s.interpolation == Interpolation::Sinc
+          ? "the sinc footprint reaches the zero plane z = " + num(g.oz) +
+                " m and is mirrored there with opposite sign (the surface's image, the ghost of "
+                "a field record)"
+          : "part of the trilinear weight falls on the zero plane z = " + num(g.oz) +
+                " m, where the pressure is zero, and is lost";
+
   // Sources of every shot (`sources:` is one shot).
   std::vector<std::vector<SourceSpec>> shots;
   for (const auto& shot : s.shots)
@@ -218,11 +227,9 @@ void check_positions(const Survey& s, Plan& p) {
                          " lie inside the absorbing layer; their energy is damped at once");
   }
   if (src_near.count > 0) {
-    p.warnings.push_back(
-        src_near.text(sources, "sources") + " lie within " + std::to_string(reach) +
-        " grid point(s) of the free surface: the interpolation footprint reaches the zero plane "
-        "z = " +
-        num(g.oz) + " m, where the pressure is zero, so they inject less as they near it");
+    p.warnings.push_back(src_near.text(sources, "sources") + " lie within " +
+                         std::to_string(reach) + " grid point(s) of the free surface: " +
+                         footprint + ", so they inject less as they near it");
   }
 
   // Receivers of every shot: they move with each shot's first source, or stay put.
@@ -258,11 +265,9 @@ void check_positions(const Survey& s, Plan& p) {
                          " lie inside the absorbing layer; they record damped waves");
   }
   if (rec_near.count > 0) {
-    p.warnings.push_back(
-        rec_near.text(receivers, "receivers") + " lie within " + std::to_string(reach) +
-        " grid point(s) of the free surface: the interpolation footprint reaches the zero plane "
-        "z = " +
-        num(g.oz) + " m, so they record less as they near it");
+    p.warnings.push_back(rec_near.text(receivers, "receivers") + " lie within " +
+                         std::to_string(reach) + " grid point(s) of the free surface: " +
+                         footprint + ", so they record less as they near it");
   }
 
   // The interior the layer leaves: at least one wavelength at the lowest velocity and the
