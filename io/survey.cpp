@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <charconv>
 #include <cmath>
@@ -35,6 +36,17 @@ std::string SourceLoc::where() const {
 }
 
 namespace {
+
+/// The model format a file name's extension names: npy, hdf5, segy, else raw.
+std::string format_from_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == ".npy") return "npy";
+  if (ext == ".h5" || ext == ".hdf5") return "hdf5";
+  if (ext == ".sgy" || ext == ".segy") return "segy";
+  return "raw";
+}
 
 namespace fs = std::filesystem;
 
@@ -567,7 +579,8 @@ void SurveyParser::parse_grid(const YAML::Node& node, GridSpec& grid) const {
 void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
   const MapFields fields(*this, node, "model",
                          {"type", "velocity", "layers", "v0", "gradient", "z0", "file", "format",
-                          "dataset", "shape", "order", "spacing", "origin", "segy", "vmax"});
+                          "dataset", "shape", "order", "spacing", "origin", "segy", "vmax",
+                          "extend"});
   model.loc = loc(node, "model");
   const NumberRule velocity_rule{is_positive_float32, kVelocityAllowed};
 
@@ -632,7 +645,7 @@ void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
 
   case ModelSpec::Kind::File: {
     fields.allow({"type", "file", "format", "dataset", "shape", "order", "spacing", "origin",
-                  "segy", "vmax"},
+                  "segy", "vmax", "extend"},
                  " (type file)");
     const YAML::Node file = fields.require(
         "file", "the model file (raw float32, HDF5, SEG-Y or .npy), relative to the survey");
@@ -641,6 +654,13 @@ void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
     if (auto format = fields.find("format")) {
       static const std::vector<std::string> kFormats = {"raw", "hdf5", "segy", "npy"};
       model.format = kFormats[choice(*format, "model.format", kFormats)];
+    } else {
+      // No format: the file name's extension says (.npy, .h5/.hdf5, .sgy/.segy, else raw); the
+      // reader then checks that the content is of that format.
+      model.format = format_from_extension(model.file);
+    }
+    if (auto extend = fields.find("extend")) {
+      model.extend_edge = choice(*extend, "model.extend", {"none", "edge"}) == 1;
     }
     const bool raw = model.format == "raw";
     if (auto dataset = fields.find("dataset")) {
@@ -712,6 +732,7 @@ void SurveyParser::parse_model(const YAML::Node& node, ModelSpec& model) const {
     if (auto order = fields.find("order")) {
       if (model.format == "segy")
         reject(*order, "model.order", "no order for SEG-Y (from headers)");
+      model.order_given = true;
       model.order =
           choice(*order, "model.order", {"xyz", "zyx"}) == 0 ? AxisOrder::Xyz : AxisOrder::Zyx;
     }
@@ -1047,10 +1068,20 @@ void SurveyParser::parse_receiver_csv(const YAML::Node& node,
   if (!in) reject(node, "receivers.csv", "a readable CSV file (looked for " + path + ")");
   std::string row;
   int line_no = 0;
+  bool first = true;
   while (std::getline(in, row)) {
     ++line_no;
-    if (line_no == 1) continue; // the header
     if (row.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (first) {
+      // The first row is a header when its first field is not a number ("x,y,z"); a file of
+      // numbers alone starts with its first receiver.
+      first = false;
+      std::string head = row;
+      std::replace(head.begin(), head.end(), ',', ' ');
+      std::istringstream fields(head);
+      double x = 0;
+      if (!(fields >> x)) continue;
+    }
     std::replace(row.begin(), row.end(), ',', ' ');
     std::istringstream fields(row);
     Vec3 p{};
@@ -1059,7 +1090,7 @@ void SurveyParser::parse_receiver_csv(const YAML::Node& node,
     if (!(fields >> p[0] >> p[1] >> p[2]) || (fields >> extra) || !std::isfinite(p[0]) ||
         !std::isfinite(p[1]) || !std::isfinite(p[2])) {
       reject_at(line_of(node), "receivers.csv", where + ": '" + row + "'",
-                "rows of three finite numbers x, y, z (m) after one header line");
+                "rows of three finite numbers x, y, z (m), after an optional header line");
     }
     if (static_cast<long long>(receivers.size()) >= kMaxReceivers) {
       reject_at(line_of(node), "receivers.csv", where,

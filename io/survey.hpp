@@ -81,6 +81,8 @@ struct ModelSpec {
   int segy_inline_byte = 189;                   ///< File (segy): inline number's header byte
   int segy_crossline_byte = 193;                ///< File (segy): crossline number's header byte
   AxisOrder order = AxisOrder::Xyz;
+  bool order_given = false;   ///< File: model.order was written
+  bool extend_edge = false;   ///< File: grid points beyond the model take its nearest edge value
   std::optional<double> vmax; ///< velocity used for dt and layer width (>= the model's largest)
   SourceLoc loc;
   SourceLoc file_loc;    ///< location of model.file, for file errors

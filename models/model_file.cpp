@@ -128,6 +128,17 @@ void check_shape(const ModelVolume& model, const ModelFileOptions& options) {
 
 // ---- raw ---------------------------------------------------------------------------------------
 
+std::string raw_description(AxisOrder order) {
+  return "raw little-endian float32, " +
+         std::string(order == AxisOrder::Xyz ? "x fastest (order xyz)" : "z fastest (order zyx)");
+}
+
+std::string npy_description(const NpyHeader& header, AxisOrder order) {
+  return "npy " + header.descr + " (" + std::to_string(header.shape[0]) + ", " +
+         std::to_string(header.shape[1]) + ", " + std::to_string(header.shape[2]) + ") " +
+         (header.fortran_order ? "Fortran" : "C") + " order, " + order_text(order);
+}
+
 ModelVolume read_raw(const std::string& path, AxisOrder order, const std::string& key,
                      const ModelFileOptions& options) {
   if (!options.shape) throw std::logic_error("read_model_volume: raw model without a shape");
@@ -135,9 +146,7 @@ ModelVolume read_raw(const std::string& path, AxisOrder order, const std::string
   model.shape = *options.shape;
   model.path = path;
   model.key = key;
-  model.description =
-      "raw little-endian float32, " +
-      std::string(order == AxisOrder::Xyz ? "x fastest (order xyz)" : "z fastest (order zyx)");
+  model.description = raw_description(order);
   const std::size_t count = count_of(model.shape);
   const std::uintmax_t expected = static_cast<std::uintmax_t>(count) * sizeof(float);
   std::error_code ec;
@@ -191,10 +200,7 @@ ModelVolume read_npy_model(const std::string& path, AxisOrder order, const std::
   model.path = path;
   model.key = key;
   model.shape = model_shape(header.shape, order, key, path);
-  model.description = "npy " + header.descr + " (" + std::to_string(header.shape[0]) + ", " +
-                      std::to_string(header.shape[1]) + ", " + std::to_string(header.shape[2]) +
-                      ") " + (header.fortran_order ? "Fortran" : "C") + " order, " +
-                      order_text(order);
+  model.description = npy_description(header, order);
   check_shape(model, options);
 
   // Storage order: C order has the array's last dimension fastest, Fortran order its first.
@@ -637,9 +643,113 @@ bool same_geometry(const ModelVolume& model, const ModelGeometry& geometry, cons
   return true;
 }
 
+/// What placing `model` on the grid does (both geometries, and the grid points beyond the
+/// model); throws InputError for grid points beyond it without `extend_edge`.
+std::string placement_text(const ModelVolume& model, const ModelGeometry& geometry,
+                           const Grid& grid, const std::array<AxisWeights, 3>& axes,
+                           bool extend_edge) {
+  const std::array<double, 3> grid_spacing{grid.dx, grid.dy, grid.dz};
+  const std::array<double, 3> grid_origin{grid.ox, grid.oy, grid.oz};
+  std::string notice = model.key + ": model " + model.path + " (" + model.description + ") of " +
+                       shape_text(model.shape) + " points, spacing " +
+                       triple_text(geometry.spacing) + " m (from " + geometry.spacing_from +
+                       "), origin " + triple_text(geometry.origin) +
+                       " m, resampled trilinearly onto the grid's " +
+                       shape_text({grid.nx, grid.ny, grid.nz}) + " points, spacing " +
+                       triple_text(grid_spacing) + " m, origin " + triple_text(grid_origin) + " m";
+  std::size_t inside = 1;
+  std::string clamped_axes;
+  static const char* const kAxis[3] = {"x", "y", "z"};
+  for (std::size_t a = 0; a < 3; ++a) {
+    const AxisWeights& axis = axes[a];
+    inside *= static_cast<std::size_t>(grid.extent(static_cast<int>(a)) - axis.below - axis.above);
+    if (axis.below + axis.above > 0) {
+      const double lo = geometry.origin[a];
+      const double hi = lo + (model.shape[a] - 1) * geometry.spacing[a];
+      std::string sides;
+      if (axis.below > 0) {
+        sides += std::to_string(axis.below) + " grid points below " + format_number(lo) + " m";
+      }
+      if (axis.above > 0) {
+        sides += std::string(sides.empty() ? "" : ", ") + std::to_string(axis.above) +
+                 " grid points above " + format_number(hi) + " m";
+      }
+      clamped_axes += std::string(clamped_axes.empty() ? "" : "; ") + kAxis[a] + ": " + sides;
+    }
+  }
+  const std::size_t outside = grid.points() - inside;
+  if (outside > 0 && !extend_edge) {
+    std::string model_extent, grid_extent;
+    for (std::size_t a = 0; a < 3; ++a) {
+      const double lo = geometry.origin[a];
+      const double hi = lo + (model.shape[a] - 1) * geometry.spacing[a];
+      const int ia = static_cast<int>(a);
+      const double glo = grid.origin(ia);
+      const double ghi = glo + (grid.extent(ia) - 1) * grid.spacing(ia);
+      const std::string sep = a == 0 ? "" : ", ";
+      model_extent += sep + kAxis[a] + " [" + format_number(lo) + ", " + format_number(hi) + "]";
+      grid_extent += sep + kAxis[a] + " [" + format_number(glo) + ", " + format_number(ghi) + "]";
+    }
+    throw InputError(model.key + ": model " + model.path + " covers " + model_extent +
+                     " m, the grid " + grid_extent + " m: " + std::to_string(outside) + " of " +
+                     std::to_string(grid.points()) + " grid points lie outside the model (" +
+                     clamped_axes +
+                     "); allowed: a model that covers the grid, or model.extend: edge to give "
+                     "them the model's nearest edge value");
+  }
+  if (outside > 0) {
+    char percent[32];
+    std::snprintf(percent, sizeof percent, "%.1f",
+                  100.0 * static_cast<double>(outside) / static_cast<double>(grid.points()));
+    notice += "; " + std::to_string(outside) + " of " + std::to_string(grid.points()) +
+              " grid points (" + percent +
+              "%) lie outside the model and take its nearest edge value (" + clamped_axes + ")";
+  }
+  return notice;
+}
+
+std::array<AxisWeights, 3> all_axis_weights(const ModelVolume& model, const ModelGeometry& geometry,
+                                            const Grid& grid) {
+  std::array<AxisWeights, 3> axes;
+  for (int a = 0; a < 3; ++a) {
+    const auto ua = static_cast<std::size_t>(a);
+    axes[ua] = axis_weights(grid.extent(a), grid.origin(a), grid.spacing(a), model.shape[ua],
+                            geometry.origin[ua], geometry.spacing[ua]);
+  }
+  return axes;
+}
+
 } // namespace
 
-ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid) {
+std::string placement_notice(const ModelVolume& model, const ModelGeometry& geometry,
+                             const Grid& grid, bool extend_edge) {
+  if (same_geometry(model, geometry, grid)) return "";
+  return placement_text(model, geometry, grid, all_axis_weights(model, geometry, grid),
+                        extend_edge);
+}
+
+std::optional<ModelVolume> read_model_header(ModelFormat format, const std::string& path,
+                                             AxisOrder order, const std::string& key,
+                                             const ModelFileOptions& options) {
+  ModelVolume model;
+  model.path = path;
+  model.key = key;
+  if (format == ModelFormat::Raw && options.shape) {
+    model.shape = *options.shape;
+    model.description = raw_description(order);
+    return model;
+  }
+  if (format == ModelFormat::Npy) {
+    const NpyHeader header = read_npy_header(path, key);
+    model.shape = model_shape(header.shape, order, key, path);
+    model.description = npy_description(header, order);
+    return model;
+  }
+  return std::nullopt;
+}
+
+ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid,
+                              bool extend_edge) {
   check_model_values(model);
   ResampledModel result;
   if (same_geometry(model, geometry, grid)) {
@@ -647,12 +757,7 @@ ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, 
     return result;
   }
 
-  std::array<AxisWeights, 3> axes;
-  for (int a = 0; a < 3; ++a) {
-    const auto ua = static_cast<std::size_t>(a);
-    axes[ua] = axis_weights(grid.extent(a), grid.origin(a), grid.spacing(a), model.shape[ua],
-                            geometry.origin[ua], geometry.spacing[ua]);
-  }
+  const std::array<AxisWeights, 3> axes = all_axis_weights(model, geometry, grid);
   const auto mx = static_cast<std::size_t>(model.shape[0]),
              my = static_cast<std::size_t>(model.shape[1]);
   const auto gx = static_cast<std::size_t>(grid.nx), gy = static_cast<std::size_t>(grid.ny);
@@ -684,45 +789,7 @@ ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, 
     }
   }
 
-  const std::array<double, 3> grid_spacing{grid.dx, grid.dy, grid.dz};
-  const std::array<double, 3> grid_origin{grid.ox, grid.oy, grid.oz};
-  std::string notice = model.key + ": model " + model.path + " (" + model.description + ") of " +
-                       shape_text(model.shape) + " points, spacing " +
-                       triple_text(geometry.spacing) + " m (from " + geometry.spacing_from +
-                       "), origin " + triple_text(geometry.origin) +
-                       " m, resampled trilinearly onto the grid's " +
-                       shape_text({grid.nx, grid.ny, grid.nz}) + " points, spacing " +
-                       triple_text(grid_spacing) + " m, origin " + triple_text(grid_origin) + " m";
-  std::size_t inside = 1;
-  std::string clamped_axes;
-  static const char* const kAxis[3] = {"x", "y", "z"};
-  for (std::size_t a = 0; a < 3; ++a) {
-    const AxisWeights& axis = axes[a];
-    inside *= static_cast<std::size_t>(grid.extent(static_cast<int>(a)) - axis.below - axis.above);
-    if (axis.below + axis.above > 0) {
-      const double lo = geometry.origin[a];
-      const double hi = lo + (model.shape[a] - 1) * geometry.spacing[a];
-      std::string sides;
-      if (axis.below > 0) {
-        sides += std::to_string(axis.below) + " grid points below " + format_number(lo) + " m";
-      }
-      if (axis.above > 0) {
-        sides += std::string(sides.empty() ? "" : ", ") + std::to_string(axis.above) +
-                 " grid points above " + format_number(hi) + " m";
-      }
-      clamped_axes += std::string(clamped_axes.empty() ? "" : "; ") + kAxis[a] + ": " + sides;
-    }
-  }
-  const std::size_t outside = grid.points() - inside;
-  if (outside > 0) {
-    char percent[32];
-    std::snprintf(percent, sizeof percent, "%.1f",
-                  100.0 * static_cast<double>(outside) / static_cast<double>(grid.points()));
-    notice += "; " + std::to_string(outside) + " of " + std::to_string(grid.points()) +
-              " grid points (" + percent +
-              "%) lie outside the model and take its nearest edge value (" + clamped_axes + ")";
-  }
-  result.notice = notice;
+  result.notice = placement_text(model, geometry, grid, axes, extend_edge);
   return result;
 }
 

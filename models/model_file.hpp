@@ -98,9 +98,24 @@ struct ResampledModel {
 
 /// Check the model's values (check_model_values), then place it on the grid: a copy (moved, no
 /// second buffer) when shape, spacing and origin match the grid's, else trilinear interpolation at
-/// every grid point. Grid points outside the model's extent take the value of the nearest point of
-/// the model (clamping at the edges), and the notice says how many did. Pass the volume with
-/// std::move to avoid a copy of a large model.
-ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid);
+/// every grid point. With `extend_edge`, grid points outside the model's extent take the value of
+/// the nearest point of the model (clamping at the edges), and the notice says how many did. Pass
+/// the volume with std::move to avoid a copy of a large model. Without `extend_edge`, a grid
+/// reaching beyond the model is refused (InputError naming the model's extent and the grid's, and
+/// the key model.extend).
+ResampledModel resample_model(ModelVolume model, const ModelGeometry& geometry, const Grid& grid,
+                              bool extend_edge = false);
+
+/// What resample_model would say of placing `model` (its shape, path, key and description; the
+/// values are not needed) on the grid: empty when the geometries match. Throws as resample_model
+/// for grid points beyond the model without `extend_edge`.
+std::string placement_notice(const ModelVolume& model, const ModelGeometry& geometry,
+                             const Grid& grid, bool extend_edge);
+
+/// The model's shape and description from the header alone, without the values: raw (the shape
+/// in `options`) and .npy; nullopt for HDF5 and SEG-Y. Throws as read_model_volume.
+std::optional<ModelVolume> read_model_header(ModelFormat format, const std::string& path,
+                                             AxisOrder order, const std::string& key,
+                                             const ModelFileOptions& options = {});
 
 } // namespace minimod

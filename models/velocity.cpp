@@ -111,6 +111,72 @@ std::optional<std::pair<double, double>> model_range(const ModelSpec& spec, cons
   return std::make_pair(static_cast<double>(*lo), static_cast<double>(*hi));
 }
 
+/// An array read in the wrong axis order is the grid transposed: refuse what only the order
+/// tells apart. A .npy or HDF5 array with as many points along x as along z reads as well either
+/// way, so it needs model.order; an array whose shape is the grid's reversed (and no
+/// model.spacing to resample it) was written in the other order.
+static void check_axis_order(const ModelSpec& spec, ModelFormat format, const ModelVolume& volume,
+                             const Grid& grid, const SourceLoc& loc) {
+  if (format == ModelFormat::Segy) return;
+  const std::array<int, 3>& n = volume.shape;
+  const auto shape = [](int a, int b, int c) {
+    return "(" + std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) + ")";
+  };
+  const std::string orders =
+      "`order: xyz` (x fastest: the array is v[z, y, x], shape (nz, ny, nx) in C order) or "
+      "`order: zyx` (z fastest: v[x, y, z], shape (nx, ny, nz) in C order, as Devito and most "
+      "NumPy code hold a model)";
+  if (!spec.order_given && (format == ModelFormat::Npy || format == ModelFormat::Hdf5) &&
+      n[0] == n[2]) {
+    throw InputError(
+        loc.where() + ": the array " + spec.file + " (" + volume.description +
+        ") has as many points along its first axis as along its last (" + std::to_string(n[0]) +
+        "), so its shape does not tell x from z; allowed: give model.order: " + orders);
+  }
+  const std::array<int, 3> grid_shape{grid.nx, grid.ny, grid.nz};
+  if (!spec.spacing && n != grid_shape && n[2] == grid.nx && n[1] == grid.ny && n[0] == grid.nz) {
+    const bool xyz = spec.order == AxisOrder::Xyz;
+    throw InputError(loc.where() + ": the array " + spec.file + " read with order " +
+                     (xyz ? "xyz" : "zyx") + " has " + shape(n[0], n[1], n[2]) +
+                     " points along x, y, z, the grid's " + shape(grid.nx, grid.ny, grid.nz) +
+                     " reversed: it was written in the other axis order; allowed: model.order: " +
+                     (xyz ? "zyx (the array is v[x, y, z], shape (nx, ny, nz) in C order, as "
+                            "Devito and most NumPy code hold a model)"
+                          : "xyz (the array is v[z, y, x], shape (nz, ny, nx) in C order)"));
+  }
+}
+
+/// The reader's options of a model file spec.
+static ModelFileOptions file_options(const ModelSpec& spec, ModelFormat format, const Grid& grid) {
+  ModelFileOptions options;
+  // A spec built in code may leave the raw shape unset: the grid's, as the parser defaults it.
+  const bool shape_set = spec.file_shape != std::array<int, 3>{};
+  if (format == ModelFormat::Raw) {
+    options.shape = shape_set ? spec.file_shape : std::array<int, 3>{grid.nx, grid.ny, grid.nz};
+  } else if (spec.file_shape_given) {
+    options.shape = spec.file_shape;
+  }
+  options.segy.inline_byte = spec.segy_inline_byte;
+  options.segy.crossline_byte = spec.segy_crossline_byte;
+  return options;
+}
+
+std::string model_file_notice(const ModelSpec& spec, const Grid& grid) {
+  if (spec.kind != ModelSpec::Kind::File) return "";
+  const auto format = parse_model_format(spec.format);
+  if (!format) return "";
+  const SourceLoc loc =
+      spec.file_loc.key.empty() ? with_key(spec.loc, "model.file") : spec.file_loc;
+  const std::optional<ModelVolume> header = read_model_header(
+      *format, spec.file, spec.order, loc.where(), file_options(spec, *format, grid));
+  if (!header) return "";
+  const SourceLoc spacing_loc =
+      spec.spacing_loc.key.empty() ? with_key(spec.loc, "model.spacing") : spec.spacing_loc;
+  const ModelGeometry geometry =
+      model_geometry(*header, spec.spacing, spec.origin, grid, spacing_loc.where());
+  return placement_notice(*header, geometry, grid, spec.extend_edge);
+}
+
 /// A model file of any format, placed on the grid (resampled when its geometry differs).
 std::vector<float> read_any_model_file(const ModelSpec& spec, const Grid& grid,
                                        std::string* notice) {
@@ -121,23 +187,15 @@ std::vector<float> read_any_model_file(const ModelSpec& spec, const Grid& grid,
     throw InputError(with_key(spec.loc, "model.format").where() + ": '" + spec.format +
                      "' is not allowed: raw, hdf5, segy or npy");
   }
-  ModelFileOptions options;
-  // A spec built in code may leave the raw shape unset: the grid's, as the parser defaults it.
-  const bool shape_set = spec.file_shape != std::array<int, 3>{};
-  if (*format == ModelFormat::Raw) {
-    options.shape = shape_set ? spec.file_shape : std::array<int, 3>{grid.nx, grid.ny, grid.nz};
-  } else if (spec.file_shape_given) {
-    options.shape = spec.file_shape;
-  }
-  options.segy.inline_byte = spec.segy_inline_byte;
-  options.segy.crossline_byte = spec.segy_crossline_byte;
+  const ModelFileOptions options = file_options(spec, *format, grid);
   ModelVolume volume =
       read_model_volume(*format, spec.file, spec.dataset, spec.order, loc.where(), options);
+  check_axis_order(spec, *format, volume, grid, loc);
   const SourceLoc spacing_loc =
       spec.spacing_loc.key.empty() ? with_key(spec.loc, "model.spacing") : spec.spacing_loc;
   const ModelGeometry geometry =
       model_geometry(volume, spec.spacing, spec.origin, grid, spacing_loc.where());
-  ResampledModel placed = resample_model(std::move(volume), geometry, grid);
+  ResampledModel placed = resample_model(std::move(volume), geometry, grid, spec.extend_edge);
   if (notice) *notice = placed.notice;
   return std::move(placed.velocity);
 }

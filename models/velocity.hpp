@@ -38,4 +38,9 @@ double model_vmax(const std::vector<float>& velocity);
 /// Smallest value of a velocity model, 0 for an empty one.
 double model_vmin(const std::vector<float>& velocity);
 
+/// The notice of a raw or .npy model file placed on the grid (both geometries), from the file's
+/// header alone: empty when the geometries match, for other models, and for HDF5 and SEG-Y
+/// files (whose shape needs more than a header read). What the plan prints in `run`.
+std::string model_file_notice(const ModelSpec& spec, const Grid& grid);
+
 } // namespace minimod

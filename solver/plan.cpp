@@ -5,6 +5,8 @@
 #include "io/text.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
+#include "models/velocity.hpp"
+#include "solver/interpolation.hpp"
 #include "solver/wavelet.hpp"
 
 #include <algorithm>
@@ -69,7 +71,11 @@ Plan make_plan(const Survey& s, const std::vector<float>& velocity, int steps_ov
                      std::to_string(g.points()) + " points");
   }
   const auto [lo, hi] = std::minmax_element(velocity.begin(), velocity.end());
-  return make_plan(s, VelocityRange{*lo, *hi}, steps_override);
+  Plan p = make_plan(s, VelocityRange{*lo, *hi}, steps_override);
+  // A model file resampled onto the grid says so, in `validate` and `run` alike.
+  const std::string notice = model_file_notice(s.model, g);
+  if (!notice.empty()) p.warnings.insert(p.warnings.begin(), notice);
+  return p;
 }
 
 namespace {
@@ -110,6 +116,210 @@ void check_source_wavelets(const Survey& s, const Plan& p) {
     }
     check_wavelet(w, p.dt, p.steps,
                   loc.where() + (w.kind == WaveletSpec::Kind::File ? ".file" : ""));
+  }
+}
+
+/// Round trace intervals to propose for SEG-Y: 1 or 2 ms where they sample the band (at most
+/// 1/(2 fmax)) and are no finer than dt, else the nearest such of 0.25 .. 8 ms.
+std::string round_intervals(double dt, double fmax) {
+  const double finest = dt * (1 - 1e-9);
+  const double coarsest = fmax > 0 ? 0.5 / fmax : 1.0;
+  std::vector<double> picked;
+  for (double c : {0.001, 0.002, 0.0005, 0.004, 0.00025, 0.008})
+    if (c >= finest && c <= coarsest && picked.size() < 2) picked.push_back(c);
+  if (picked.empty()) {
+    return num(std::max(1.0, std::floor(dt * 1e6)) * 1e-6) +
+           " s (a whole number of microseconds at or below dt)";
+  }
+  std::sort(picked.begin(), picked.end());
+  std::string out;
+  for (double c : picked)
+    out += (out.empty() ? "" : " or ") + num(c) + " s (" + num(c * 1e3) + " ms)";
+  return out + ", which sample the band up to " + num(fmax) + " Hz";
+}
+
+/// "[x, y, z]" in metres.
+std::string position_text(const Vec3& x) {
+  return "[" + num(x[0]) + ", " + num(x[1]) + ", " + num(x[2]) + "]";
+}
+
+/// How many positions met a condition, and the first of them.
+struct Offenders {
+  std::size_t count = 0;
+  std::string first;
+  void add(const std::string& what) {
+    if (count++ == 0) first = what;
+  }
+  /// "3 of 120 receivers (the first: ...)"
+  std::string text(std::size_t total, const std::string& noun) const {
+    return std::to_string(count) + " of " + std::to_string(total) + " " + noun +
+           " (the first: " + first + ")";
+  }
+};
+
+/// The dominant (peak) frequency of a wavelet: a Ricker's peak, else its highest / 2.5 (the ratio
+/// of a Ricker's highest frequency to its peak).
+double dominant_frequency(const WaveletSpec& w) {
+  if (w.kind == WaveletSpec::Kind::Ricker) return w.frequency;
+  return wavelet_fmax(w, w.loc.where() + ".file") / 2.5;
+}
+
+/// Every shot's sources and every shot's receivers against the free surface and the absorbing
+/// layer; the interior the layer leaves against a wavelength. Sources on or above a free surface
+/// are refused (they inject nothing); everything else is a warning with the count and the first.
+void check_positions(const Survey& s, Plan& p) {
+  const Grid& g = p.grid;
+  const Box inner{p.layer.x_lo,        g.nx - p.layer.x_hi, p.layer.y_lo,
+                  g.ny - p.layer.y_hi, p.layer.z_lo,        g.nz - p.layer.z_hi};
+  const auto in_layer = [&](const Vec3& x) {
+    const int ci = static_cast<int>(std::lround((x[0] - g.ox) / g.dx));
+    const int cj = static_cast<int>(std::lround((x[1] - g.oy) / g.dy));
+    const int ck = static_cast<int>(std::lround((x[2] - g.oz) / g.dz));
+    return !inner.contains(ci, cj, ck);
+  };
+  const bool surface = s.boundary.free_surface;
+  const double tolerance = 1e-6 * g.dz;
+  const auto on_surface = [&](const Vec3& x) { return surface && x[2] <= g.oz + tolerance; };
+  // The interpolation reaches this many points up: the sinc's radius, or the trilinear cell.
+  const int reach = s.interpolation == Interpolation::Sinc ? kSincRadius : 1;
+  const auto near_surface = [&](const Vec3& x) {
+    return surface && x[2] > g.oz + tolerance && x[2] < g.oz + reach * g.dz - tolerance;
+  };
+
+  // What an interpolation footprint that reaches the surface does.
+  const std::string footprint =
+      s.interpolation == Interpolation::Sinc
+          ? "the sinc footprint reaches the zero plane z = " + num(g.oz) +
+                " m and is mirrored there with opposite sign (the surface's image, the ghost of "
+                "a field record)"
+          : "part of the trilinear weight falls on the zero plane z = " + num(g.oz) +
+                " m, where the pressure is zero, and is lost";
+
+  // Sources of every shot (`sources:` is one shot).
+  std::vector<std::vector<SourceSpec>> shots;
+  for (const auto& shot : s.shots)
+    shots.push_back(shot.sources);
+  if (shots.empty()) shots.push_back(s.sources);
+  Offenders src_surface, src_layer, src_near;
+  std::size_t sources = 0;
+  for (std::size_t k = 0; k < shots.size(); ++k) {
+    for (std::size_t n = 0; n < shots[k].size(); ++n) {
+      const SourceSpec& src = shots[k][n];
+      ++sources;
+      const std::string what = src.loc.where() +
+                               (shots.size() > 1 ? " (shot " + std::to_string(k) + ")" : "") +
+                               " at " + position_text(src.position);
+      if (on_surface(src.position)) src_surface.add(what);
+      if (in_layer(src.position)) src_layer.add(what);
+      if (near_surface(src.position)) src_near.add(what);
+    }
+  }
+  if (src_surface.count > 0) {
+    throw InputError(src_surface.first + ": a source on the free surface (z = " + num(g.oz) +
+                     " m, where the pressure is held at zero) injects nothing, so every trace "
+                     "would be zero; " +
+                     std::to_string(src_surface.count) + " of " + std::to_string(sources) +
+                     " sources lie there; allowed: z > " + num(g.oz) +
+                     " m, usually a grid point (dz = " + num(g.dz) + " m) or a few metres below");
+  }
+  if (src_layer.count > 0) {
+    p.warnings.push_back(src_layer.text(sources, "sources") +
+                         " lie inside the absorbing layer; their energy is damped at once");
+  }
+  if (src_near.count > 0) {
+    p.warnings.push_back(src_near.text(sources, "sources") + " lie within " +
+                         std::to_string(reach) + " grid point(s) of the free surface: " +
+                         footprint + ", so they inject less as they near it");
+  }
+
+  // Receivers of every shot: they move with each shot's first source, or stay put.
+  Offenders rec_surface, rec_layer, rec_near;
+  std::size_t receivers = 0;
+  const Vec3 anchor = s.sources.empty() ? Vec3{} : s.sources.front().position;
+  const std::size_t placements = s.receivers_move ? shots.size() : 1;
+  for (std::size_t k = 0; k < placements; ++k) {
+    for (const ReceiverSpec& r : s.receivers) {
+      Vec3 x = r.position;
+      if (s.receivers_move && !shots[k].empty()) {
+        for (int a = 0; a < 3; ++a)
+          x[a] = r.position[a] - anchor[a] + shots[k].front().position[a];
+      }
+      ++receivers;
+      const std::string what = r.loc.where() +
+                               (s.receivers_move ? " (shot " + std::to_string(k) + ")" : "") +
+                               " at " + position_text(x);
+      if (on_surface(x)) rec_surface.add(what);
+      if (in_layer(x)) rec_layer.add(what);
+      if (near_surface(x)) rec_near.add(what);
+    }
+  }
+  if (rec_surface.count > 0) {
+    p.warnings.push_back(
+        rec_surface.text(receivers, "receivers") + " lie on the free surface (z = " + num(g.oz) +
+        " m), where the pressure is zero: their traces are exactly zero; place receivers a grid "
+        "point (dz = " +
+        num(g.dz) + " m) or a few metres below");
+  }
+  if (rec_layer.count > 0) {
+    p.warnings.push_back(rec_layer.text(receivers, "receivers") +
+                         " lie inside the absorbing layer; they record damped waves");
+  }
+  if (rec_near.count > 0) {
+    p.warnings.push_back(rec_near.text(receivers, "receivers") + " lie within " +
+                         std::to_string(reach) + " grid point(s) of the free surface: " +
+                         footprint + ", so they record less as they near it");
+  }
+
+  // The interior the layer leaves: at least one wavelength at the lowest velocity and the
+  // dominant frequency, along each axis.
+  double fdom = 0;
+  for (const auto& src : s.sources) {
+    const double f = dominant_frequency(src.wavelet);
+    if (f > 0 && (fdom == 0 || f < fdom)) fdom = f;
+  }
+  if (fdom > 0 && p.model_vmin > 0) {
+    const double wavelength = p.model_vmin / fdom;
+    for (int a = 0; a < 3; ++a) {
+      const int points = g.extent(a) - p.layer.on(a, false) - p.layer.on(a, true);
+      const double interior = (points - 1) * g.spacing(a);
+      if (interior < wavelength) {
+        p.warnings.push_back(
+            "the absorbing layer leaves " + std::to_string(points) + " interior points along " +
+            std::string(1, "xyz"[a]) + " (" + num(interior) + " m), less than one wavelength (" +
+            num(wavelength) + " m at vmin " + num(p.model_vmin) +
+            " m/s and the dominant frequency " + num(fdom) + " Hz): enlarge the grid");
+        break;
+      }
+    }
+  }
+}
+
+/// Values that look like another unit than the survey's (metres, seconds, m/s).
+void check_units(Plan& p) {
+  const Grid& g = p.grid;
+  if (p.model_vmax < 100) {
+    p.warnings.push_back("velocities look like km/s: the model's largest is " + num(p.model_vmax) +
+                         " m/s; the survey's velocities are in m/s (" + "1500 for water, not 1.5)");
+  }
+  const double hmax = std::max({g.dx, g.dy, g.dz});
+  if (hmax < 1 && p.fmax > 0 && p.fmax < 1000) {
+    p.warnings.push_back("spacings look like km: the largest is " + num(hmax) +
+                         " m with a source band up to " + num(p.fmax) +
+                         " Hz; the survey's spacings are in metres");
+  }
+  if (p.model_vmin > 0) {
+    const double diagonal =
+        std::sqrt(g.dx * (g.nx - 1) * g.dx * (g.nx - 1) + g.dy * (g.ny - 1) * g.dy * (g.ny - 1) +
+                  g.dz * (g.nz - 1) * g.dz * (g.nz - 1));
+    const double crossing = diagonal / p.model_vmin;
+    if (p.duration > 20 * crossing) {
+      p.warnings.push_back("the duration " + num(p.duration) + " s is " +
+                           num(p.duration / crossing) + " times the time a wave at vmin " +
+                           num(p.model_vmin) + " m/s needs to cross the grid's diagonal (" +
+                           num(crossing) +
+                           " s): is time.duration in seconds? (above 20 crossings the layer has "
+                           "absorbed everything long before the end)");
+    }
   }
 }
 
@@ -225,18 +435,8 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
                            "spacing or the source frequency");
     }
   }
-  const Box inner{p.layer.x_lo,        g.nx - p.layer.x_hi, p.layer.y_lo,
-                  g.ny - p.layer.y_hi, p.layer.z_lo,        g.nz - p.layer.z_hi};
-  for (std::size_t i = 0; i < s.sources.size(); ++i) {
-    const auto& x = s.sources[i].position;
-    const int ci = static_cast<int>(std::lround((x[0] - g.ox) / g.dx));
-    const int cj = static_cast<int>(std::lround((x[1] - g.oy) / g.dy));
-    const int ck = static_cast<int>(std::lround((x[2] - g.oz) / g.dz));
-    if (!inner.contains(ci, cj, ck)) {
-      p.warnings.push_back(s.sources[i].loc.where() + ": the source lies inside the absorbing "
-                                                      "layer; its energy is damped at once");
-    }
-  }
+  check_positions(s, p);
+  check_units(p);
 
   // Traces.
   p.dt_out = s.output.dt_out ? *s.output.dt_out : p.dt;
@@ -315,7 +515,15 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
       throw InputError(key + ": this minimod-gpu was built without segyio, so it cannot write "
                              "SEG-Y; allowed: remove output.segy, or build with libsegyio-dev");
     }
-    segy_sample_interval_us(p.dt_out, s.output.dt_out ? s.output.dt_out_loc.where() : key);
+    const std::string where = s.output.dt_out ? s.output.dt_out_loc.where() : key;
+    const double us = p.dt_out * 1e6;
+    if (std::isfinite(us) && std::round(us) >= 1 && std::abs(us - std::round(us)) > 1e-3) {
+      throw InputError(where + ": sample interval " + num(p.dt_out) + " s = " + num(us) +
+                       " microseconds is not allowed in SEG-Y: a whole number of microseconds; " +
+                       (s.output.dt_out ? "" : "(dt_out defaults to dt) ") + "set output.dt_out " +
+                       "to a round interval, e.g. " + round_intervals(p.dt, p.fmax));
+    }
+    segy_sample_interval_us(p.dt_out, where);
   }
   return p;
 }

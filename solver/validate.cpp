@@ -9,9 +9,51 @@
 #include "solver/simulation.hpp"
 #include "solver/tti_run.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace minimod {
+
+namespace {
+
+/// Points a second of the acoustic step, measured (docs/perf/README.md): the CPU backend on
+/// 2 cores at 256^3 (31.06 ms a step) and the CUDA default pair on one H100 at 1000^3 (7.509 ms).
+constexpr double kCpuPointsPerSecond = 256.0 * 256.0 * 256.0 / 31.06e-3;
+constexpr double kH100PointsPerSecond = 1e9 / 7.509e-3;
+
+std::string duration_text(double seconds) {
+  char buf[64];
+  if (seconds < 120) {
+    std::snprintf(buf, sizeof buf, "%.3g s", seconds);
+  } else if (seconds < 7200) {
+    std::snprintf(buf, sizeof buf, "%.3g min", seconds / 60);
+  } else if (seconds < 48 * 3600.0) {
+    std::snprintf(buf, sizeof buf, "%.3g h", seconds / 3600);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g days", seconds / 86400);
+  }
+  return buf;
+}
+
+/// The estimated stepping time of the whole survey on `kind`, from the measured throughput.
+std::string estimate_text(const Survey& s, const Plan& plan, BackendKind kind) {
+  const bool cpu = kind == BackendKind::Cpu;
+  const double rate = cpu ? kCpuPointsPerSecond : kH100PointsPerSecond;
+  const double shots = static_cast<double>(std::max<std::size_t>(1, s.shots.size()));
+  const double work =
+      shots * static_cast<double>(plan.steps) * static_cast<double>(plan.grid.points());
+  char rate_text[32];
+  std::snprintf(rate_text, sizeof rate_text, "%.3g", rate / 1e9);
+  return "estimate    about " + duration_text(work / rate) + " of time stepping (" +
+         std::to_string(static_cast<long long>(shots)) + " shot(s) x " +
+         std::to_string(plan.steps) + " steps x " + std::to_string(plan.grid.points()) +
+         " points at " + rate_text + " Gpoints/s, " +
+         (cpu ? "the CPU backend's rate on 2 cores" : "one H100's rate") +
+         " in docs/perf); an estimate, not a measurement\n";
+}
+
+} // namespace
 
 std::string validate_survey(const Survey& s, const ValidateOptions& options) {
   const Grid grid = make_grid(s.grid);
@@ -32,10 +74,13 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
   }
   const Survey first = survey_for_shot(s, 0);
   Plan plan;
+  std::string notice; // a model file resampled onto the grid says so
   if (const auto range = model_range(s.model, grid)) {
     plan = make_plan(first, VelocityRange{range->first, range->second}, options.steps);
   } else {
-    const std::vector<float> velocity = build_velocity(s.model, grid);
+    const std::vector<float> velocity = build_velocity(s.model, grid, &notice);
+    // The plan carries the notice of raw and .npy files (read from the header, as `run` does).
+    if (!model_file_notice(s.model, grid).empty()) notice.clear();
     plan = make_plan(first, velocity, options.steps);
   }
   // The kernels, chosen as the run chooses them (Simulation's constructor): the command line's
@@ -51,6 +96,7 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
   resolve_kernels(spec, kind, Physics::Acoustic, make_regions(grid, plan.layer),
                   make_field_layout(grid.nx, grid.ny, grid.nz, plan.layer.x_lo), what);
 
+  if (!notice.empty()) out << "note: " << notice << "\n";
   out << describe_plan(s, plan);
   const bool cpu = kind == BackendKind::Cpu;
   const double needed = plan.host_bytes + (cpu ? static_cast<double>(plan.device_bytes) : 0.0);
@@ -69,6 +115,7 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
   }
   out << "backend     " << backend_name(kind) << " (what `run --backend " << options.backend
       << "` uses here)\n";
+  out << estimate_text(s, plan, kind);
   return out.str();
 }
 

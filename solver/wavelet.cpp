@@ -55,6 +55,25 @@ bool has_text_extension(const std::string& path) {
   return ext == "txt" || ext == "csv" || ext == "dat" || ext == "asc";
 }
 
+/// True when the file's first 4 KiB are printable ASCII text with a digit: samples written as
+/// numbers, whatever the name says. Float32 samples are not: a wavelet starts near zero, and
+/// small floats hold bytes outside printable ASCII.
+bool looks_like_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  char buffer[4096];
+  in.read(buffer, sizeof buffer);
+  const std::streamsize got = in.gcount();
+  bool digit = false;
+  for (std::streamsize n = 0; n < got; ++n) {
+    const auto c = static_cast<unsigned char>(buffer[n]);
+    const bool text = (c >= 0x20 && c < 0x7F) || c == '\t' || c == '\n' || c == '\r';
+    if (!text) return false;
+    digit = digit || (c >= '0' && c <= '9');
+  }
+  return digit;
+}
+
 } // namespace
 
 double ricker(double t, double f, double t0) {
@@ -70,7 +89,7 @@ double minimod_wavelet(double t, double fmax) {
 
 std::vector<float> read_wavelet_file(const std::string& path, const std::string& key) {
   std::vector<float> out;
-  if (has_text_extension(path)) {
+  if (has_text_extension(path) || looks_like_text(path)) {
     std::ifstream in(path);
     if (!in) throw InputError(key + ": cannot open wavelet file '" + path + "'");
     std::string line;

@@ -27,8 +27,9 @@ std::vector<float> sample_wavelet(const WaveletSpec& w, double dt, int steps,
 /// keeping the samples: what `validate` and the plan run before any work.
 void check_wavelet(const WaveletSpec& w, double dt, int steps, const std::string& key);
 
-/// Samples of a wavelet file: text (one number a line, '#' comments) for .txt/.csv/.dat/.asc,
-/// else raw little-endian float32.
+/// Samples of a wavelet file: text (one number a line, '#' comments) for .txt/.csv/.dat/.asc and
+/// for any file whose first 4 KiB are printable ASCII with a digit, else raw little-endian
+/// float32.
 std::vector<float> read_wavelet_file(const std::string& path, const std::string& key);
 
 /// Resample `in` (interval dt_in, first sample at t = 0) to n_out samples of interval dt_out.

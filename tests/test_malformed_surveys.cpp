@@ -104,6 +104,17 @@ const MalformedCase kCases[] = {
     {"wavelet_file_nan.yaml", "sources[0].wavelet", 15, "sample 2 (byte offset 8)"},
     {"wavelet_file_seven_bytes.yaml", "sources[0].wavelet", 15, "7 bytes"},
     {"wavelet_text_above_float32.yaml", "sources[0].wavelet", 15, "line 4 (sample 2): '1e39'"},
+    // Silent traps: a source on the free surface, a model that covers part of the grid, an
+    // array in the other axis order or one whose shape cannot tell, a format from the extension
+    // that the content contradicts.
+    {"source_on_free_surface.yaml", "sources[0].position", 14,
+     "[100, 100, 0]: a source on the "
+     "free surface"},
+    {"model_covers_part_of_grid.yaml", "model.file", 7, "the grid x [0, 110]"},
+    {"npy_devito_order_without_key.yaml", "model.file", 7, "model.order: zyx"},
+    {"npy_x_and_z_equal_without_order.yaml", "model.file", 7, "does not tell x from z"},
+    {"npy_extension_raw_content.yaml", "model.file", 7, "no .npy magic string"},
+    {"h5_extension_raw_content.yaml", "model.file", 7, "(not an HDF5 file)"},
 };
 
 const fs::path kBadDir = fs::path(MINIMOD_TEST_DATA) / "bad";
@@ -236,7 +247,7 @@ TEST(SurveyBadFiles, AllHaveATableRow) {
 /// The same commands on a good survey succeed, so the rejections above are the survey's doing.
 TEST(SurveyGoodFiles, ValidateAndRunSucceed) {
   if (!fs::exists(MINIMOD_BINARY)) FAIL() << "the program is not built: " << MINIMOD_BINARY;
-  for (const char* name : {"tiny.yaml", "file_model.yaml"}) {
+  for (const char* name : {"tiny.yaml", "file_model.yaml", "npy_devito_order.yaml"}) {
     const std::string survey = (fs::path(MINIMOD_TEST_DATA) / "good" / name).string();
     const ScratchDir scratch;
     const std::string in_scratch = "cd " + quoted(scratch.path().string()) + " && ";

@@ -998,7 +998,15 @@ TEST_F(ResampleModel, GridBeyondTheModelTakesTheEdgeValues) {
   const Grid grid = make_grid({11, 5, 8}, {5, 10, 5}, {-10, -10, -5});
   const ModelGeometry geometry =
       model_geometry(model, std::array<double, 3>{10, 10, 10}, Vec3{0, 0, 0}, grid, "k");
-  const ResampledModel placed = resample_model(model, geometry, grid);
+  // Without model.extend: edge, a grid beyond the model is refused with both extents.
+  const std::string refused = input_error([&] { resample_model(model, geometry, grid); });
+  EXPECT_NE(refused.find("covers x [0, 40], y [0, 20], z [0, 30] m, the grid x [-10, 40], "
+                         "y [-10, 30], z [-5, 30] m: " +
+                         std::to_string(440 - 9 * 3 * 7) + " of 440 grid points lie outside"),
+            std::string::npos)
+      << refused;
+  EXPECT_NE(refused.find("model.extend: edge"), std::string::npos) << refused;
+  const ResampledModel placed = resample_model(model, geometry, grid, true);
   auto at = [&](int i, int j, int k) {
     return placed.velocity[static_cast<std::size_t>(i + 11 * (j + 5 * k))];
   };

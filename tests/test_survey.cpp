@@ -748,6 +748,24 @@ TEST(SurveyReceivers, CsvFileWithHeader) {
   EXPECT_NE(o.find("outside the grid"), std::string::npos) << o;
 }
 
+/// A CSV of numbers alone keeps its first receiver: the first row is a header only when its
+/// first field is not a number.
+TEST(SurveyReceivers, CsvFileWithoutHeaderKeepsFirstReceiver) {
+  const TempDir dir;
+  write_text(dir.path() / "rcv.csv", "\n10, 20, 30\n15.5 25 35\n");
+  const Survey s = parse(kGrid + kModel + kTime + kSources + "receivers:\n  csv: rcv.csv\n",
+                         dir.path().string());
+  ASSERT_EQ(s.receivers.size(), 2u);
+  EXPECT_EQ(s.receivers[0].position, (Vec3{10, 20, 30}));
+  EXPECT_EQ(s.receivers[1].position, (Vec3{15.5, 25, 35}));
+  // A header of names is skipped; a second non-numeric row is an error naming its line.
+  write_text(dir.path() / "two.csv", "x,y,z\nrx,ry,rz\n10, 20, 30\n");
+  const std::string m = error_of(kGrid + kModel + kTime + kSources + "receivers:\n  csv: two.csv\n",
+                                 dir.path().string());
+  EXPECT_NE(m.find("line 2: 'rx ry rz'"), std::string::npos) << m;
+  EXPECT_NE(m.find("after an optional header line"), std::string::npos) << m;
+}
+
 TEST(SurveyTti, AnisotropyOfEveryKind) {
   const Survey s = parse("physics: tti\n" + kGrid + kModel + kTime + kSources +
                          "anisotropy:\n"
@@ -794,11 +812,38 @@ TEST(SurveyModelFiles, CoarseRawModelIsResampledOntoTheGrid) {
     for (int n = 0; n < 16; ++n)
       v.push_back(1500.0f + 10.0f * 60.0f * k);
   write_floats(dir.path() / "coarse.bin", v);
+  // The model ends at 180 m, the grid at 190 m: refused unless the survey asks for the edge fill.
+  const Survey partial = parse(kGrid +
+                                   "model: {type: file, file: coarse.bin, shape: [4, 4, 4], "
+                                   "spacing: 60}\n" +
+                                   kTime + kSources,
+                               dir.path().string());
+  try {
+    build_velocity(partial.model, make_grid(partial.grid));
+    ADD_FAILURE() << "no InputError for a model that covers part of the grid";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("t.yaml:4: model.file"), std::string::npos) << m;
+    EXPECT_NE(m.find("covers x [0, 180], y [0, 180], z [0, 180] m, the grid x [0, 190], "
+                     "y [0, 190], z [0, 190] m: 1141 of 8000 grid points lie outside"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("model.extend: edge"), std::string::npos) << m;
+  }
+  const std::string bad_extend =
+      error_of(kGrid +
+                   "model: {type: file, file: coarse.bin, shape: [4, 4, 4], spacing: 60, extend: "
+                   "nearest}\n" +
+                   kTime + kSources,
+               dir.path().string());
+  EXPECT_NE(bad_extend.find("model.extend"), std::string::npos) << bad_extend;
+  EXPECT_NE(bad_extend.find("nearest"), std::string::npos) << bad_extend;
   const Survey s = parse(kGrid +
                              "model: {type: file, file: coarse.bin, shape: [4, 4, 4], "
-                             "spacing: 60}\n" +
+                             "spacing: 60, extend: edge}\n" +
                              kTime + kSources,
                          dir.path().string());
+  EXPECT_TRUE(s.model.extend_edge);
   std::string notice;
   const std::vector<float> grid_v = build_velocity(s.model, make_grid(s.grid), &notice);
   ASSERT_EQ(grid_v.size(), 20u * 20u * 20u);

@@ -1,0 +1,283 @@
+/// Surveys that run but would silently give useless results: the plan warns (or refuses) with
+/// the count and the first offender, and `validate` says what it estimates and resamples.
+
+#include "io/errors.hpp"
+#include "io/segy.hpp"
+#include "io/survey.hpp"
+#include "solver/plan.hpp"
+#include "solver/validate.hpp"
+#include "solver/wavelet.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace minimod {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kGrid = "grid:\n  shape: [40, 40, 40]\n  spacing: 10\n";
+const std::string kModel = "model: {type: constant, velocity: 2000}\n";
+const std::string kTime = "time:\n  steps: 10\n";
+const std::string kRicker = "{type: ricker, frequency: 10}";
+
+Plan plan_of(const std::string& text) {
+  const Survey s = parse_survey(text, "t.yaml", ".");
+  return make_plan(survey_for_shot(s, 0), VelocityRange{2000, 2000});
+}
+
+/// The warnings of the plan, one a line.
+std::string warnings_of(const std::string& text) {
+  std::string out;
+  for (const std::string& w : plan_of(text).warnings)
+    out += w + "\n";
+  return out;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    plan_of(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError for:\n" << text;
+  return "";
+}
+
+TEST(FreeSurfaceTraps, SourceOnTheSurfaceIsRefusedInEveryShot) {
+  // Shot 0 lies below the surface, shots 1 and 2 on it: the error names shot 1 and the count.
+  const std::string m =
+      error_of(kGrid + kModel + kTime + "boundary: {width: 5, free_surface: true}\n" +
+               "shots:\n  wavelet: " + kRicker +
+               "\n  positions:\n    points: [[200, 200, 20], [210, 200, "
+               "0], [220, 200, 0]]\n");
+  EXPECT_NE(m.find("(shot 1) at [210, 200, 0]: a source on the free surface"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("2 of 3 sources lie there"), std::string::npos) << m;
+  EXPECT_NE(m.find("allowed: z > 0 m"), std::string::npos) << m;
+  // Without a free surface the top face is a layer, and z = 0 is inside it: a warning only.
+  const std::string w =
+      warnings_of(kGrid + kModel + kTime + "boundary: {width: 5}\n" +
+                  "sources:\n  - position: [200, 200, 0]\n    wavelet: " + kRicker + "\n");
+  EXPECT_NE(w.find("1 of 1 sources (the first: t.yaml:9: sources[0].position at [200, 200, 0]) "
+                   "lie inside the absorbing layer"),
+            std::string::npos)
+      << w;
+}
+
+TEST(FreeSurfaceTraps, ReceiversOnOrNearTheSurfaceAreWarnedWithTheCount) {
+  const std::string w = warnings_of(
+      kGrid + kModel + kTime + "boundary: {width: 5, free_surface: true}\n" +
+      "sources:\n  - position: [200, 200, 100]\n    wavelet: " + kRicker +
+      "\nreceivers:\n  points: [[100, 200, 100], [110, 200, 0], [120, 200, 0], [130, 200, 15]]\n");
+  EXPECT_NE(w.find("2 of 4 receivers (the first: t.yaml:12: receivers.points[1] at [110, 200, 0]) "
+                   "lie on the free surface (z = 0 m), where the pressure is zero: their traces "
+                   "are exactly zero"),
+            std::string::npos)
+      << w;
+  // 15 m is within the sinc's 4 points (40 m) of the surface.
+  EXPECT_NE(w.find("1 of 4 receivers (the first: t.yaml:12: receivers.points[3] at [130, 200, "
+                   "15]) lie within 4 grid point(s) of the free surface"),
+            std::string::npos)
+      << w;
+  // Trilinear reaches one cell: 15 m is beyond it.
+  const std::string t = warnings_of(
+      kGrid + kModel + kTime + "interpolation: trilinear\n" +
+      "boundary: {width: 5, free_surface: true}\n" + "sources:\n  - position: [200, 200, 100]\n" +
+      "    wavelet: " + kRicker + "\nreceivers:\n  points: [[130, 200, 15], [130, 200, 5]]\n");
+  EXPECT_NE(t.find("1 of 2 receivers (the first: t.yaml:13: receivers.points[1] at [130, 200, "
+                   "5]) lie within 1 grid point(s)"),
+            std::string::npos)
+      << t;
+}
+
+TEST(LayerTraps, EveryShotAndEveryMovingReceiverIsChecked) {
+  // Shot 0 is inside; shots 1 and 2 lie in the x-high layer (x index >= 35), and their moving
+  // receiver (offset +20 m) with them.
+  const std::string w = warnings_of(
+      kGrid + kModel + kTime + "boundary: {width: 5}\n" + "shots:\n  wavelet: " + kRicker +
+      "\n  positions:\n    points: [[200, 200, 200], [360, 200, 200], [370, 200, 200]]\n" +
+      "receivers:\n  moving: true\n  points: [[20, 0, 0]]\n");
+  EXPECT_NE(w.find("2 of 3 sources (the first: t.yaml:11: shots.positions.points[1]"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("(shot 1) at [360, 200, 200]) lie inside the absorbing layer"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("2 of 3 receivers (the first: "), std::string::npos) << w;
+  EXPECT_NE(w.find("(shot 1) at [380, 200, 200]) lie inside the absorbing layer; they record "
+                   "damped waves"),
+            std::string::npos)
+      << w;
+}
+
+TEST(LayerTraps, InteriorShorterThanAWavelengthIsWarned) {
+  // 40 points at 10 m, layers of 15: 10 interior points (90 m) < 200 m (2000 m/s at 10 Hz).
+  const std::string w =
+      warnings_of(kGrid + kModel + kTime + "boundary: {width: 15}\n" +
+                  "sources:\n  - position: [200, 200, 200]\n    wavelet: " + kRicker + "\n");
+  EXPECT_NE(w.find("the absorbing layer leaves 10 interior points along x (90 m), less than one "
+                   "wavelength (200 m at vmin 2000 m/s and the dominant frequency 10 Hz)"),
+            std::string::npos)
+      << w;
+  // Layers of 5 leave 30 points (290 m): no warning.
+  EXPECT_EQ(warnings_of(kGrid + kModel + kTime + "boundary: {width: 5}\n" +
+                        "sources:\n  - position: [200, 200, 200]\n    wavelet: " + kRicker + "\n")
+                .find("interior"),
+            std::string::npos);
+}
+
+TEST(UnitTraps, KilometresAndLongDurationsAreWarned) {
+  const std::string src = "sources:\n  - position: [200, 200, 200]\n    wavelet: " + kRicker +
+                          "\nboundary: {width: 5}\n";
+  // Velocities in km/s: the plan is made from the model's range.
+  const Survey s = parse_survey(kGrid + "model: {type: constant, velocity: 2}\n" +
+                                    "time:\n  steps: 10\n  dt: 0.001\n" + src,
+                                "t.yaml", ".");
+  std::string w;
+  for (const auto& line : make_plan(survey_for_shot(s, 0), VelocityRange{2, 2}).warnings)
+    w += line + "\n";
+  EXPECT_NE(w.find("velocities look like km/s: the model's largest is 2 m/s"), std::string::npos)
+      << w;
+  // Spacing in km.
+  const std::string km =
+      warnings_of("grid:\n  shape: [40, 40, 40]\n  spacing: 0.01\n" + kModel + kTime +
+                  "sources:\n  - position: [0.2, 0.2, 0.2]\n    wavelet: " + kRicker +
+                  "\nboundary: {width: 5}\n");
+  EXPECT_NE(km.find("spacings look like km: the largest is 0.01 m"), std::string::npos) << km;
+  // 1200 s on a 390 m grid: a wave at 2000 m/s crosses its diagonal in 0.34 s.
+  const std::string d = warnings_of(kGrid + kModel + "time:\n  duration: 1200\n" + src);
+  EXPECT_NE(d.find("the duration 1200"), std::string::npos) << d;
+  EXPECT_NE(d.find("times the time a wave at vmin 2000 m/s needs to cross the grid's diagonal"),
+            std::string::npos)
+      << d;
+  // One second is a few crossings: no warning.
+  EXPECT_EQ(warnings_of(kGrid + kModel + "time:\n  duration: 1\n" + src).find("duration"),
+            std::string::npos);
+}
+
+TEST(SegyTraps, IntervalNotWholeMicrosecondsProposesARoundOne) {
+  if (!segy_supported()) GTEST_SKIP() << "built without segyio";
+  // dt from cfl 0.8 is 0.00181142 s: not whole microseconds, and dt_out defaults to it.
+  const std::string m =
+      error_of(kGrid + kModel + kTime + "boundary: {width: 5}\n" +
+               "sources:\n  - position: [200, 200, 200]\n    wavelet: " + kRicker +
+               "\noutput:\n  segy: out.sgy\n");
+  EXPECT_NE(m.find("t.yaml:12: output.segy"), std::string::npos) << m;
+  EXPECT_NE(m.find("(dt_out defaults to dt) set output.dt_out to a round interval, e.g. 0.002 s "
+                   "(2 ms)"),
+            std::string::npos)
+      << m;
+  // With dt 0.0001 both 1 and 2 ms sample the Ricker's 25 Hz.
+  const std::string fine =
+      error_of(kGrid + kModel + "time:\n  steps: 10\n  dt: 0.0001\n" + "boundary: {width: 5}\n" +
+               "sources:\n  - position: [200, 200, 200]\n    wavelet: " + kRicker +
+               "\noutput:\n  dt_out: 0.0000015\n  segy: out.sgy\n");
+  EXPECT_NE(fine.find("output.dt_out"), std::string::npos) << fine;
+  EXPECT_NE(fine.find("e.g. 0.001 s (1 ms) or 0.002 s (2 ms), which sample the band up to 25 Hz"),
+            std::string::npos)
+      << fine;
+}
+
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "minimod_traps_XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) m_path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return m_path; }
+
+private:
+  fs::path m_path;
+};
+
+TEST(WaveletTraps, TextSamplesAreNeverReadAsFloat32WhateverTheName) {
+  const TempDir dir;
+  const fs::path file = dir.path() / "wavelet.bin";
+  std::ofstream(file) << "# samples\n0\n0.5\n1\n-0.25\n";
+  const std::vector<float> samples = read_wavelet_file(file.string(), "k");
+  EXPECT_EQ(samples, (std::vector<float>{0, 0.5f, 1, -0.25f}));
+  // Float32 bytes stay float32: 0.0f is four zero bytes.
+  const fs::path raw = dir.path() / "raw.bin";
+  const float values[2] = {0.0f, 1.0f};
+  std::ofstream(raw, std::ios::binary).write(reinterpret_cast<const char*>(values), 8);
+  EXPECT_EQ(read_wavelet_file(raw.string(), "k"), (std::vector<float>{0, 1}));
+}
+
+TEST(ValidateTraps, PrintsTheEstimateAndTheResamplingNotice) {
+  const TempDir dir;
+  // A 9^3 model at 10 m on a grid of 17^3 at 5 m over the same 80 m: resampled, covered.
+  std::vector<float> v(9 * 9 * 9, 2000.0f);
+  std::ofstream(dir.path() / "vp.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+  const std::string text = "grid:\n  shape: [17, 17, 17]\n  spacing: 5\n"
+                           "model: {type: file, file: vp.bin, shape: [9, 9, 9], spacing: 10}\n" +
+                           kTime +
+                           "boundary: {width: 4}\nsources:\n  - position: [40, 40, 40]\n"
+                           "    wavelet: " +
+                           kRicker + "\n";
+  const Survey s = parse_survey(text, "t.yaml", dir.path().string());
+  ValidateOptions options;
+  options.backend = "cpu";
+  const std::string out = validate_survey(s, options);
+  EXPECT_NE(out.find("warning: t.yaml:4: model.file: model "), std::string::npos) << out;
+  EXPECT_NE(out.find("resampled trilinearly onto the grid's 17 x 17 x 17 points"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("estimate    about "), std::string::npos) << out;
+  EXPECT_NE(out.find("1 shot(s) x 10 steps x 4913 points at 0.54 Gpoints/s, the CPU backend's "
+                     "rate on 2 cores in docs/perf); an estimate, not a measurement"),
+            std::string::npos)
+      << out;
+}
+
+/// `run` prints the plan's warnings, the resampling notice among them.
+TEST(RunTraps, PrintsTheResamplingNoticeAndTheWarnings) {
+  const TempDir dir;
+  std::vector<float> v(9 * 9 * 9, 2000.0f);
+  std::ofstream(dir.path() / "vp.bin", std::ios::binary)
+      .write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+  std::ofstream(dir.path() / "s.yaml")
+      << "grid:\n  shape: [17, 17, 17]\n  spacing: 5\n"
+         "model: {type: file, file: vp.bin, shape: [9, 9, 9], spacing: 10}\n"
+         "time:\n  steps: 2\nboundary: {width: 4, free_surface: true}\n"
+         "sources:\n  - position: [40, 40, 40]\n    wavelet: {type: ricker, frequency: 10}\n"
+         "receivers:\n  points: [[30, 40, 0], [50, 40, 0]]\n";
+  const std::string command = "cd '" + dir.path().string() + "' && '" + MINIMOD_BINARY +
+                              "' run s.yaml -o out.h5 --backend cpu 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    out.append(buffer, got);
+  const int status = pclose(pipe);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_NE(out.find("warning: s.yaml:4: model.file: model "), std::string::npos) << out;
+  EXPECT_NE(out.find("resampled trilinearly onto the grid's 17 x 17 x 17 points"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("warning: 2 of 2 receivers (the first: s.yaml:12: receivers.points[0] at "
+                     "[30, 40, 0]) lie on the free surface"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(fs::exists(dir.path() / "out.h5")) << out;
+}
+
+} // namespace
+} // namespace minimod
