@@ -170,23 +170,6 @@ void FiniteWatch::check(int done, const FiniteScan& scan, const std::string& fie
   throw RuntimeFailure(msg);
 }
 
-FiniteWatchSetup tti_watch_setup(const Survey& shot, const TtiPlan& plan,
-                                 const TtiProblem& problem) {
-  FiniteWatchSetup w;
-  w.grid = plan.grid;
-  w.layer = plan.layer;
-  for (const auto& src : shot.sources)
-    w.sources.push_back(src.position);
-  w.dt = plan.dt;
-  w.steps = plan.steps;
-  w.cfl = plan.cfl;
-  w.dt_origin = finite_watch_dt_origin(shot.time);
-  w.vmax = plan.vmax;
-  w.source_peak = finite_watch_source_peak(problem.source_samples);
-  w.tti = true;
-  return w;
-}
-
 void require_finite_traces(const std::vector<float>& traces, std::size_t receivers, double dt,
                            const std::string& what) {
   std::size_t count = 0;

@@ -48,10 +48,26 @@ std::string finite_watch_dt_origin(const TimeSpec& time);
 /// The largest finite |sample| of the source samples, for FiniteWatchSetup::source_peak.
 double finite_watch_source_peak(const std::vector<float>& samples);
 
-/// The setup of a TTI shot's watch: `shot` is survey_for_shot's survey, `problem` the shot's
-/// (its source samples).
-FiniteWatchSetup tti_watch_setup(const Survey& shot, const TtiPlan& plan,
-                                 const TtiProblem& problem);
+/// The setup of one shot's watch, for either equation: `shot` is survey_for_shot's survey, `plan`
+/// its Plan or TtiPlan (the same names for grid, layer, dt, steps, cfl and vmax), and
+/// `source_samples` the shot's problem's.
+template <class AnyPlan>
+FiniteWatchSetup make_watch_setup(const Survey& shot, const AnyPlan& plan,
+                                  const std::vector<float>& source_samples, bool tti) {
+  FiniteWatchSetup w;
+  w.grid = plan.grid;
+  w.layer = plan.layer;
+  for (const auto& src : shot.sources)
+    w.sources.push_back(src.position);
+  w.dt = plan.dt;
+  w.steps = plan.steps;
+  w.cfl = plan.cfl;
+  w.dt_origin = finite_watch_dt_origin(shot.time);
+  w.vmax = plan.vmax;
+  w.source_peak = finite_watch_source_peak(source_samples);
+  w.tti = tti;
+  return w;
+}
 
 /// The wavefield watch of one shot's time loop: call due() where the loop may scan (it
 /// synchronises with the device), and check() with the scan.

@@ -166,7 +166,7 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
     snapshot_ms += ms_since(t0);
   };
 
-  FiniteWatch watch(watch_setup());
+  FiniteWatch watch(make_watch_setup(m_survey, m_plan, m_problem.source_samples, false));
   m_backend->synchronize();
   const auto start = Clock::now();
   auto chunk_start = start;
@@ -218,21 +218,6 @@ std::vector<float> Simulation::output_traces() {
   m_backend->fetch_traces(raw);
   return resample_finite_traces(raw, m_problem.receivers.owners(), m_plan.dt, m_plan.dt_out,
                                 m_plan.trace_samples, "the traces");
-}
-
-FiniteWatchSetup Simulation::watch_setup() const {
-  FiniteWatchSetup w;
-  w.grid = m_plan.grid;
-  w.layer = m_plan.layer;
-  for (const auto& src : m_survey.sources)
-    w.sources.push_back(src.position);
-  w.dt = m_plan.dt;
-  w.steps = m_plan.steps;
-  w.cfl = m_plan.cfl;
-  w.dt_origin = finite_watch_dt_origin(m_survey.time);
-  w.vmax = m_plan.vmax;
-  w.source_peak = finite_watch_source_peak(m_problem.source_samples);
-  return w;
 }
 
 std::vector<float> Simulation::wavefield() {

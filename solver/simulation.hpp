@@ -101,9 +101,6 @@ public:
   std::vector<float> wavefield();
 
 private:
-  /// What the NaN/Inf watch of run() needs: grid, layer, the shot's sources, dt and its origin.
-  FiniteWatchSetup watch_setup() const;
-
   Survey m_survey;
   std::vector<float> m_velocity;
   double m_problem_ms = 0, m_device_ms = 0;

@@ -312,7 +312,8 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
     }
     SnapshotSink out{snapshot_part.get()};
     const int chunk = std::max(1, plan.steps / 40);
-    FiniteWatch watch(tti_watch_setup(s, plan, cpu ? cpu->problem() : problem));
+    FiniteWatch watch(
+        make_watch_setup(s, plan, (cpu ? cpu->problem() : problem).source_samples, true));
     for (int n = 0; n < plan.steps; ++n) {
       throw_if_interrupted();
       cpu ? cpu->step(n) : gpu->step(n);
