@@ -942,21 +942,6 @@ std::vector<int> output_shot_numbers(const std::string& path) {
 
 namespace {
 
-/// "0-3,7" for {0,1,2,3,7}.
-std::string shots_text(const std::vector<int>& shots) {
-  std::string text;
-  for (std::size_t i = 0; i < shots.size();) {
-    std::size_t j = i;
-    while (j + 1 < shots.size() && shots[j + 1] == shots[j] + 1)
-      ++j;
-    if (!text.empty()) text += ",";
-    text += std::to_string(shots[i]);
-    if (j > i) text += "-" + std::to_string(shots[j]);
-    i = j + 1;
-  }
-  return text.empty() ? "none" : text;
-}
-
 template <typename T, std::size_t N> std::string list_text(const std::array<T, N>& values) {
   std::string text;
   for (const T& v : values) {
@@ -1082,8 +1067,9 @@ void merge_outputs(const std::string& output, const std::vector<std::string>& in
   OutputFile out(output, meta);
   std::string merged_from;
   for (const Input& i : in) {
-    merged_from += (merged_from.empty() ? "" : "\n") + i.path + ": shots " + shots_text(i.shots) +
-                   " (" + i.meta.backend + ", " + i.meta.device_name + ")";
+    merged_from += (merged_from.empty() ? "" : "\n") + i.path + ": shots " +
+                   (i.shots.empty() ? std::string("none") : shot_selection_text(i.shots)) + " (" +
+                   i.meta.backend + ", " + i.meta.device_name + ")";
   }
   out.set_attribute("merged_from", merged_from);
   for (const auto& [shot, k] : owner)
@@ -1107,6 +1093,20 @@ bool h5_object_readable(const std::string& path, const std::string& object) {
 
 const std::string& OutputFile::temp_path() const {
   return m_impl->temp_path;
+}
+
+std::string shot_selection_text(const std::vector<int>& shots) {
+  std::string text;
+  for (std::size_t i = 0; i < shots.size();) {
+    std::size_t j = i;
+    while (j + 1 < shots.size() && shots[j + 1] == shots[j] + 1)
+      ++j;
+    if (!text.empty()) text += ",";
+    text += std::to_string(shots[i]);
+    if (j > i) text += "-" + std::to_string(shots[j]);
+    i = j + 1;
+  }
+  return text;
 }
 
 } // namespace minimod

@@ -168,4 +168,7 @@ void merge_outputs(const std::string& output, const std::vector<std::string>& in
 /// Whether `path` is an HDF5 file that opens and holds the group `object` ("/shots/0003").
 bool h5_object_readable(const std::string& path, const std::string& object);
 
+/// "0-3,7" for {0,1,2,3,7}: a set of shot numbers as `run --shots` takes it ("" for none).
+std::string shot_selection_text(const std::vector<int>& shots);
+
 } // namespace minimod

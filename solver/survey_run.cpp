@@ -425,20 +425,6 @@ std::vector<int> selected_shots(const Survey& survey, const SurveyRunOptions& op
   return all;
 }
 
-std::string shot_selection_text(const std::vector<int>& shots) {
-  std::string text;
-  for (std::size_t i = 0; i < shots.size();) {
-    std::size_t j = i;
-    while (j + 1 < shots.size() && shots[j + 1] == shots[j] + 1)
-      ++j;
-    if (!text.empty()) text += ",";
-    text += std::to_string(shots[i]);
-    if (j > i) text += "-" + std::to_string(shots[j]);
-    i = j + 1;
-  }
-  return text;
-}
-
 // "shot 12 (3 of 10)": the shot number, then its place among the shots the run was asked for.
 std::string shot_heading(int shot, const std::vector<int>& chosen) {
   const auto at = std::lower_bound(chosen.begin(), chosen.end(), shot) - chosen.begin();

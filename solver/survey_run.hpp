@@ -72,8 +72,6 @@ std::vector<int> selected_shots(const Survey& survey, const SurveyRunOptions& op
 std::vector<int> parse_shot_selection(const std::string& text, int shots, const std::string& what);
 /// "shot 12 (3 of 10)": a shot's number, then its place among the `chosen` shots of the run.
 std::string shot_heading(int shot, const std::vector<int>& chosen);
-/// "0-3,7" for {0,1,2,3,7}: the selection as --shots takes it.
-std::string shot_selection_text(const std::vector<int>& shots);
 
 /// Run the survey. Throws for errors that stop every shot (bad input, output not writable); a
 /// shot that fails is reported in `failed` and the others carry on.
