@@ -114,6 +114,10 @@ std::unique_ptr<Backend> make_cuda_backend();
 /// Whether a CUDA GPU can be used; when not, *why says why.
 bool cuda_device_available(std::string* why);
 
+/// Device memory a GPU backend keeps free beyond the problem's own needs (context, launch
+/// queues, library workspaces): short of it a run fails later in a less readable way.
+inline constexpr std::size_t kGpuMemoryMarginBytes = std::size_t{256} << 20;
+
 /// Memory of the GPU this process would run on (the device a backend opens).
 struct GpuMemory {
   std::string name;

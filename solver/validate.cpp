@@ -2,6 +2,7 @@
 
 #include "io/errors.hpp"
 #include "io/limits.hpp"
+#include "kernels/backend.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/selection.hpp"
 #include "models/velocity.hpp"
@@ -112,6 +113,22 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
     }
   } else {
     out << " (the memory available here is unknown)\n";
+  }
+  if (!cpu) {
+    if (const auto gpu = cuda_device_memory()) {
+      // With the margin the GPU backend keeps free when it allocates.
+      const double device = static_cast<double>(plan.device_bytes);
+      const bool fits = device + static_cast<double>(kGpuMemoryMarginBytes) <=
+                        static_cast<double>(gpu->free_bytes);
+      out << "GPU memory  " << format_bytes(device) << " on " << gpu->name << ", "
+          << format_bytes(static_cast<double>(gpu->free_bytes)) << " free of "
+          << format_bytes(static_cast<double>(gpu->total_bytes)) << ": "
+          << (fits ? "fits this GPU" : "does NOT fit this GPU") << "\n";
+      if (!fits) {
+        out << "warning: `run` on this GPU stops with exit 3 (out of device memory) before any "
+               "work; use a GPU with more memory, or --backend cpu\n";
+      }
+    }
   }
   out << "backend     " << backend_name(kind) << " (what `run --backend " << options.backend
       << "` uses here)\n";

@@ -32,9 +32,8 @@ namespace {
 
 /// Threads per block of the tap kernels (sources, receivers).
 constexpr int kTapThreads = 128;
-/// Device memory kept free beyond the problem's own needs (context, launch queues, library
-/// workspaces): short of it a run fails later in a less readable way.
-constexpr std::size_t kMemoryMarginBytes = std::size_t{256} << 20;
+/// Device memory kept free beyond the problem's own needs (kernels/backend.hpp).
+constexpr std::size_t kMemoryMarginBytes = kGpuMemoryMarginBytes;
 
 /// Source injection into u^{n+1} (held in v), one thread per tap. Atomic because taps of
 /// different sources may land on the same point.
