@@ -167,7 +167,8 @@ double dominant_frequency(const WaveletSpec& w) {
 /// Every shot's sources and every shot's receivers against the free surface and the absorbing
 /// layer; the interior the layer leaves against a wavelength. Sources on or above a free surface
 /// are refused (they inject nothing); everything else is a warning with the count and the first.
-void check_positions(const Survey& s, Plan& p) {
+void check_positions(const Survey& s, const SurveyTrapInputs& p,
+                     std::vector<std::string>& warnings) {
   const Grid& g = p.grid;
   const Box inner{p.layer.x_lo,        g.nx - p.layer.x_hi, p.layer.y_lo,
                   g.ny - p.layer.y_hi, p.layer.z_lo,        g.nz - p.layer.z_hi};
@@ -223,13 +224,13 @@ void check_positions(const Survey& s, Plan& p) {
                      " m, usually a grid point (dz = " + num(g.dz) + " m) or a few metres below");
   }
   if (src_layer.count > 0) {
-    p.warnings.push_back(src_layer.text(sources, "sources") +
-                         " lie inside the absorbing layer; their energy is damped at once");
+    warnings.push_back(src_layer.text(sources, "sources") +
+                       " lie inside the absorbing layer; their energy is damped at once");
   }
   if (src_near.count > 0) {
-    p.warnings.push_back(src_near.text(sources, "sources") + " lie within " +
-                         std::to_string(reach) + " grid point(s) of the free surface: " +
-                         footprint + ", so they inject less as they near it");
+    warnings.push_back(src_near.text(sources, "sources") + " lie within " + std::to_string(reach) +
+                       " grid point(s) of the free surface: " + footprint +
+                       ", so they inject less as they near it");
   }
 
   // Receivers of every shot: they move with each shot's first source, or stay put.
@@ -254,26 +255,26 @@ void check_positions(const Survey& s, Plan& p) {
     }
   }
   if (rec_surface.count > 0) {
-    p.warnings.push_back(
+    warnings.push_back(
         rec_surface.text(receivers, "receivers") + " lie on the free surface (z = " + num(g.oz) +
         " m), where the pressure is zero: their traces are exactly zero; place receivers a grid "
         "point (dz = " +
         num(g.dz) + " m) or a few metres below");
   }
   if (rec_layer.count > 0) {
-    p.warnings.push_back(rec_layer.text(receivers, "receivers") +
-                         " lie inside the absorbing layer; they record damped waves");
+    warnings.push_back(rec_layer.text(receivers, "receivers") +
+                       " lie inside the absorbing layer; they record damped waves");
   }
   if (rec_near.count > 0) {
-    p.warnings.push_back(rec_near.text(receivers, "receivers") + " lie within " +
-                         std::to_string(reach) + " grid point(s) of the free surface: " +
-                         footprint + ", so they record less as they near it");
+    warnings.push_back(rec_near.text(receivers, "receivers") + " lie within " +
+                       std::to_string(reach) + " grid point(s) of the free surface: " + footprint +
+                       ", so they record less as they near it");
   }
 
   // The interior the layer leaves: at least one wavelength at the lowest velocity and the
   // dominant frequency, along each axis.
   double fdom = 0;
-  for (const auto& src : s.sources) {
+  for (const auto& src : shots.front()) {
     const double f = dominant_frequency(src.wavelet);
     if (f > 0 && (fdom == 0 || f < fdom)) fdom = f;
   }
@@ -283,11 +284,11 @@ void check_positions(const Survey& s, Plan& p) {
       const int points = g.extent(a) - p.layer.on(a, false) - p.layer.on(a, true);
       const double interior = (points - 1) * g.spacing(a);
       if (interior < wavelength) {
-        p.warnings.push_back(
-            "the absorbing layer leaves " + std::to_string(points) + " interior points along " +
-            std::string(1, "xyz"[a]) + " (" + num(interior) + " m), less than one wavelength (" +
-            num(wavelength) + " m at vmin " + num(p.model_vmin) +
-            " m/s and the dominant frequency " + num(fdom) + " Hz): enlarge the grid");
+        warnings.push_back("the absorbing layer leaves " + std::to_string(points) +
+                           " interior points along " + std::string(1, "xyz"[a]) + " (" +
+                           num(interior) + " m), less than one wavelength (" + num(wavelength) +
+                           " m at vmin " + num(p.model_vmin) + " m/s and the dominant frequency " +
+                           num(fdom) + " Hz): enlarge the grid");
         break;
       }
     }
@@ -295,17 +296,17 @@ void check_positions(const Survey& s, Plan& p) {
 }
 
 /// Values that look like another unit than the survey's (metres, seconds, m/s).
-void check_units(Plan& p) {
+void check_units(const SurveyTrapInputs& p, std::vector<std::string>& warnings) {
   const Grid& g = p.grid;
   if (p.model_vmax < 100) {
-    p.warnings.push_back("velocities look like km/s: the model's largest is " + num(p.model_vmax) +
-                         " m/s; the survey's velocities are in m/s (" + "1500 for water, not 1.5)");
+    warnings.push_back("velocities look like km/s: the model's largest is " + num(p.model_vmax) +
+                       " m/s; the survey's velocities are in m/s (" + "1500 for water, not 1.5)");
   }
   const double hmax = std::max({g.dx, g.dy, g.dz});
   if (hmax < 1 && p.fmax > 0 && p.fmax < 1000) {
-    p.warnings.push_back("spacings look like km: the largest is " + num(hmax) +
-                         " m with a source band up to " + num(p.fmax) +
-                         " Hz; the survey's spacings are in metres");
+    warnings.push_back("spacings look like km: the largest is " + num(hmax) +
+                       " m with a source band up to " + num(p.fmax) +
+                       " Hz; the survey's spacings are in metres");
   }
   if (p.model_vmin > 0) {
     const double diagonal =
@@ -313,17 +314,22 @@ void check_units(Plan& p) {
                   g.dz * (g.nz - 1) * g.dz * (g.nz - 1));
     const double crossing = diagonal / p.model_vmin;
     if (p.duration > 20 * crossing) {
-      p.warnings.push_back("the duration " + num(p.duration) + " s is " +
-                           num(p.duration / crossing) + " times the time a wave at vmin " +
-                           num(p.model_vmin) + " m/s needs to cross the grid's diagonal (" +
-                           num(crossing) +
-                           " s): is time.duration in seconds? (above 20 crossings the layer has "
-                           "absorbed everything long before the end)");
+      warnings.push_back("the duration " + num(p.duration) + " s is " + num(p.duration / crossing) +
+                         " times the time a wave at vmin " + num(p.model_vmin) +
+                         " m/s needs to cross the grid's diagonal (" + num(crossing) +
+                         " s): is time.duration in seconds? (above 20 crossings the layer has "
+                         "absorbed everything long before the end)");
     }
   }
 }
 
 } // namespace
+
+void check_survey_traps(const Survey& s, const SurveyTrapInputs& inputs,
+                        std::vector<std::string>& warnings) {
+  check_positions(s, inputs, warnings);
+  check_units(inputs, warnings);
+}
 
 Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_override) {
   Plan p;
@@ -435,8 +441,7 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
                            "spacing or the source frequency");
     }
   }
-  check_positions(s, p);
-  check_units(p);
+  check_survey_traps(s, {g, p.layer, p.model_vmin, p.model_vmax, p.fmax, p.duration}, p.warnings);
 
   // Traces.
   p.dt_out = s.output.dt_out ? *s.output.dt_out : p.dt;

@@ -65,6 +65,23 @@ Plan make_plan(const Survey& survey, const std::vector<float>& velocity, int ste
 /// The same plan from the model's velocity range alone (`validate` without building the model).
 Plan make_plan(const Survey& survey, const VelocityRange& velocity, int steps_override = 0);
 
+/// What the survey checks of check_survey_traps look at, as both equations' plans hold it.
+struct SurveyTrapInputs {
+  Grid grid;
+  LayerWidths layer;
+  double model_vmin = 0, model_vmax = 0; ///< of the (P) velocity model, m/s
+  double fmax = 0;                       ///< the highest source frequency, Hz (0: unknown)
+  double duration = 0;                   ///< steps * dt, seconds
+};
+
+/// The survey checks shared by the acoustic and the TTI plan (`validate` and `run` alike): every
+/// shot's sources and receivers against the absorbing layer (and a free surface, when there is
+/// one), the interior the layer leaves against a wavelength, and velocities, spacings and
+/// durations that look like another unit. Appends warnings (the count and the first offender);
+/// throws InputError for a source on a free surface, which injects nothing.
+void check_survey_traps(const Survey& survey, const SurveyTrapInputs& inputs,
+                        std::vector<std::string>& warnings);
+
 /// Human-readable plan, as `minimod-gpu validate` prints it.
 std::string describe_plan(const Survey& survey, const Plan& plan);
 

@@ -659,7 +659,8 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
   try {
     auto t0 = Clock::now();
     const Grid grid = make_grid(survey.grid);
-    std::vector<float> velocity = build_velocity(survey.model, grid);
+    std::string notice; // a model file resampled onto the grid says so
+    std::vector<float> velocity = build_velocity(survey.model, grid, &notice);
     report.model_ms = ms_since(t0);
     const StoredModel model = velocity_volume(grid, velocity);
     // Receivers that move must stay inside the grid for every shot: check before any work.
@@ -674,6 +675,11 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     report.device_ms = sim.device_ms();
     const Plan& plan = sim.plan();
     check_segy_sampling(survey, segy, plan.dt_out);
+    // The plan carries the notice of raw and .npy files (from the header); HDF5 and SEG-Y files,
+    // whose shape needs more than a header, give theirs as they are read.
+    if (!notice.empty() && options.hooks.notice &&
+        std::find(plan.warnings.begin(), plan.warnings.end(), notice) == plan.warnings.end())
+      options.hooks.notice("warning: " + notice);
     for (const auto& w : plan.warnings) {
       if (options.hooks.notice) options.hooks.notice("warning: " + w);
     }

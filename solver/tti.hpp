@@ -25,6 +25,8 @@ struct TtiModel {
   std::vector<float> theta; ///< tilt of the symmetry axis from vertical (radians), |theta| <= pi/2
   /// Azimuth of the tilt from +x towards +y (radians), |phi| <= pi; empty: 0 everywhere (no array).
   std::vector<float> phi;
+  /// What placing a model file on the grid did (resampling); empty when its points are the grid's.
+  std::string notice;
 };
 
 /// Slack on the angle limits for angles rounded to float (float(pi/2) > pi/2).
@@ -92,6 +94,9 @@ struct TtiPlan {
   double dt = 0;
   double cfl = 0; ///< effective: dt / dt_limit
   int steps = 0;
+  /// What `validate` and `run` print before any work: the model's resampling notice and the
+  /// survey checks (check_survey_traps), as for the acoustic plan.
+  std::vector<std::string> warnings;
 };
 
 /// Check the model and make the plan. Layer widths as for the isotropic plan

@@ -61,7 +61,7 @@ TtiModel build_tti_model(const Survey& s, const Grid& g) {
   const AnisotropySpec& a = *s.anisotropy;
   const double angle = a.degrees ? kPi / 180.0 : 1.0;
   TtiModel m;
-  m.vp = build_velocity(s.model, g);
+  m.vp = build_velocity(s.model, g, &m.notice);
   m.epsilon = build_property(a.epsilon, g);
   m.delta = build_property(a.delta, g);
   m.theta = build_property(a.theta, g, angle);
@@ -80,7 +80,12 @@ TtiPlan plan_tti(const Survey& s, const TtiModel& m, int steps_override) {
   o.layer_width = s.boundary.width;
   o.ntaper = s.boundary.ntaper;
   o.fmax = survey_fmax(s);
-  return make_tti_plan(make_grid(s.grid), m, o);
+  TtiPlan p = make_tti_plan(make_grid(s.grid), m, o);
+  // The survey checks of the acoustic plan, on the TTI layer and time axis.
+  const auto [vmin, vmax] = std::minmax_element(m.vp.begin(), m.vp.end());
+  if (!m.notice.empty()) p.warnings.push_back(m.notice);
+  check_survey_traps(s, {p.grid, p.layer, *vmin, *vmax, o.fmax, p.steps * p.dt}, p.warnings);
+  return p;
 }
 
 std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan& p) {
@@ -131,6 +136,8 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
     o << "cpu reference (no GPU: " << why << ")";
   }
   o << "\n";
+  for (const auto& w : p.warnings)
+    o << "warning: " << w << "\n";
   return o.str();
 }
 
@@ -212,6 +219,9 @@ SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& opti
   shown.steps = plan.steps;
   shown.layer = plan.layer;
   if (options.hooks.on_plan) options.hooks.on_plan(shown);
+  for (const auto& w : plan.warnings) {
+    if (options.hooks.notice) options.hooks.notice("warning: " + w);
+  }
 
   OutputMeta meta;
   meta.program_version = kProgramVersion;

@@ -9,6 +9,7 @@
 #include "solver/wavelet.hpp"
 
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <sys/wait.h>
 
@@ -245,6 +246,34 @@ TEST(ValidateTraps, PrintsTheEstimateAndTheResamplingNotice) {
       << out;
 }
 
+/// What `minimod-gpu ARGS` (run in `dir`) prints, and its exit status.
+struct CommandResult {
+  int status = -1;
+  std::string out;
+};
+
+CommandResult run_in(const fs::path& dir, const std::string& args) {
+  const std::string command =
+      "cd '" + dir.string() + "' && '" + MINIMOD_BINARY + "' " + args + " 2>&1";
+  CommandResult result;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    result.out.append(buffer, got);
+  result.status = WEXITSTATUS(pclose(pipe));
+  return result;
+}
+
+/// How many times `what` occurs in `text`.
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
 /// `run` prints the plan's warnings, the resampling notice among them.
 TEST(RunTraps, PrintsTheResamplingNoticeAndTheWarnings) {
   const TempDir dir;
@@ -272,11 +301,116 @@ TEST(RunTraps, PrintsTheResamplingNoticeAndTheWarnings) {
   EXPECT_NE(out.find("resampled trilinearly onto the grid's 17 x 17 x 17 points"),
             std::string::npos)
       << out;
+  // The plan's notice and the one of reading the file are one line, printed once.
+  EXPECT_EQ(count_of(out, "resampled trilinearly onto"), 1u) << out;
   EXPECT_NE(out.find("warning: 2 of 2 receivers (the first: s.yaml:12: receivers.points[0] at "
                      "[30, 40, 0]) lie on the free surface"),
             std::string::npos)
       << out;
   EXPECT_TRUE(fs::exists(dir.path() / "out.h5")) << out;
+}
+
+/// A 9^3 HDF5 model at 10 m (dataset /vp) for a grid of 17^3 at 5 m: resampled.
+void write_h5_model(const fs::path& file) {
+  const std::vector<float> v(9 * 9 * 9, 2000.0f);
+  const hsize_t dims[3] = {9, 9, 9};
+  const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  const hid_t space = H5Screate_simple(3, dims, nullptr);
+  const hid_t d =
+      H5Dcreate2(f, "/vp", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(d, 0);
+  EXPECT_GE(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
+  H5Dclose(d);
+  H5Sclose(space);
+  H5Fclose(f);
+}
+
+/// An HDF5 model (whose shape the plan does not read from a header) says it was resampled in
+/// `run` as in `validate`, once, for the acoustic and the TTI equation.
+TEST(RunTraps, PrintsTheResamplingNoticeOfAnHdf5Model) {
+  const TempDir dir;
+  write_h5_model(dir.path() / "vp.h5");
+  const std::string body =
+      "grid:\n  shape: [17, 17, 17]\n  spacing: 5\n"
+      "model: {type: file, file: vp.h5, format: hdf5, order: xyz, spacing: 10}\n"
+      "time:\n  steps: 2\nboundary: {width: 4}\n"
+      "sources:\n  - position: [40, 40, 40]\n    wavelet: {type: ricker, frequency: 10}\n"
+      "receivers:\n  points: [[50, 40, 40]]\n";
+  const std::string tti =
+      "physics: tti\nanisotropy: {angle_unit: degrees, epsilon: 0.1, delta: 0.05, theta: 0}\n";
+  std::ofstream(dir.path() / "a.yaml") << body;
+  std::ofstream(dir.path() / "t.yaml") << tti + body;
+  const std::string notice = "resampled trilinearly onto the grid's 17 x 17 x 17 points";
+  for (const std::string name : {"a", "t"}) {
+    const CommandResult run =
+        run_in(dir.path(), "run " + name + ".yaml -o " + name + ".h5 --backend cpu --steps 2");
+    EXPECT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("warning: " + name + ".yaml:" + (name == "a" ? "4" : "6") +
+                           ": model.file: model "),
+              std::string::npos)
+        << run.out;
+    EXPECT_EQ(count_of(run.out, notice), 1u) << run.out;
+    EXPECT_TRUE(fs::exists(dir.path() / (name + ".h5"))) << run.out;
+    const CommandResult validate =
+        run_in(dir.path(), "validate " + name + ".yaml --backend cpu --steps 2");
+    EXPECT_EQ(validate.status, 0) << validate.out;
+    EXPECT_EQ(count_of(validate.out, notice), 1u) << validate.out;
+  }
+}
+
+/// A TTI survey gets the survey checks of the acoustic plan: receivers in the absorbing layer
+/// (with the count and the first), in `validate` and in `run`.
+TEST(TtiTraps, ReceiversInTheLayerAreWarnedInValidateAndRun) {
+  const TempDir dir;
+  std::ofstream(dir.path() / "s.yaml")
+      << "physics: tti\n"
+         "grid: {shape: [25, 25, 25], spacing: 10}\n"
+         "model: {type: constant, velocity: 2000}\n"
+         "anisotropy: {angle_unit: degrees, epsilon: 0.1, delta: 0.05, theta: 0}\n"
+         "time: {steps: 2}\n"
+         "boundary: {width: 4}\n"
+         "sources: [{position: [120, 120, 120], wavelet: {type: ricker, frequency: 10}}]\n"
+         "receivers: {points: [[120, 120, 120], [20, 120, 120], [10, 120, 120]]}\n";
+  const std::string warning =
+      "warning: 2 of 3 receivers (the first: s.yaml:8: receivers.points[1] at [20, 120, 120]) "
+      "lie inside the absorbing layer; they record damped waves";
+  const CommandResult validate = run_in(dir.path(), "validate s.yaml --backend cpu");
+  EXPECT_EQ(validate.status, 0) << validate.out;
+  EXPECT_NE(validate.out.find(warning), std::string::npos) << validate.out;
+  const CommandResult run = run_in(dir.path(), "run s.yaml -o out.h5 --backend cpu --steps 2");
+  EXPECT_EQ(run.status, 0) << run.out;
+  EXPECT_NE(run.out.find(warning), std::string::npos) << run.out;
+  EXPECT_TRUE(fs::exists(dir.path() / "out.h5")) << run.out;
+  // The source sits inside: no source warning.
+  EXPECT_EQ(run.out.find("sources (the first"), std::string::npos) << run.out;
+}
+
+/// Velocities in km/s are warned for a TTI survey too (the plan of the TTI equation).
+TEST(TtiTraps, KilometresPerSecondAreWarned) {
+  const Survey s =
+      parse_survey("physics: tti\n" + kGrid +
+                       "model: {type: constant, velocity: 2}\n"
+                       "anisotropy: {angle_unit: degrees, epsilon: 0.1, delta: 0.05, theta: 0}\n"
+                       "time:\n  steps: 2\n  dt: 0.001\nboundary: {width: 5}\n"
+                       "sources:\n  - position: [200, 200, 200]\n    wavelet: " +
+                       kRicker + "\n",
+                   "t.yaml", ".");
+  ValidateOptions options;
+  options.backend = "cpu";
+  const std::string out = validate_survey(s, options);
+  EXPECT_NE(out.find("warning: velocities look like km/s: the model's largest is 2 m/s"),
+            std::string::npos)
+      << out;
+  // In m/s: no such warning.
+  const Survey m =
+      parse_survey("physics: tti\n" + kGrid + kModel +
+                       "anisotropy: {angle_unit: degrees, epsilon: 0.1, delta: 0.05, theta: 0}\n"
+                       "time:\n  steps: 2\nboundary: {width: 5}\n"
+                       "sources:\n  - position: [200, 200, 200]\n    wavelet: " +
+                       kRicker + "\n",
+                   "t.yaml", ".");
+  EXPECT_EQ(validate_survey(m, options).find("km/s"), std::string::npos);
 }
 
 } // namespace
