@@ -1,5 +1,6 @@
 #include "app/bench.hpp"
 
+#include "io/durable_file.hpp"
 #include "io/errors.hpp"
 #include "io/survey.hpp"
 #include "kernels/autotune.hpp"
@@ -215,24 +216,6 @@ std::vector<Entry> plan_entries(const BenchOptions& o,
     }
   }
   return out;
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) throw OutputError("cannot write '" + tmp + "'");
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw OutputError("cannot rename '" + tmp + "' to '" + path + "'");
-  }
 }
 
 /// "gmem_3d_32x4x4" when all six slabs share a kernel, else "mixed"; "-" without layers.
@@ -682,13 +665,13 @@ std::string bench_json(const BenchReport& rep) {
 int cmd_bench(const BenchArgs& args) {
   const BenchOptions o = bench_options(args);
   auto partial = [&](const BenchReport& so_far) {
-    if (!o.json_path.empty()) write_file_atomically(o.json_path, bench_json(so_far));
+    if (!o.json_path.empty()) write_file_durably(o.json_path, bench_json(so_far));
   };
   const BenchReport rep = run_bench(
       o, [](const std::string& line) { std::cerr << line << std::endl; }, partial);
   std::cout << bench_table(rep) << std::flush;
   if (!o.json_path.empty()) {
-    write_file_atomically(o.json_path, bench_json(rep));
+    write_file_durably(o.json_path, bench_json(rep));
     std::cout << "json: " << o.json_path << "\n";
   }
   return rep.any_failed() ? kExitRuntime : kExitOk;

@@ -2,6 +2,7 @@
 #include "app/bench.hpp"
 #include "app/plot.hpp"
 #include "app/progress.hpp"
+#include "io/durable_file.hpp"
 #include "io/errors.hpp"
 #include "io/h5_output.hpp"
 #include "io/survey.hpp"
@@ -40,25 +41,6 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
-}
-
-/// Write `text` to `path` through a temporary name, so a failure leaves no half file.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) throw OutputError("cannot write '" + tmp + "'");
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw OutputError("cannot rename '" + tmp + "' to '" + path + "'");
-  }
 }
 
 /// The --summary file. Field order is kept (ordered_json) for people reading it. Doubles are
@@ -167,6 +149,7 @@ int cmd_run(const RunArgs& args) {
   options.simulation.kernel_spec = args.kernel;
   options.simulation.steps_override = args.steps;
   options.output = args.output.empty() ? s.output.file : args.output;
+  options.summary = args.summary;
   options.output_given = !args.output.empty();
   options.backend_option = args.backend;
   options.resume = args.resume;
@@ -300,7 +283,7 @@ int cmd_run(const RunArgs& args) {
     return kExitRuntime;
   }
   if (!args.summary.empty())
-    write_file_atomically(args.summary, summary_json(r, r.plan.steps, report));
+    write_file_durably(args.summary, summary_json(r, r.plan.steps, report));
   return kExitOk;
 }
 

@@ -60,6 +60,17 @@ std::string temp_name(const std::string& path) {
 }
 
 void write_file_durably(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    throw OutputError("cannot write '" + path +
+                      "': it exists and is no regular file; allowed: a file path");
+  }
+  const std::string folder = parent_folder(path);
+  fs::create_directories(folder, ec);
+  if (ec)
+    throw OutputError("cannot create the folder '" + folder + "' for '" + path +
+                      "': " + ec.message());
   const std::string tmp = temp_name(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw OutputError("cannot create '" + tmp + "': " + reason(errno));

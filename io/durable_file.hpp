@@ -18,6 +18,8 @@ std::string parent_folder(const std::string& path);
 /// Rename `from` to `to` (replacing `to`) and fsync the folder of `to`.
 void rename_durably(const std::string& from, const std::string& to);
 /// Write `text` to `path` through `<path>.tmp-<pid>`: written, fsynced, renamed, folder fsynced.
+/// The folder is created when missing; a `path` that exists and is no regular file (a folder, a
+/// device) is refused. Every failure is an OutputError naming the path.
 void write_file_durably(const std::string& path, const std::string& text);
 /// A temporary name beside `path` owned by this process: `<path>.tmp-<pid>`.
 std::string temp_name(const std::string& path);

@@ -335,7 +335,9 @@ struct PartsStore::Impl {
   /// another process holds it.
   void lock() {
     for (int attempt = 0; attempt < 8; ++attempt) {
-      if (::mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST) {
+      if (::mkdir(folder.c_str(), 0755) == 0) {
+        fsync_folder(parent_folder(folder)); // the folder's own entry survives a power cut too
+      } else if (errno != EEXIST) {
         throw OutputError("cannot create the folder " + in_quotes(folder) + " for the parts of " +
                           in_quotes(output) + ": " + system_reason(errno));
       }
@@ -353,7 +355,6 @@ struct PartsStore::Impl {
       }
       if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         const int error = errno;
-        std::string holder;
         char text[512] = {};
         const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
         ::close(fd);
@@ -454,8 +455,31 @@ PartsStore::PartsStore(const std::string& output, const RunFingerprint& fingerpr
       }
     }
   }
-  // 2. A path that can be written: not a folder, in a folder that exists or can be created.
+  // No two outputs on one path (an OUT named like its own sidecar or SEG-Y file, a --summary
+  // on OUT): they share temporaries, and the last rename would destroy the others.
+  for (std::size_t a = 0; a < outputs.size(); ++a) {
+    for (std::size_t b = a + 1; b < outputs.size(); ++b) {
+      std::error_code ea, eb;
+      const fs::path pa = fs::absolute(outputs[a], ea).lexically_normal();
+      const fs::path pb = fs::absolute(outputs[b], eb).lexically_normal();
+      if (!ea && !eb && pa == pb) {
+        throw InputError("outputs " + in_quotes(outputs[a]) + " and " + in_quotes(outputs[b]) +
+                         " are one file: the run writes " + in_quotes(output) +
+                         " and, beside it, its XDMF sidecar (.xmf), its SEG-Y files and the "
+                         "--summary; allowed: paths that differ (e.g. -o ending in .h5)");
+      }
+    }
+  }
+  // 2. Paths that can be written: OUT not a folder, in a folder that exists or can be created;
+  // the other outputs regular files where they exist (never a folder or a device).
   std::error_code ec;
+  for (const auto& out : options.outputs) {
+    if (fs::exists(out, ec) && !fs::is_regular_file(out, ec)) {
+      throw OutputError("output " + in_quotes(out) +
+                        " exists and is no regular file (a folder or a device); allowed: a file "
+                        "path");
+    }
+  }
   if (fs::is_directory(output, ec)) {
     throw OutputError("output " + in_quotes(output) + " is a folder; allowed: a file path, e.g. " +
                       in_quotes((fs::path(output) / "survey.h5").string()));

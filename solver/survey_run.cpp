@@ -589,6 +589,7 @@ std::unique_ptr<PartsStore> open_parts(const Survey& survey, const SurveyRunOpti
   parts.resume_command = options.resume_command;
   parts.notice = options.hooks.notice;
   parts.outputs.push_back(fs::path(options.output).replace_extension(".xmf").string());
+  if (!options.summary.empty()) parts.outputs.push_back(options.summary);
   if (!segy.path.empty()) {
     if (segy.per_shot) {
       for (const int shot : selected_shots(survey, options))
@@ -602,8 +603,10 @@ std::unique_ptr<PartsStore> open_parts(const Survey& survey, const SurveyRunOpti
 
 void abandon_parts(PartsStore& store, const Survey& survey, const SurveyRunOptions& options) {
   const int shots = static_cast<int>(selected_shots(survey, options).size());
-  // One shot: nothing worth keeping, and nothing may be left behind. Many: keep what is done.
-  if (store.abandon(shots > 1) && options.on_parts_kept) {
+  // One shot that did not finish: nothing worth keeping, and nothing may be left behind. Many,
+  // or every shot done (the assembly failed: a full disk, say): keep what is done for --resume.
+  const bool keep = shots > 1 || static_cast<int>(store.complete_shots().size()) == shots;
+  if (store.abandon(keep) && options.on_parts_kept) {
     options.on_parts_kept(static_cast<int>(store.complete_shots().size()), shots, store.folder());
   }
 }

@@ -28,6 +28,7 @@ struct ShotStart {
 struct SurveyRunOptions {
   SimulationOptions simulation;
   std::string output;        ///< final output path
+  std::string summary;       ///< the --summary file, another output (checked with the others)
   bool output_given = false; ///< -o was given: the SEG-Y files go beside it, named after it
   std::string backend_option = "auto"; ///< --backend as given (the run's fingerprint)
   bool resume = false;        ///< continue the run kept in `<output>.parts`, skipping its shots
