@@ -1,6 +1,7 @@
 #include "solver/simulation.hpp"
 
 #include "io/errors.hpp"
+#include "io/limits.hpp"
 #include "kernels/autotune.hpp"
 #include "solver/finite_watch.hpp"
 #include "solver/interrupt.hpp"
@@ -77,6 +78,13 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
   });
   const auto t0 = std::chrono::steady_clock::now();
   m_plan = make_plan(m_survey, m_velocity, options.steps_override);
+  // The figure validate prints, less the model (already held): stop before any allocation.
+  require_host_memory(m_plan.host_bytes - 4.0 * static_cast<double>(m_plan.grid.points()) +
+                          (kind == BackendKind::Cpu ? static_cast<double>(m_plan.device_bytes) : 0),
+                      "the run (host problem and traces" +
+                          std::string(kind == BackendKind::Cpu ? ", and the fields of the CPU "
+                                                                 "backend)"
+                                                               : ")"));
   m_problem = build_acoustic_problem(m_survey, m_plan, m_velocity);
   const auto t1 = std::chrono::steady_clock::now();
   m_problem_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
