@@ -429,6 +429,24 @@ def case_paths(work):
     os.rmdir(os.path.join(work, "sub"))
     check(tree(work) == before, "an input was touched")
 
+    # --summary is an output too: never an input, never OUT; OUT never its own sidecar.
+    for args, code_wanted, text in (
+            (["-o", "x.h5", "--summary", "s.yaml"], 2, "is the input file"),
+            (["-o", "x.h5", "--summary", "x.h5"], 2, "are one file"),
+            (["-o", "x.xmf"], 2, "are one file"),
+            (["-o", "x.h5", "--summary", "/dev/null"], 4, "no regular file")):
+        code, err = run(["run", "s.yaml", "--backend", "cpu"] + args, work)
+        check(code == code_wanted and text in err and "step " not in err,
+              "%s: exit %d, expected %d with '%s':\n%s" % (args, code, code_wanted, text, err))
+        check(tree(work) == before, "%s: the folder changed" % args)
+
+    # More host memory than there is (traces of 2^31 steps): exit 3 before any step, naming both.
+    code, err = run(["run", "s.yaml", "-o", "mem/x.h5", "--backend", "cpu", "--steps",
+                     "2147483646"], work)
+    check(code == 3 and "out of host memory" in err and "available" in err and "step " not in err,
+          "--steps 2147483646: exit %d, expected 3:\n%s" % (code, err))
+    check(listing(os.path.join(work, "mem")) == [], "--steps 2147483646 left files")
+
     os.makedirs(os.path.join(work, "folder.h5"))
     code, err = run(["run", "s.yaml", "-o", "folder.h5", "--backend", "cpu"], work)
     check(code == 4 and "is a folder" in err and "step " not in err, "-o folder: %d %s"
@@ -458,7 +476,8 @@ def case_paths(work):
 # ---- full disk -------------------------------------------------------------------------------
 
 def case_diskfull(work):
-    # One shot: exit 4, the message, nothing left.
+    # One shot: exit 4 and the message; nothing left when the shot did not finish, and the shot's
+    # part kept for --resume when the assembly failed after it.
     one = Case(os.path.join(work, "one"), shots=1, steps=50)
     count_log = one.path("count.txt")
     subprocess.run(["strace", "-f", "-c", "-e", "trace=pwrite64", "-o", count_log, BINARY, "run",
@@ -473,8 +492,15 @@ def case_diskfull(work):
         check(code == 4, "one shot, ENOSPC from pwrite64 #%d: exit %d (a signal is negative or "
               "above 128):\n%s" % (k, code, err))
         check(re.search(r"^error: .*No space left on device", err, re.M) is not None, err)
-        check(listing(one.path("o")) == [], "one shot, ENOSPC #%d: left %s"
-              % (k, listing(one.path("o"))))
+        left = listing(one.path("o"))
+        if left == []:
+            continue
+        check(left == ["x.h5.parts"] and parts_of(one.path("o", "x.h5.parts")) == {0},
+              "one shot, ENOSPC #%d: left %s" % (k, left))
+        check("--resume" in err, "one shot, ENOSPC #%d: no resume command:\n%s" % (k, err))
+        code, err = run(["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu", "--resume"], one.dir)
+        check(code == 0, "one shot, ENOSPC #%d: resume: %s" % (k, err))
+        one.check_final("o", "x", "one shot, ENOSPC #%d, resumed" % k)
     # Many shots: the complete shots stay intact, and a resume with room completes the run.
     many = Case(os.path.join(work, "many"), shots=4, steps=50)
     for call in ("pwrite64", "write"):
