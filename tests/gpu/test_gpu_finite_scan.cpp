@@ -14,6 +14,7 @@
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
 #include "tests/grid_helpers.hpp"
+#include "tests/planted_values.hpp"
 
 #include <gtest/gtest.h>
 
@@ -29,27 +30,10 @@
 namespace minimod {
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-struct Plant {
-  int i, j, k;
-  float value;
-};
-
-/// One source tap of weight 1 a plant, its sample at step 0 the planted value: after one step of
-/// zero fields the field holds exactly the plants.
-template <class Problem> void plant(Problem& p, const std::vector<Plant>& plants) {
-  p.sources = TapTable{};
-  p.sources.begin.push_back(0);
-  p.source_samples.assign(plants.size() * static_cast<std::size_t>(p.steps), 0.0f);
-  for (std::size_t s = 0; s < plants.size(); ++s) {
-    p.sources.index.push_back(p.layout.index(plants[s].i, plants[s].j, plants[s].k));
-    p.sources.weight.push_back(1.0f);
-    p.sources.begin.push_back(static_cast<std::int64_t>(s + 1));
-    p.source_samples[s * static_cast<std::size_t>(p.steps)] = plants[s].value;
-  }
-}
+using test::kInf;
+using test::kNaN;
+using test::Plant;
+using test::plant;
 
 /// Plants on an nx x ny x nz grid: the corners, points on each face, the layer, the inner region,
 /// the ghost, and `random` finite values of random size at random points.
