@@ -653,19 +653,20 @@ std::string OutputFile::xdmf_sidecar_text(const std::string& h5_name) const {
 void OutputFile::commit() {
   Impl& impl = *m_impl;
   impl.require_open("commit");
-  // The XDMF sidecar first (it names the final file): ParaView opens the snapshots through it.
-  if (impl.xdmf_sidecar && (!impl.snapshot_times.empty() || !impl.model_geometry.empty())) {
-    const fs::path final_path(impl.final_path);
-    write_file_durably(fs::path(final_path).replace_extension(".xmf").string(),
-                       xdmf_sidecar(final_path.filename().string(), impl.geometry,
-                                    impl.snapshot_times, impl.model_geometry));
-  }
   impl.check(H5Fflush(impl.file.get(), H5F_SCOPE_LOCAL), "flush file");
   if (!impl.close_all()) impl.fail("close file");
   // On disk before it gets its final name: after a crash the name holds all of it or nothing.
   fsync_file(impl.temp_path);
   rename_durably(impl.temp_path, impl.final_path); // replaces an existing final file
   impl.committed = true;
+  // The XDMF sidecar names the final file, so it follows it (written atomically as well): a
+  // commit that fails before the rename leaves an older sidecar as it was.
+  if (impl.xdmf_sidecar && (!impl.snapshot_times.empty() || !impl.model_geometry.empty())) {
+    const fs::path final_path(impl.final_path);
+    write_file_durably(fs::path(final_path).replace_extension(".xmf").string(),
+                       xdmf_sidecar(final_path.filename().string(), impl.geometry,
+                                    impl.snapshot_times, impl.model_geometry));
+  }
 }
 
 namespace {

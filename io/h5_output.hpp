@@ -96,8 +96,9 @@ void add_model_property(StoredModel& model, const std::string& name, const std::
 
 /// How an output file is written.
 struct OutputOptions {
-  /// commit() writes the XDMF sidecar `<final_path without extension>.xmf` when the file holds
-  /// snapshots (off for part files, which no reader opens).
+  /// commit() writes the XDMF sidecar `<final_path without extension>.xmf`, after the file got
+  /// its name, when the file holds snapshots or a model (off for part files, which no reader
+  /// opens).
   bool xdmf_sidecar = true;
 };
 
