@@ -394,24 +394,7 @@ Survey stable_survey() {
 }
 
 TEST(FiniteWatchRun, WatchLeavesTracesBitForBit) {
-  const Survey survey = stable_survey();
-  const Grid grid = make_grid(survey.grid);
-  SimulationOptions options;
-  options.backend = BackendChoice::Cpu;
-  Simulation watched(survey, build_velocity(survey.model, grid), options);
-  watched.run({}, nullptr);
-  const std::vector<float> a = watched.raw_traces();
-  // The same steps without run(): no scan between them.
-  Simulation plain(survey, build_velocity(survey.model, grid), options);
-  for (int n = 0; n < plain.plan().steps; ++n)
-    plain.backend().step(n);
-  std::vector<float> b;
-  plain.backend().fetch_traces(b);
-  ASSERT_EQ(a.size(), b.size());
-  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
-  EXPECT_EQ(watched.wavefield(), plain.wavefield());
-  // And the traces are not trivially zero.
-  EXPECT_GT(*std::max_element(a.begin(), a.end()), 0.0f);
+  test::expect_watch_leaves_results_bit_for_bit(stable_survey(), BackendChoice::Cpu);
 }
 
 // SIGINT/SIGTERM: the flag is process-wide and never cleared, so each case runs in a child.

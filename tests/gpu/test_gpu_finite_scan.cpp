@@ -150,21 +150,7 @@ TEST(GpuFiniteScan, WatchLeavesCudaTracesBitForBit) {
                                      "receivers:\n"
                                      "  points: [[150, 100, 50], [500, 300, 300]]\n",
                                      "gpu-watch.yaml", ".");
-  const Grid grid = make_grid(survey.grid);
-  SimulationOptions options;
-  options.backend = BackendChoice::Cuda;
-  Simulation watched(survey, build_velocity(survey.model, grid), options);
-  watched.run({}, nullptr);
-  const std::vector<float> a = watched.raw_traces();
-  Simulation plain(survey, build_velocity(survey.model, grid), options);
-  for (int n = 0; n < plain.plan().steps; ++n)
-    plain.backend().step(n);
-  std::vector<float> b;
-  plain.backend().fetch_traces(b);
-  ASSERT_EQ(a.size(), b.size());
-  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
-  EXPECT_EQ(watched.wavefield(), plain.wavefield());
-  EXPECT_GT(*std::max_element(a.begin(), a.end()), 0.0f);
+  test::expect_watch_leaves_results_bit_for_bit(survey, BackendChoice::Cuda);
 }
 
 } // namespace
