@@ -260,30 +260,6 @@ TtiPlan make_tti_plan(const Grid& g, const TtiModel& m, const TtiPlanOptions& o)
   return p;
 }
 
-// ---- The CPU solver ---------------------------------------------------------------------------
-
-namespace {
-
-/// One region of both fields, (z, y) rows shared among the threads of the enclosing parallel
-/// region and SIMD along x, like the isotropic `cpu`. No barrier: regions are disjoint and only
-/// read p and q, so the threads go on to the next region at once.
-template <bool kAzimuth, bool kLayer, bool kPhi = true>
-void update_box(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, const Box& b) {
-  const std::int64_t sy = l.pitch, sz = l.plane;
-#pragma omp for collapse(2) schedule(static) nowait
-  for (int k = b.z0; k < b.z1; ++k) {
-    for (int j = b.y0; j < b.y1; ++j) {
-      const std::int64_t row = l.index(0, j, k);
-#pragma omp simd
-      for (int i = b.x0; i < b.x1; ++i) {
-        tti_update_point<kAzimuth, kLayer, kPhi>(f, row + i, sy, sz, c);
-      }
-    }
-  }
-}
-
-} // namespace
-
 TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
                              const std::vector<TtiSource>& sources,
                              const std::vector<Vec3>& receivers, Interpolation interpolation) {
@@ -427,22 +403,10 @@ void TtiSimulation::update_regions() {
   f.q = m_q.data();
   f.q_next = m_q_next.data();
   f.phi_p = m_phi_p.empty() ? nullptr : m_phi_p.data();
-  const bool azimuth = f.axis_y != nullptr;
-  // The layer without phi where no point of it is driven (tti_layer_store).
-  const bool phi = f.phi_p != nullptr;
-  const FieldLayout& l = m_problem.layout;
-  const TtiCoefs& c = m_problem.coefs;
-  // One parallel region a step (not one a region): seven fork-joins a step cost more than the
-  // small layer regions themselves when the cores are shared.
-#pragma omp parallel
-  for (const Region& r : m_problem.regions) {
-    if (r.box.empty()) continue;
-    const bool layer = r.kind() == RegionKind::Layer;
-    tti_with_form(azimuth, layer, phi, [&](auto kAz, auto kLayer, auto kPhi) {
-      update_box<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(f, l, c,
-                                                                                       r.box);
-    });
-  }
+  // The CPU TTI kernel (kernels/cpu/cpu_tti_kernel.cpp) takes every region of the step at once.
+  const StencilKernel* cpu = kernel_registry().find("cpu", BackendKind::Cpu, Physics::Tti);
+  cpu->launch_tti_regions(f, m_problem.layout, m_problem.coefs, m_problem.regions.data(),
+                          kRegionCount, nullptr);
 }
 
 void TtiSimulation::step(int n) {

@@ -74,6 +74,7 @@ public:
 
 void register_cpu_kernels(KernelRegistry& registry) {
   registry.add(std::make_unique<CpuKernel>(), true);
+  register_cpu_tti_kernels(registry);
 }
 
 } // namespace minimod
