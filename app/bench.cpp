@@ -243,10 +243,8 @@ BenchReport new_report(const BenchOptions& o) {
   return rep;
 }
 
-/// Time one configuration on a backend that has set_kernels, reset and time_steps (the acoustic
-/// Backend or the TtiBackend): warm-up, then the repeats, each from zero fields.
-template <class B>
-void time_entry(B& backend, Entry& e, const BenchOptions& o, const BenchReport& rep,
+/// Time one configuration on a backend: warm-up, then the repeats, each from zero fields.
+void time_entry(Backend& backend, Entry& e, const BenchOptions& o, const BenchReport& rep,
                 const std::function<void(const std::string&)>& log) {
   BenchRecord& r = e.record;
   backend.set_kernels(e.kernels);
@@ -269,8 +267,8 @@ void time_entry(B& backend, Entry& e, const BenchOptions& o, const BenchReport& 
 /// Run every entry on `backend`: refused entries are recorded as they are, the others timed
 /// (`prepare(entry)` first: autotuning for `auto`); a runtime error fails that entry only. The
 /// report is passed to `on_record` after each entry.
-template <class B, class Prepare>
-void run_entries(B& backend, std::vector<Entry>& entries,
+template <class Prepare>
+void run_entries(Backend& backend, std::vector<Entry>& entries,
                  const std::array<Region, kRegionCount>& regions, const BenchOptions& o,
                  BenchReport& rep, const std::function<void(const std::string&)>& log,
                  const std::function<void(const BenchReport&)>& on_record, Prepare&& prepare) {
@@ -427,7 +425,7 @@ namespace {
 BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log,
                           const std::function<void(const BenchReport&)>& on_record) {
   BenchReport rep = new_report(o);
-  std::unique_ptr<TtiBackend> backend = make_cuda_tti_backend();
+  std::unique_ptr<Backend> backend = make_cuda_backend(Physics::Tti);
   rep.device = backend->device_name();
 
   Grid g;
@@ -504,8 +502,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   BenchReport rep = new_report(o);
 
   // The device first: without one there is nothing to wait for.
-  std::unique_ptr<Backend> backend =
-      o.backend == BackendKind::Cuda ? make_cuda_backend() : make_cpu_backend();
+  std::unique_ptr<Backend> backend = make_backend(o.backend, Physics::Acoustic);
   rep.device = backend->device_name();
 
   // The problem, on the host: enough source samples for the longest run of consecutive steps.
