@@ -99,8 +99,6 @@ KernelRegistry& kernel_registry();
 
 /// Registration functions, one per backend (defined in kernels/cpu and kernels/cuda).
 void register_cpu_kernels(KernelRegistry& registry);
-/// The CPU TTI reference (kernels/cpu/cpu_tti_kernel.cpp), registered by register_cpu_kernels.
-void register_cpu_tti_kernels(KernelRegistry& registry);
 #if defined(MINIMOD_HAVE_CUDA)
 void register_cuda_kernels(KernelRegistry& registry);
 #endif

@@ -2,6 +2,7 @@
 /// across (z, y) rows and SIMD along x, like the isotropic `cpu`. The regions of a step go through
 /// one parallel region (launch_tti_regions): seven fork-joins a step cost more than the small
 /// layer regions themselves when the cores are shared.
+#include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/tti_K.hpp"
 
