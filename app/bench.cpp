@@ -194,10 +194,6 @@ std::vector<Entry> plan_entries(const BenchOptions& o,
         throw InputError(std::string("--kernel all: no ") + physics_name(o.physics) +
                          " kernel is registered for backend " + backend_name(o.backend));
     } else if (item == "auto") {
-      if (o.physics == Physics::Tti)
-        throw InputError("--kernel auto: there is no TTI autotuning; allowed with --physics tti: "
-                         "all, " +
-                         joined_names(o.backend, o.physics));
       Entry e;
       e.record.spec = "auto";
       e.tune = true;
@@ -262,6 +258,20 @@ void time_entry(Backend& backend, Entry& e, const BenchOptions& o, const BenchRe
   r.percent_of_floor = r.ms > 0 ? rep.floor_ms / r.ms * 100.0 : 0.0;
   log("bench: " + r.spec + ": " + fmt("%.3f", r.ms) + " ms per step (" +
       fmt("%.1f", r.percent_of_floor) + "% of the floor)");
+}
+
+/// The kernels of an `auto` entry: autotune_kernels on the problem set up on `backend` (either
+/// equation), with the choice noted in the record.
+void tune_entry(Backend& backend, const Problem& problem, Entry& e, const BenchOptions& o,
+                const std::function<void(const std::string&)>& log) {
+  if (!e.tune) return;
+  AutotuneOptions ao;
+  ao.cache_path = o.autotune_cache;
+  const AutotuneResult t = autotune_kernels(backend, problem, o.physics, ao, log);
+  e.kernels = t.kernels;
+  e.record.notes.push_back(std::string(t.from_cache ? "cached choice " : "tuned choice ") + t.spec);
+  for (int k = 0; k < kRegionCount; ++k)
+    e.record.kernels[k] = problem.regions[k].box.empty() ? "-" : e.kernels[k]->name();
 }
 
 /// Run every entry on `backend`: refused entries are recorded as they are, the others timed
@@ -409,10 +419,6 @@ BenchOptions bench_options(const BenchArgs& a) {
                      "' with --physics tti; allowed: cuda (the TTI CPU reference is not "
                      "benchmarked)");
   if (o.physics == Physics::Tti && a.grid == 0 && a.shape.empty()) o.shape = {900, 900, 900};
-  if (o.physics == Physics::Tti &&
-      std::find(o.kernels.begin(), o.kernels.end(), "auto") != o.kernels.end())
-    throw InputError("--kernel: 'auto' with --physics tti: there is no TTI autotuning; allowed: "
-                     "all, or TTI kernel names (minimod-gpu kernels)");
   o.json_path = a.json;
   return o;
 }
@@ -485,9 +491,15 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
       " GB/s)");
   backend->setup(
       problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
-  const std::array<Region, kRegionCount> regions = problem.regions;
-  problem = TtiProblem{}; // the host copy (tens of GB at 900^3) is not needed any more
-  run_entries(*backend, entries, regions, o, rep, log, on_record, [](Entry&) {});
+  // The host copy of the medium (tens of GB at 900^3) is not needed any more; the problem's shape
+  // stays for autotuning.
+  for (auto* a : {&problem.aniso, &problem.axis_xz})
+    std::vector<std::uint32_t>().swap(*a);
+  std::vector<std::int16_t>().swap(problem.axis_y);
+  for (auto* a : {&problem.vp2dt2, &problem.eta})
+    std::vector<float>().swap(*a);
+  run_entries(*backend, entries, problem.regions, o, rep, log, on_record,
+              [&](Entry& e) { tune_entry(*backend, problem, e, o, log); });
   return rep;
 }
 
@@ -544,17 +556,8 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   backend->setup(
       problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
 
-  run_entries(*backend, entries, problem.regions, o, rep, log, on_record, [&](Entry& e) {
-    if (!e.tune) return;
-    AutotuneOptions ao;
-    ao.cache_path = o.autotune_cache;
-    const AutotuneResult t = autotune_kernels(*backend, problem, o.physics, ao, log);
-    e.kernels = t.kernels;
-    e.record.notes.push_back(std::string(t.from_cache ? "cached choice " : "tuned choice ") +
-                             t.spec);
-    for (int k = 0; k < kRegionCount; ++k)
-      e.record.kernels[k] = problem.regions[k].box.empty() ? "-" : e.kernels[k]->name();
-  });
+  run_entries(*backend, entries, problem.regions, o, rep, log, on_record,
+              [&](Entry& e) { tune_entry(*backend, problem, e, o, log); });
   return rep;
 }
 
