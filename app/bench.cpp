@@ -194,10 +194,6 @@ std::vector<Entry> plan_entries(const BenchOptions& o,
         throw InputError(std::string("--kernel all: no ") + physics_name(o.physics) +
                          " kernel is registered for backend " + backend_name(o.backend));
     } else if (item == "auto") {
-      if (o.physics == Physics::Tti)
-        throw InputError("--kernel auto: there is no TTI autotuning; allowed with --physics tti: "
-                         "all, " +
-                         joined_names(o.backend, o.physics));
       Entry e;
       e.record.spec = "auto";
       e.tune = true;
@@ -243,10 +239,8 @@ BenchReport new_report(const BenchOptions& o) {
   return rep;
 }
 
-/// Time one configuration on a backend that has set_kernels, reset and time_steps (the acoustic
-/// Backend or the TtiBackend): warm-up, then the repeats, each from zero fields.
-template <class B>
-void time_entry(B& backend, Entry& e, const BenchOptions& o, const BenchReport& rep,
+/// Time one configuration on a backend: warm-up, then the repeats, each from zero fields.
+void time_entry(Backend& backend, Entry& e, const BenchOptions& o, const BenchReport& rep,
                 const std::function<void(const std::string&)>& log) {
   BenchRecord& r = e.record;
   backend.set_kernels(e.kernels);
@@ -266,11 +260,25 @@ void time_entry(B& backend, Entry& e, const BenchOptions& o, const BenchReport& 
       fmt("%.1f", r.percent_of_floor) + "% of the floor)");
 }
 
+/// The kernels of an `auto` entry: autotune_kernels on the problem set up on `backend` (either
+/// equation), with the choice noted in the record.
+void tune_entry(Backend& backend, const Problem& problem, Entry& e, const BenchOptions& o,
+                const std::function<void(const std::string&)>& log) {
+  if (!e.tune) return;
+  AutotuneOptions ao;
+  ao.cache_path = o.autotune_cache;
+  const AutotuneResult t = autotune_kernels(backend, problem, o.physics, ao, log);
+  e.kernels = t.kernels;
+  e.record.notes.push_back(std::string(t.from_cache ? "cached choice " : "tuned choice ") + t.spec);
+  for (int k = 0; k < kRegionCount; ++k)
+    e.record.kernels[k] = problem.regions[k].box.empty() ? "-" : e.kernels[k]->name();
+}
+
 /// Run every entry on `backend`: refused entries are recorded as they are, the others timed
 /// (`prepare(entry)` first: autotuning for `auto`); a runtime error fails that entry only. The
 /// report is passed to `on_record` after each entry.
-template <class B, class Prepare>
-void run_entries(B& backend, std::vector<Entry>& entries,
+template <class Prepare>
+void run_entries(Backend& backend, std::vector<Entry>& entries,
                  const std::array<Region, kRegionCount>& regions, const BenchOptions& o,
                  BenchReport& rep, const std::function<void(const std::string&)>& log,
                  const std::function<void(const BenchReport&)>& on_record, Prepare&& prepare) {
@@ -411,10 +419,6 @@ BenchOptions bench_options(const BenchArgs& a) {
                      "' with --physics tti; allowed: cuda (the TTI CPU reference is not "
                      "benchmarked)");
   if (o.physics == Physics::Tti && a.grid == 0 && a.shape.empty()) o.shape = {900, 900, 900};
-  if (o.physics == Physics::Tti &&
-      std::find(o.kernels.begin(), o.kernels.end(), "auto") != o.kernels.end())
-    throw InputError("--kernel: 'auto' with --physics tti: there is no TTI autotuning; allowed: "
-                     "all, or TTI kernel names (minimod-gpu kernels)");
   o.json_path = a.json;
   return o;
 }
@@ -427,7 +431,7 @@ namespace {
 BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log,
                           const std::function<void(const BenchReport&)>& on_record) {
   BenchReport rep = new_report(o);
-  std::unique_ptr<TtiBackend> backend = make_cuda_tti_backend();
+  std::unique_ptr<Backend> backend = make_cuda_backend(Physics::Tti);
   rep.device = backend->device_name();
 
   Grid g;
@@ -487,9 +491,15 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
       " GB/s)");
   backend->setup(
       problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
-  const std::array<Region, kRegionCount> regions = problem.regions;
-  problem = TtiProblem{}; // the host copy (tens of GB at 900^3) is not needed any more
-  run_entries(*backend, entries, regions, o, rep, log, on_record, [](Entry&) {});
+  // The host copy of the medium (tens of GB at 900^3) is not needed any more; the problem's shape
+  // stays for autotuning.
+  for (auto* a : {&problem.aniso, &problem.axis_xz})
+    std::vector<std::uint32_t>().swap(*a);
+  std::vector<std::int16_t>().swap(problem.axis_y);
+  for (auto* a : {&problem.vp2dt2, &problem.eta})
+    std::vector<float>().swap(*a);
+  run_entries(*backend, entries, problem.regions, o, rep, log, on_record,
+              [&](Entry& e) { tune_entry(*backend, problem, e, o, log); });
   return rep;
 }
 
@@ -504,8 +514,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   BenchReport rep = new_report(o);
 
   // The device first: without one there is nothing to wait for.
-  std::unique_ptr<Backend> backend =
-      o.backend == BackendKind::Cuda ? make_cuda_backend() : make_cpu_backend();
+  std::unique_ptr<Backend> backend = make_backend(o.backend, Physics::Acoustic);
   rep.device = backend->device_name();
 
   // The problem, on the host: enough source samples for the longest run of consecutive steps.
@@ -547,17 +556,8 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   backend->setup(
       problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
 
-  run_entries(*backend, entries, problem.regions, o, rep, log, on_record, [&](Entry& e) {
-    if (!e.tune) return;
-    AutotuneOptions ao;
-    ao.cache_path = o.autotune_cache;
-    const AutotuneResult t = autotune_kernels(*backend, problem, o.physics, ao, log);
-    e.kernels = t.kernels;
-    e.record.notes.push_back(std::string(t.from_cache ? "cached choice " : "tuned choice ") +
-                             t.spec);
-    for (int k = 0; k < kRegionCount; ++k)
-      e.record.kernels[k] = problem.regions[k].box.empty() ? "-" : e.kernels[k]->name();
-  });
+  run_entries(*backend, entries, problem.regions, o, rep, log, on_record,
+              [&](Entry& e) { tune_entry(*backend, problem, e, o, log); });
   return rep;
 }
 

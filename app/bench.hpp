@@ -6,7 +6,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/gpu_probe.hpp"
 #include "kernels/kernel.hpp"
-#include "kernels/tti_backend.hpp"
+#include "kernels/tti_problem.hpp"
 #include "solver/grid.hpp"
 
 #include <array>

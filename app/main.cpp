@@ -12,7 +12,6 @@
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
 #include "solver/survey_run.hpp"
-#include "solver/tti_run.hpp"
 #include "solver/validate.hpp"
 #include "version.hpp"
 

@@ -178,7 +178,7 @@ std::string cache_json(const std::vector<AutotuneEntry>& entries) {
 
 /// Kernels of `backend` and `physics` that can run every non-empty region of `kind`.
 std::vector<const StencilKernel*> candidates_for(BackendKind backend, Physics physics,
-                                                 RegionKind kind, const AcousticProblem& p) {
+                                                 RegionKind kind, const Problem& p) {
   std::vector<const StencilKernel*> out;
   for (const StencilKernel* k : kernel_registry().all()) {
     if (k->backend() != backend || k->physics() != physics || !k->handles(kind)) continue;
@@ -190,7 +190,7 @@ std::vector<const StencilKernel*> candidates_for(BackendKind backend, Physics ph
   return out;
 }
 
-bool has_layer(const AcousticProblem& p) {
+bool has_layer(const Problem& p) {
   for (const Region& r : p.regions)
     if (!r.box.empty() && r.kind() == RegionKind::Layer) return true;
   return false;
@@ -237,7 +237,7 @@ std::string AutotuneKey::text() const {
   return o.str();
 }
 
-AutotuneKey autotune_key(const std::string& device, Physics physics, const AcousticProblem& p) {
+AutotuneKey autotune_key(const std::string& device, Physics physics, const Problem& p) {
   AutotuneKey k;
   k.device = device;
   k.physics = physics_name(physics);
@@ -310,7 +310,7 @@ void write_autotune_cache(const std::string& path, const AutotuneEntry& entry) {
   }
 }
 
-AutotuneResult autotune_kernels(Backend& backend, const AcousticProblem& p, Physics physics,
+AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics physics,
                                 const AutotuneOptions& options,
                                 const std::function<void(const std::string&)>& notice) {
   auto say = [&](const std::string& line) {

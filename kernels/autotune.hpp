@@ -31,7 +31,7 @@ struct AutotuneKey {
 };
 
 /// The key of a problem run on a device.
-AutotuneKey autotune_key(const std::string& device, Physics physics, const AcousticProblem& p);
+AutotuneKey autotune_key(const std::string& device, Physics physics, const Problem& p);
 
 /// One cached choice.
 struct AutotuneEntry {
@@ -84,7 +84,7 @@ struct AutotuneResult {
 /// that can run all six slabs) with the chosen inner kernel. On the CPU backend every region gets
 /// `cpu` and nothing is timed. Leaves the backend reset with the chosen kernels set. `notice`
 /// (may be empty) receives one line per decision ("auto: cached choice ...").
-AutotuneResult autotune_kernels(Backend& backend, const AcousticProblem& p, Physics physics,
+AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics physics,
                                 const AutotuneOptions& options,
                                 const std::function<void(const std::string&)>& notice);
 

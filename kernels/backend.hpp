@@ -1,11 +1,14 @@
 #pragma once
-/// The interface between the solver and a compute backend (CPU or CUDA). The solver prepares an
-/// AcousticProblem in host memory; the backend owns the fields and advances them one step at a
-/// time with the kernel chosen for each region.
+/// The interface between the solver and a compute backend (CPU or CUDA), one for both equations.
+/// The solver prepares a Problem in host memory: what every equation has (the grid the backend
+/// steps, its regions and layout, the time axis, the taps) and the equation's own medium
+/// (AcousticProblem here, TtiProblem in kernels/tti_problem.hpp). The backend owns the equation's
+/// wavefields and advances them one step at a time with the kernel chosen for each region.
 
 #include "kernels/field_layout.hpp"
 #include "kernels/finite_scan.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/selection.hpp"
 #include "kernels/stencil_K.hpp"
 #include "solver/grid.hpp"
 
@@ -28,31 +31,88 @@ struct TapTable {
   std::size_t owners() const { return begin.empty() ? 0 : begin.size() - 1; }
 };
 
-/// Everything a backend needs for an isotropic acoustic run, in host memory.
-struct AcousticProblem {
+/// Where a problem's grid lies in the run's grid, and which of its faces it shares with another
+/// subdomain. A run on one process steps the whole grid: offset zero, no neighbour.
+struct Subdomain {
+  /// Index in the run's grid of the problem grid's point (0, 0, 0).
+  std::array<int, 3> offset{};
+  /// Faces shared with another subdomain, in LayerWidths order: x lo, x hi, y lo, y hi, z lo,
+  /// z hi. Their kHalo ghost planes hold the neighbours' points, written by a halo exchange.
+  std::array<bool, 6> neighbour{};
+  /// Whether some face borders another subdomain.
+  bool has_neighbour() const {
+    for (const bool n : neighbour)
+      if (n) return true;
+    return false;
+  }
+};
+
+/// What a problem of either equation holds, in host memory: the grid the backend steps with its
+/// regions and layout, the time axis, the free surface and the taps. Each equation adds its medium
+/// (AcousticProblem, TtiProblem).
+struct Problem {
+  virtual ~Problem() = default;
+  /// The equation of the medium.
+  virtual Physics physics() const = 0;
+  /// Bytes of device memory the problem needs (fields, medium, taps, traces).
+  virtual std::size_t device_bytes() const = 0;
+
+  /// The grid stepped: the run's grid, or one subdomain of it (`subdomain`).
   Grid grid;
+  Subdomain subdomain;
   LayerWidths layer;
   std::array<Region, kRegionCount> regions;
   FieldLayout layout;
-  StencilCoefs coefs{};
   double dt = 0;
   int steps = 0;
-  std::vector<float> vp2dt2; ///< (c dt)^2 in the padded layout, zero ghosts
-  std::vector<float> eta;    ///< damping in the padded layout (one ghost ring set); empty: no layer
-  /// Pressure-free top face: after each step u(k = 0) = 0 and the ghost planes mirror
-  /// u(-k) = -u(k) (physics.md section 3).
+  /// Pressure-free top face: after each step the first field is zero at k = 0 and its ghost
+  /// planes mirror u(-k) = -u(k) (physics.md section 3).
   bool free_surface = false;
-  /// Source taps; injection after the update of step n adds weight * samples[s * steps + n].
+  /// Source taps into the first field; injection after the update of step n adds
+  /// weight * source_samples[s * steps + n].
   TapTable sources;
   std::vector<float> source_samples; ///< [sources][steps]
-  /// Receiver taps; trace sample n is sum(weight * u^n).
+  /// Receiver taps; trace sample n is sum(weight * first field^n).
   TapTable receivers;
+
+protected:
+  Problem() = default;
+  Problem(const Problem&) = default;
+  Problem(Problem&&) = default;
+  Problem& operator=(const Problem&) = default;
+  Problem& operator=(Problem&&) = default;
 };
 
-/// Bytes of device memory an AcousticProblem needs (fields, taps, traces).
-std::size_t acoustic_device_bytes(const AcousticProblem& p);
+/// An isotropic acoustic problem: the medium (c dt)^2 and the layer's damping.
+struct AcousticProblem final : Problem {
+  Physics physics() const override { return Physics::Acoustic; }
+  std::size_t device_bytes() const override;
 
-/// A compute backend.
+  StencilCoefs coefs{};
+  std::vector<float> vp2dt2; ///< (c dt)^2 in the padded layout, zero ghosts
+  std::vector<float> eta;    ///< damping in the padded layout (one ghost ring set); empty: no layer
+};
+
+/// The wavefields of an equation, as the NaN/Inf watch and the messages name them: "u" for the
+/// acoustic equation, "p" and "q" for TTI. The first is the one sources drive, receivers sample
+/// and snapshots show.
+std::vector<std::string> wavefield_names(Physics physics);
+
+/// A part of a step's region updates. A run on one subdomain of several updates the shell first
+/// (the points within kHalo of a face shared with another subdomain: what the neighbours read as
+/// their halo), starts the halo exchange, updates the interior while the exchange is in flight,
+/// and waits for it before finish_step. Without a neighbour the shell is empty.
+enum class StepPart { Shell, Interior };
+
+/// The boxes `part` updates: each non-empty region cut to its points inside (Interior) or outside
+/// (Shell) the core, the grid less kHalo points on every face with a neighbour. Each piece keeps
+/// its region's id, so it gets its region's kernel. RegionId order; without a neighbour, Interior
+/// is the non-empty regions themselves and Shell is empty.
+std::vector<Region> step_part_regions(const std::array<Region, kRegionCount>& regions,
+                                      const Grid& grid, const Subdomain& subdomain, StepPart part);
+
+/// A compute backend: the wavefields of one problem of either equation, stepped by region
+/// kernels of that equation.
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -60,57 +120,81 @@ public:
   virtual BackendKind kind() const = 0;
   /// The processor the backend runs on (GPU name, or the CPU model).
   virtual std::string device_name() const = 0;
-  /// Allocate and upload the problem; u = v = phi = 0. `kernels[r]` updates region r. Throws
-  /// std::runtime_error (out of memory included: how much was needed and free) on failure.
-  virtual void setup(const AcousticProblem& problem,
-                     const std::array<const StencilKernel*, kRegionCount>& kernels) = 0;
+  /// Allocate the equation's fields (zero) and upload its medium. `kernels[r]` updates region r
+  /// and must be of the problem's physics. Throws RuntimeFailure (out of memory included: how much
+  /// was needed and free) and std::invalid_argument for a malformed problem. The CPU backend reads
+  /// the problem's medium and taps while it steps: the problem must outlive it or the next setup.
+  virtual void setup(const Problem& problem, const RegionKernels& kernels) = 0;
   /// Replace the source and receiver taps and the source samples with `problem`'s (same grid,
-  /// fields and kernels: the next shot of a survey); the traces restart at zero. Call reset()
-  /// as well to restart the fields.
-  virtual void set_taps(const AcousticProblem& problem) = 0;
-  /// Advance from step n to n+1: every region, then source injection of step n, then the pointer
-  /// swap, then receiver sampling into trace sample n+1.
-  virtual void step(int n) = 0;
-  /// Start copying the current wavefield u^n to the host (asynchronous where the backend can).
-  virtual void snapshot_begin() = 0;
-  /// Wait for the copy started by snapshot_begin and return it dense, x fastest, nx*ny*nz floats.
-  virtual void snapshot_end(std::vector<float>& dense) = 0;
-  /// Wait for all queued work.
-  virtual void synchronize() = 0;
-  /// Receiver traces so far: [receivers][steps + 1], sample n at time n*dt (sample 0 is zero).
-  virtual void fetch_traces(std::vector<float>& traces) = 0;
-  /// Scan u^n's grid points (the ghosts excluded) for NaN and Inf (kernels/finite_scan.hpp): one
-  /// read of the field, after the queued steps. The time loops call it every few steps.
-  virtual FiniteScan scan_wavefield() = 0;
-  /// Current wavefield u^n, dense, x fastest (synchronous).
-  void fetch_wavefield(std::vector<float>& dense) {
-    snapshot_begin();
-    snapshot_end(dense);
-  }
-
-  // ---- Benchmarking and kernel choice (app/bench.cpp, kernels/autotune.cpp) ----
-
-  /// Zero u, v, phi and the traces (vp2dt2, eta and the taps stay), so that stepping can start
+  /// medium and kernels: the next shot of a survey), and zero the fields and the traces.
+  virtual void set_taps(const Problem& problem) = 0;
+  /// Zero the fields and the traces (the medium and the taps stay), so that stepping can start
   /// again from step 0 of the same problem. Waits for queued work.
   virtual void reset() = 0;
-  /// Replace the kernel of each region without reallocating anything; the same checks as setup
-  /// (every non-empty region gets a kernel of this backend that can run it). Waits for queued
-  /// work, so that no step in flight uses the old kernels.
-  virtual void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) = 0;
+  /// Replace the kernel of each region without reallocating anything; the same checks as setup.
+  /// Waits for queued work, so that no step in flight uses the old kernels.
+  virtual void set_kernels(const RegionKernels& kernels) = 0;
+
+  // ---- A step, in the parts that a decomposed run interleaves with its halo exchange ----
+
+  /// Queue the update of the points of `part` (step_part_regions): the next fields from the
+  /// current ones, by every region's kernel.
+  virtual void update(StepPart part) = 0;
+  /// The fields that update writes and the next step's stencils read (u^{n+1}; p^{n+1} and
+  /// q^{n+1}), in the padded layout, on the backend's device: between update and finish_step a
+  /// halo exchange writes the neighbours' points into their ghost planes.
+  virtual std::vector<float*> halo_fields() = 0;
+  /// The stream the backend queues its work on (a gpuStream_t; null on the CPU), so that a halo
+  /// exchange can order its packing after update(StepPart::Shell).
+  virtual void* stream() = 0;
+  /// End step n (0 <= n < steps) after both parts: add step n's source samples to the first next
+  /// field, make the next fields current, apply the free surface, record receiver sample n + 1.
+  virtual void finish_step(int n) = 0;
+  /// The whole step n of a run without neighbours: both parts, then finish_step(n).
+  void step(int n) {
+    update(StepPart::Shell);
+    update(StepPart::Interior);
+    finish_step(n);
+  }
   /// Run `count` steps, step(first_step) to step(first_step + count - 1) with each index taken
   /// modulo the problem's step count (so that a short problem can be timed for longer), and
   /// return their elapsed time in milliseconds: from device events around the steps on a GPU
   /// backend, from steady_clock on the CPU. Waits for the steps to finish.
   virtual double time_steps(int first_step, int count) = 0;
+
+  // ---- Fields and traces out ----
+
+  /// Scan the current field `field` (wavefield_names order) at its grid points, the ghosts
+  /// excluded, for NaN and Inf (kernels/finite_scan.hpp): one read of the field, after the queued
+  /// steps.
+  virtual FiniteScan scan_field(int field) = 0;
+  /// Start copying the current field `field` to the host (asynchronous where the backend can:
+  /// later steps may be queued before snapshot_end).
+  virtual void snapshot_begin(int field = 0) = 0;
+  /// Wait for the copy started by snapshot_begin and return it dense, x fastest, the problem
+  /// grid's points.
+  virtual void snapshot_end(std::vector<float>& dense) = 0;
+  /// The current field `field`, dense, x fastest (synchronous).
+  void fetch_field(int field, std::vector<float>& dense) {
+    snapshot_begin(field);
+    snapshot_end(dense);
+  }
+  /// Wait for all queued work.
+  virtual void synchronize() = 0;
+  /// Receiver traces so far: [receivers][steps + 1], sample n at time n*dt (sample 0 is zero).
+  virtual void fetch_traces(std::vector<float>& traces) = 0;
 };
 
 /// The host's CPU model from /proc/cpuinfo, or "CPU".
 std::string cpu_model_name();
 
-/// The OpenMP CPU backend (always available).
+/// The OpenMP CPU backend (always available), for either equation.
 std::unique_ptr<Backend> make_cpu_backend();
-/// The CUDA backend; throws std::runtime_error when the binary has no CUDA or no GPU is usable.
-std::unique_ptr<Backend> make_cuda_backend();
+/// The CUDA backend for problems of `physics`; throws RuntimeFailure when the binary has no CUDA
+/// or no GPU is usable.
+std::unique_ptr<Backend> make_cuda_backend(Physics physics = Physics::Acoustic);
+/// The backend of `kind` for problems of `physics`.
+std::unique_ptr<Backend> make_backend(BackendKind kind, Physics physics);
 /// Whether a CUDA GPU can be used; when not, *why says why.
 bool cuda_device_available(std::string* why);
 
@@ -128,7 +212,7 @@ struct GpuMemory {
 std::optional<GpuMemory> cuda_device_memory();
 
 /// The scan of a padded field's grid points in host memory (the CPU side of
-/// Backend::scan_wavefield).
+/// Backend::scan_field).
 FiniteScan scan_finite(const FieldLayout& l, const float* padded);
 
 /// Copy a dense x-fastest grid into a padded field (ghosts zero) and back.

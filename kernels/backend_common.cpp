@@ -1,9 +1,11 @@
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/tti_backend.hpp"
+#include "kernels/tti_problem.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
+#include <stdexcept>
 
 namespace minimod {
 
@@ -19,7 +21,8 @@ std::string cpu_model_name() {
   return "CPU";
 }
 
-std::size_t acoustic_device_bytes(const AcousticProblem& p) {
+std::size_t AcousticProblem::device_bytes() const {
+  const AcousticProblem& p = *this;
   const std::size_t field = static_cast<std::size_t>(p.layout.size) * sizeof(float);
   // u, v, vp2dt2 always; phi and eta only with an absorbing layer.
   const std::size_t fields = field * (p.eta.empty() ? 3 : 5);
@@ -70,8 +73,64 @@ void unpad_field(const FieldLayout& l, const float* padded, float* dense) {
   }
 }
 
+std::vector<std::string> wavefield_names(Physics physics) {
+  if (physics == Physics::Tti) return {"p", "q"};
+  return {"u"};
+}
+
+namespace {
+
+/// Append to `out` the pieces of `box` outside `core`, as make_regions splits a grid: whole xy
+/// planes above and below the core, then y slabs of the remaining z range, then x slabs.
+void add_outside(const Box& box, const Box& core, RegionId id, std::vector<Region>& out) {
+  auto add = [&](const Box& b) {
+    if (!b.empty()) out.push_back(Region{id, b});
+  };
+  const int z0 = std::max(box.z0, std::min(core.z0, box.z1));
+  const int z1 = std::min(box.z1, std::max(core.z1, z0));
+  add(Box{box.x0, box.x1, box.y0, box.y1, box.z0, z0});
+  add(Box{box.x0, box.x1, box.y0, box.y1, z1, box.z1});
+  const int y0 = std::max(box.y0, std::min(core.y0, box.y1));
+  const int y1 = std::min(box.y1, std::max(core.y1, y0));
+  add(Box{box.x0, box.x1, box.y0, y0, z0, z1});
+  add(Box{box.x0, box.x1, y1, box.y1, z0, z1});
+  const int x0 = std::max(box.x0, std::min(core.x0, box.x1));
+  const int x1 = std::min(box.x1, std::max(core.x1, x0));
+  add(Box{box.x0, x0, y0, y1, z0, z1});
+  add(Box{x1, box.x1, y0, y1, z0, z1});
+}
+
+} // namespace
+
+std::vector<Region> step_part_regions(const std::array<Region, kRegionCount>& regions,
+                                      const Grid& grid, const Subdomain& subdomain, StepPart part) {
+  const auto& n = subdomain.neighbour;
+  const Box core{n[0] ? kHalo : 0, grid.nx - (n[1] ? kHalo : 0),
+                 n[2] ? kHalo : 0, grid.ny - (n[3] ? kHalo : 0),
+                 n[4] ? kHalo : 0, grid.nz - (n[5] ? kHalo : 0)};
+  std::vector<Region> out;
+  for (const Region& r : regions) {
+    if (r.box.empty()) continue;
+    const Box& b = r.box;
+    const Box inside{std::max(b.x0, core.x0), std::min(b.x1, core.x1), std::max(b.y0, core.y0),
+                     std::min(b.y1, core.y1), std::max(b.z0, core.z0), std::min(b.z1, core.z1)};
+    if (part == StepPart::Interior) {
+      if (!inside.empty()) out.push_back(Region{r.id, inside});
+    } else if (inside.empty()) {
+      out.push_back(r);
+    } else {
+      add_outside(b, inside, r.id, out);
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<Backend> make_backend(BackendKind kind, Physics physics) {
+  return kind == BackendKind::Cpu ? make_cpu_backend() : make_cuda_backend(physics);
+}
+
 #if !defined(MINIMOD_HAVE_CUDA)
-std::unique_ptr<Backend> make_cuda_backend() {
+std::unique_ptr<Backend> make_cuda_backend(Physics) {
   throw RuntimeFailure("this minimod-gpu was built without CUDA (configure with -DMINIMOD_CUDA=ON "
                        "on a machine with nvcc); use --backend cpu");
 }
@@ -85,10 +144,6 @@ std::optional<GpuMemory> cuda_device_memory() {
   return std::nullopt;
 }
 
-std::unique_ptr<TtiBackend> make_cuda_tti_backend() {
-  throw RuntimeFailure("this minimod-gpu was built without CUDA (configure with -DMINIMOD_CUDA=ON "
-                       "on a machine with nvcc); use --backend cpu");
-}
 #endif
 
 std::size_t tti_array_bytes(std::int64_t padded_points, bool azimuth, bool layer, bool phi) {
@@ -143,8 +198,8 @@ double tti_floor_bytes_per_point(const TtiProblem& p) {
   return inner + (4.0 * static_cast<double>(layer) + 8.0 * static_cast<double>(driven)) / points;
 }
 
-std::size_t tti_device_bytes(const TtiProblem& p) {
-  return tti_device_bytes(p, tti_needs_phi(p));
+std::size_t TtiProblem::device_bytes() const {
+  return tti_device_bytes(*this, tti_needs_phi(*this));
 }
 
 std::size_t tti_device_bytes(const TtiProblem& p, bool phi) {

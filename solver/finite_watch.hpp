@@ -1,6 +1,6 @@
 #pragma once
 /// The NaN/Inf watch of the time loops (acoustic and TTI): the wavefield is scanned every few
-/// steps and after the last one (Backend::scan_wavefield, TtiBackend::scan_field), and traces and
+/// steps and after the last one (Backend::scan_field), and traces and
 /// snapshots are checked before they are written, so that a run never ends with exit 0 and a
 /// non-finite sample in its output. A failure is a RuntimeFailure (exit 3) that names the step,
 /// the time, where the field blew up and the likely causes.

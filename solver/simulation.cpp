@@ -5,13 +5,14 @@
 #include "kernels/autotune.hpp"
 #include "solver/finite_watch.hpp"
 #include "solver/interrupt.hpp"
-#include "solver/problem.hpp"
 #include "solver/wavelet.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <memory>
+#include <utility>
 
 namespace minimod {
 namespace {
@@ -61,31 +62,49 @@ FieldStats field_stats(const std::vector<float>& f) {
   return s;
 }
 
+namespace {
+
+/// The acoustic equation on `velocity`, for a survey of physics: acoustic.
+std::shared_ptr<const Equation> acoustic_equation(const Survey& survey,
+                                                  std::vector<float> velocity) {
+  if (survey.physics != "acoustic") {
+    throw InputError("physics: '" + survey.physics +
+                     "' needs its model from the survey; a velocity model serves physics: "
+                     "acoustic only");
+  }
+  return make_acoustic_equation(std::move(velocity));
+}
+
+} // namespace
+
 Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
                        const SimulationOptions& options,
                        std::function<void(const std::string&)> notice)
-    : m_survey(survey), m_velocity(std::move(velocity)) {
-  if (m_survey.physics != "acoustic") {
-    throw InputError("physics: '" + m_survey.physics +
-                     "' is not supported by this build; "
-                     "allowed: acoustic");
-  }
-  const BackendKind kind = resolve_backend_choice(options.backend, notice);
+    : Simulation(survey, acoustic_equation(survey, std::move(velocity)), options,
+                 std::move(notice)) {}
+
+Simulation::Simulation(const Survey& survey, std::shared_ptr<const Equation> equation,
+                       const SimulationOptions& options,
+                       std::function<void(const std::string&)> notice)
+    : m_survey(survey), m_equation(std::move(equation)) {
+  const Physics physics = m_equation->physics();
+  const BackendKind kind = resolve_backend_choice(
+      options.backend, notice,
+      physics == Physics::Tti ? "running the TTI CPU reference" : "running on the CPU backend");
   // The backend (on CUDA: the device context, streams and events, a good part of a GPU run's
   // start-up) is created while the host builds the problem; setup needs both.
-  std::future<std::unique_ptr<Backend>> backend = std::async(std::launch::async, [kind] {
-    return kind == BackendKind::Cpu ? make_cpu_backend() : make_cuda_backend();
-  });
+  std::future<std::unique_ptr<Backend>> backend =
+      std::async(std::launch::async, [kind, physics] { return make_backend(kind, physics); });
   const auto t0 = std::chrono::steady_clock::now();
-  m_plan = make_plan(m_survey, m_velocity, options.steps_override);
+  m_plan = m_equation->make_plan(m_survey, options.steps_override);
   // The figure validate prints, less the model (already held): stop before any allocation.
-  require_host_memory(m_plan.host_bytes - 4.0 * static_cast<double>(m_plan.grid.points()) +
+  require_host_memory(m_plan.host_bytes - m_equation->model_bytes() +
                           (kind == BackendKind::Cpu ? static_cast<double>(m_plan.device_bytes) : 0),
                       "the run (host problem and traces" +
                           std::string(kind == BackendKind::Cpu ? ", and the fields of the CPU "
                                                                  "backend)"
                                                                : ")"));
-  m_problem = build_acoustic_problem(m_survey, m_plan, m_velocity);
+  m_problem = m_equation->build_problem(m_survey, m_plan);
   const auto t1 = std::chrono::steady_clock::now();
   m_problem_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
 
@@ -99,14 +118,16 @@ Simulation::Simulation(const Survey& survey, std::vector<float> velocity,
   // "auto": on the CPU backend its one kernel; on a GPU, timed on this grid (kernels/autotune).
   const bool tune = is_auto_kernel_spec(spec);
   if (tune) spec.clear();
-  m_kernels =
-      resolve_kernels(spec, kind, Physics::Acoustic, m_problem.regions, m_problem.layout, what);
+  // The backend first: a build without CUDA, or no GPU, is a runtime failure that says so, not
+  // an unknown kernel name.
   m_backend = backend.get();
-  m_backend->setup(m_problem, m_kernels);
+  m_kernels = resolve_kernels(spec, kind, physics, m_problem->regions, m_problem->layout, what);
+  m_backend->setup(*m_problem, m_kernels);
+  // What the device holds now need not stay on the host too (tens of GB for a large TTI model).
+  if (kind != BackendKind::Cpu) m_equation->release_host_medium(*m_problem);
   if (tune && kind != BackendKind::Cpu) {
     m_kernels =
-        autotune_kernels(*m_backend, m_problem, Physics::Acoustic, AutotuneOptions{}, notice)
-            .kernels;
+        autotune_kernels(*m_backend, *m_problem, physics, AutotuneOptions{}, notice).kernels;
   }
   m_device_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
@@ -138,17 +159,24 @@ bool is_auto_kernel_spec(const std::string& spec) {
 
 void Simulation::load_shot(const Survey& shot) {
   m_survey = shot;
-  set_shot_taps(m_survey, m_plan, m_velocity, m_problem);
-  m_backend->set_taps(m_problem);
-  m_backend->reset();
+  m_equation->set_shot(m_survey, m_plan, *m_problem);
+  m_backend->set_taps(*m_problem);
 }
 
 std::array<std::string, kRegionCount> Simulation::kernel_names() const {
   std::array<std::string, kRegionCount> names;
   for (int r = 0; r < kRegionCount; ++r) {
-    names[r] = m_problem.regions[r].box.empty() ? "-" : m_kernels[r]->name();
+    names[r] = m_problem->regions[r].box.empty() ? "-" : m_kernels[r]->name();
   }
   return names;
+}
+
+void Simulation::step(int n) {
+  m_backend->update(StepPart::Shell);
+  if (m_hooks) m_hooks->start_exchange(*m_backend, n);
+  m_backend->update(StepPart::Interior);
+  if (m_hooks) m_hooks->finish_exchange(*m_backend, n);
+  m_backend->finish_step(n);
 }
 
 LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile* output) {
@@ -159,38 +187,50 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
 
   std::vector<double> chunk_ms;
   double snapshot_ms = 0;
-  std::vector<float> dense;
+  std::vector<float> dense, global;
   int pending = -1; // step of a snapshot whose copy is in flight
   auto finish_snapshot = [&] {
     const auto t0 = Clock::now();
     m_backend->snapshot_end(dense);
-    std::vector<float> snapshot =
-        extract_snapshot(dense, m_plan.grid, m_plan.snapshot_box, m_plan.snapshot_decimate,
-                         m_plan.snapshot_geometry);
-    require_finite_snapshot(snapshot, pending, pending * m_plan.dt, m_plan.snapshot_box,
-                            m_plan.snapshot_decimate, m_plan.snapshot_geometry);
-    output->append_snapshot(pending, pending * m_plan.dt, snapshot);
+    const bool writes = !m_hooks || m_hooks->gather_field(dense, global);
+    if (writes) {
+      std::vector<float> snapshot =
+          extract_snapshot(m_hooks ? global : dense, m_plan.grid, m_plan.snapshot_box,
+                           m_plan.snapshot_decimate, m_plan.snapshot_geometry);
+      require_finite_snapshot(snapshot, pending, pending * m_plan.dt, m_plan.snapshot_box,
+                              m_plan.snapshot_decimate, m_plan.snapshot_geometry);
+      output->append_snapshot(pending, pending * m_plan.dt, snapshot);
+    }
     pending = -1;
     snapshot_ms += ms_since(t0);
   };
 
-  FiniteWatch watch(make_watch_setup(m_survey, m_plan, m_problem.source_samples, false));
+  // The NaN/Inf watch (solver/finite_watch.hpp): a scan of every field every few steps, timed
+  // with them.
+  FiniteWatch watch(
+      make_watch_setup(m_survey, m_plan, m_problem->source_samples, physics() == Physics::Tti));
+  const std::vector<std::string> fields = wavefield_names(physics());
   m_backend->synchronize();
   const auto start = Clock::now();
   auto chunk_start = start;
   double chunk_snapshot_ms = 0;
   for (int n = 0; n < steps; ++n) {
     throw_if_interrupted();
-    m_backend->step(n);
+    step(n);
     if (pending >= 0) finish_snapshot(); // the copy overlapped this step
     if (every > 0 && (n + 1) % every == 0) {
       const auto t0 = Clock::now();
-      m_backend->snapshot_begin();
+      m_backend->snapshot_begin(0);
       pending = n + 1;
       snapshot_ms += ms_since(t0);
     }
-    // The NaN/Inf watch (solver/finite_watch.hpp): a scan of u every few steps, timed with them.
-    if (watch.due(n + 1)) watch.check(n + 1, m_backend->scan_wavefield(), "u");
+    if (watch.due(n + 1)) {
+      for (int f = 0; f < static_cast<int>(fields.size()); ++f) {
+        const FiniteScan scan = m_backend->scan_field(f);
+        watch.check(n + 1, m_hooks ? m_hooks->reduce_scan(scan) : scan,
+                    fields[static_cast<std::size_t>(f)]);
+      }
+    }
     if ((n + 1) % chunk == 0 || n + 1 == steps) {
       m_backend->synchronize();
       const double ms = ms_since(chunk_start) - (snapshot_ms - chunk_snapshot_ms);
@@ -214,24 +254,38 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
   return t;
 }
 
+bool Simulation::gather_traces(std::vector<float>& traces) {
+  if (!m_hooks) {
+    m_backend->fetch_traces(traces);
+    return true;
+  }
+  std::vector<float> local;
+  m_backend->fetch_traces(local);
+  return m_hooks->gather_traces(local, traces);
+}
+
 std::vector<float> Simulation::raw_traces() {
   std::vector<float> t;
-  m_backend->fetch_traces(t);
-  require_finite_traces(t, m_problem.receivers.owners(), m_plan.dt, "the traces");
+  if (gather_traces(t)) {
+    require_finite_traces(t, t.size() / (static_cast<std::size_t>(m_plan.steps) + 1), m_plan.dt,
+                          "the traces");
+  }
   return t;
 }
 
 std::vector<float> Simulation::output_traces() {
   std::vector<float> raw;
-  m_backend->fetch_traces(raw);
-  return resample_finite_traces(raw, m_problem.receivers.owners(), m_plan.dt, m_plan.dt_out,
-                                m_plan.trace_samples, "the traces");
+  if (!gather_traces(raw)) return {};
+  return resample_finite_traces(raw, raw.size() / (static_cast<std::size_t>(m_plan.steps) + 1),
+                                m_plan.dt, m_plan.dt_out, m_plan.trace_samples, "the traces");
 }
 
-std::vector<float> Simulation::wavefield() {
+std::vector<float> Simulation::field(int field) {
   std::vector<float> dense;
-  m_backend->fetch_wavefield(dense);
-  return dense;
+  m_backend->fetch_field(field, dense);
+  if (!m_hooks) return dense;
+  std::vector<float> global;
+  return m_hooks->gather_field(dense, global) ? global : std::vector<float>{};
 }
 
 } // namespace minimod

@@ -1,11 +1,13 @@
 #pragma once
-/// One run of a survey: model, plan, problem, backend and kernels, the time loop, traces and
-/// snapshots. Used by `minimod-gpu run` and by the physics tests.
+/// One run of a survey, for either equation (solver/equation.hpp): plan, problem, backend and
+/// kernels, the time loop, traces and snapshots. Used by the survey driver (solver/survey_run.cpp)
+/// and by the physics tests.
 
 #include "io/h5_output.hpp"
 #include "io/survey.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/selection.hpp"
+#include "solver/equation.hpp"
 #include "solver/finite_watch.hpp"
 #include "solver/plan.hpp"
 
@@ -58,12 +60,41 @@ FieldStats field_stats(const std::vector<float>& field);
 std::vector<float> extract_snapshot(const std::vector<float>& dense, const Grid& grid,
                                     const Box& box, int decimate, const SnapshotGeometry& geometry);
 
+/// What a run on one subdomain of a decomposed grid plugs into the time loop (Simulation). The
+/// loop calls it at fixed points of every step, and every field, trace and snapshot it hands out
+/// passes through it; a run of the whole grid has none. Every rank of a shot calls the same
+/// functions in the same order (collective where the implementation needs it).
+class DomainHooks {
+public:
+  virtual ~DomainHooks() = default;
+  /// After backend.update(StepPart::Shell) of step n: start exchanging the shells of
+  /// backend.halo_fields() with the neighbours (on a GPU, ordered after backend.stream()'s work).
+  virtual void start_exchange(Backend& backend, int n) = 0;
+  /// After backend.update(StepPart::Interior) of step n, before finish_step(n): wait until the
+  /// neighbours' points are in the ghost planes of backend.halo_fields().
+  virtual void finish_exchange(Backend& backend, int n) = 0;
+  /// The scan of a field of the run's grid from this subdomain's (Backend::scan_field: dense
+  /// indices of the problem's grid): dense indices of the run's grid, the same on every rank.
+  virtual FiniteScan reduce_scan(const FiniteScan& local) = 0;
+  /// The run's grid's dense field from this subdomain's (the problem's grid, x fastest): true and
+  /// `global` filled on the rank that writes, false elsewhere.
+  virtual bool gather_field(const std::vector<float>& local, std::vector<float>& global) = 0;
+  /// The shot's traces [the survey's receivers][steps + 1] from this subdomain's (its problem's
+  /// receivers): true and `global` filled on the rank that writes, false elsewhere.
+  virtual bool gather_traces(const std::vector<float>& local, std::vector<float>& global) = 0;
+};
+
 /// A prepared run.
 class Simulation {
 public:
-  /// Build everything up to the first step: checks input (InputError), allocates on the device
-  /// (RuntimeFailure). `velocity` is the dense model; `notice` receives one-line messages (backend
-  /// fallback) and may be empty.
+  /// Build everything up to the first step of `survey` (one shot, survey_for_shot) on the model
+  /// `equation` holds: plan, problem, backend, kernels. Checks input (InputError), allocates on
+  /// the device (RuntimeFailure). `notice` receives one-line messages (backend fallback, autotune)
+  /// and may be empty.
+  Simulation(const Survey& survey, std::shared_ptr<const Equation> equation,
+             const SimulationOptions& options, std::function<void(const std::string&)> notice = {});
+  /// An acoustic run on the dense velocity model `velocity` (x fastest); InputError when the
+  /// survey's physics is not acoustic.
   Simulation(const Survey& survey, std::vector<float> velocity, const SimulationOptions& options,
              std::function<void(const std::string&)> notice = {});
 
@@ -71,24 +102,33 @@ public:
   Simulation& operator=(const Simulation&) = delete;
 
   const Plan& plan() const { return m_plan; }
-  const AcousticProblem& problem() const { return m_problem; }
+  Physics physics() const { return m_equation->physics(); }
+  const Problem& problem() const { return *m_problem; }
   Backend& backend() { return *m_backend; }
   /// Kernel name of each region (RegionId order; "-" for an empty region).
   std::array<std::string, kRegionCount> kernel_names() const;
-  /// Milliseconds the constructor spent on the host problem (plan, vp2dt2, eta, taps) and on the
+  /// Milliseconds the constructor spent on the host problem (plan, medium, eta, taps) and on the
   /// device (creating the backend, allocating, uploading; autotuning when asked).
   double problem_ms() const { return m_problem_ms; }
   double device_ms() const { return m_device_ms; }
+
+  /// Make this run one subdomain's of a decomposed grid: `hooks` joins its time loop, traces and
+  /// fields. The problem (Equation::build_problem) must then be that subdomain's.
+  void set_domain_hooks(std::unique_ptr<DomainHooks> hooks) { m_hooks = std::move(hooks); }
 
   /// Switch to another shot of the same survey (`survey_for_shot`): new source and receiver taps
   /// and samples on the same grid, model and kernels; the fields and traces restart at zero.
   void load_shot(const Survey& shot);
 
-  /// Run every step. `progress(steps_done)` is called every few steps; snapshots are appended to
-  /// `output` when it is not null. Throws Interrupted between steps once SIGINT or SIGTERM has
-  /// arrived (solver/interrupt.hpp), and RuntimeFailure when the wavefield or a snapshot holds a
-  /// NaN or an Inf (solver/finite_watch.hpp: the field is scanned every few steps and after the
-  /// last one).
+  /// Advance from step n to n + 1: the shell, the halo exchange started, the interior, the
+  /// exchange waited for, then sources, swap, free surface and receivers (Backend::finish_step).
+  void step(int n);
+
+  /// Run every step. `progress(steps_done)` is called every few steps; snapshots of the first
+  /// field are appended to `output` when it is not null. Throws Interrupted between steps once
+  /// SIGINT or SIGTERM has arrived (solver/interrupt.hpp), and RuntimeFailure when a field or a
+  /// snapshot holds a NaN or an Inf (solver/finite_watch.hpp: every field is scanned every few
+  /// steps and after the last one).
   LoopTiming run(const std::function<void(int)>& progress, OutputFile* output);
 
   /// Traces at every step: [receivers][steps + 1], sample n at t = n dt. RuntimeFailure when a
@@ -97,17 +137,24 @@ public:
   /// Traces resampled to the plan's dt_out: [receivers][trace_samples]. RuntimeFailure when a
   /// sample, before or after resampling, is not finite.
   std::vector<float> output_traces();
-  /// The wavefield after the last step, dense, x fastest.
-  std::vector<float> wavefield();
+  /// The current field `field` (wavefield_names order: u; p, q), dense, x fastest, on the run's
+  /// grid (empty on a rank of a decomposed run that does not write).
+  std::vector<float> field(int field = 0);
+  /// The first field after the last step (field(0)).
+  std::vector<float> wavefield() { return field(0); }
 
 private:
+  /// The traces of the run's receivers (through the hooks); false on a rank that does not write.
+  bool gather_traces(std::vector<float>& traces);
+
   Survey m_survey;
-  std::vector<float> m_velocity;
+  std::shared_ptr<const Equation> m_equation;
   double m_problem_ms = 0, m_device_ms = 0;
   Plan m_plan;
-  AcousticProblem m_problem;
+  std::unique_ptr<Problem> m_problem;
   std::unique_ptr<Backend> m_backend;
   RegionKernels m_kernels{};
+  std::unique_ptr<DomainHooks> m_hooks;
 };
 
 /// What a run reports (solver/survey_run.hpp fills it).

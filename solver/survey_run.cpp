@@ -3,10 +3,9 @@
 #include "io/errors.hpp"
 #include "io/h5_output.hpp"
 #include "io/segy.hpp"
-#include "models/velocity.hpp"
+#include "solver/equation.hpp"
 #include "solver/interrupt.hpp"
 #include "solver/plan.hpp"
-#include "solver/tti_run.hpp"
 #include "solver/wavelet.hpp"
 #include "version.hpp"
 
@@ -50,9 +49,10 @@ struct ShotResult {
 /// Models shots one after another on one backend (the model and fields stay on the device).
 class ShotWorker {
 public:
-  ShotWorker(const Survey& survey, std::vector<float> velocity, const SurveyRunOptions& options)
+  ShotWorker(const Survey& survey, std::shared_ptr<const Equation> equation,
+             const SurveyRunOptions& options)
       : m_survey(survey), m_options(options) {
-    m_sim = std::make_unique<Simulation>(survey_for_shot(survey, 0), std::move(velocity),
+    m_sim = std::make_unique<Simulation>(survey_for_shot(survey, 0), std::move(equation),
                                          options.simulation, options.hooks.notice);
   }
 
@@ -137,14 +137,6 @@ OutputMeta make_meta(const Survey& survey, const Plan& plan) {
   meta.dt = plan.dt;
   meta.steps = plan.steps;
   return meta;
-}
-
-/// The velocity model as /model stores it (decimated when large).
-StoredModel velocity_volume(const Grid& grid, const std::vector<float>& velocity) {
-  StoredModel model = model_geometry({grid.nx, grid.ny, grid.nz}, {grid.ox, grid.oy, grid.oz},
-                                     {grid.dx, grid.dy, grid.dz});
-  add_model_property(model, "vp", "m/s", velocity);
-  return model;
 }
 
 /// The backend, device and kernels that modelled a shot, as root attributes.
@@ -235,7 +227,6 @@ std::vector<char> serialise(const ShotResult& r) {
   put(b, g.wavelet.data(), g.wavelet.size());
   return b;
 }
-
 ShotResult deserialise(const std::vector<char>& b) {
   Reader in(b);
   ShotResult r;
@@ -263,13 +254,13 @@ ShotResult deserialise(const std::vector<char>& b) {
   return r;
 }
 
-/// Broadcast rank 0's velocity model (or its InputError) to every rank, in chunks MPI can count.
-std::vector<float> broadcast_model(const Survey& survey) {
-  std::vector<float> velocity;
+/// Build the model on rank 0 and broadcast its arrays to every rank (Equation::model_arrays). An
+/// input error on rank 0 is thrown on every rank, so that all stop the same way.
+void broadcast_model(const Survey& survey, Equation& equation) {
   std::string error;
   if (mpi_rank() == 0) {
     try {
-      velocity = build_velocity(survey.model, make_grid(survey.grid));
+      equation.build_model(survey);
     } catch (const InputError& e) {
       error = e.what();
     }
@@ -282,16 +273,17 @@ std::vector<float> broadcast_model(const Survey& survey) {
               "broadcast model error");
     throw InputError(error);
   }
-  std::uint64_t n = velocity.size();
-  check_mpi(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "broadcast model size");
-  velocity.resize(n);
-  constexpr std::uint64_t kChunk = 1u << 28;
-  for (std::uint64_t at = 0; at < n; at += kChunk) {
-    const int count = static_cast<int>(std::min(kChunk, n - at));
-    check_mpi(MPI_Bcast(velocity.data() + at, count, MPI_FLOAT, 0, MPI_COMM_WORLD),
-              "broadcast model");
+  for (std::vector<float>* array : equation.model_arrays()) {
+    std::uint64_t n = array->size();
+    check_mpi(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "broadcast model size");
+    array->resize(n);
+    constexpr std::uint64_t kChunk = 1u << 28;
+    for (std::uint64_t at = 0; at < n; at += kChunk) {
+      const int count = static_cast<int>(std::min(kChunk, n - at));
+      check_mpi(MPI_Bcast(array->data() + at, count, MPI_FLOAT, 0, MPI_COMM_WORLD),
+                "broadcast model");
+    }
   }
-  return velocity;
 }
 
 /// Rank 0: hand out shots, write every gather as a part; assemble the output when all are there.
@@ -383,12 +375,13 @@ void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& 
 }
 
 /// Ranks > 0: ask for shots until told to stop.
-void work(const Survey& survey, std::vector<float> velocity, const SurveyRunOptions& options) {
+void work(const Survey& survey, std::shared_ptr<const Equation> equation,
+          const SurveyRunOptions& options) {
   std::unique_ptr<ShotWorker> worker;
   std::string setup_error;
   const auto t0 = Clock::now();
   try {
-    worker = std::make_unique<ShotWorker>(survey, std::move(velocity), options);
+    worker = std::make_unique<ShotWorker>(survey, std::move(equation), options);
     worker->set_first_setup_ms(ms_since(t0));
   } catch (const std::exception& e) {
     setup_error = e.what(); // every shot this rank is given fails with this reason
@@ -612,7 +605,6 @@ void abandon_parts(PartsStore& store, const Survey& survey, const SurveyRunOptio
 }
 
 SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& options) {
-  if (survey.physics == "tti") return run_tti_survey(survey, options);
   SurveyRunReport report;
   report.ranks = mpi_size();
   const auto start = Clock::now();
@@ -629,21 +621,22 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     }
     try {
       auto t0 = Clock::now();
-      std::vector<float> velocity = broadcast_model(survey);
+      const std::shared_ptr<Equation> equation = make_equation(survey);
+      broadcast_model(survey, *equation);
       report.model_ms = ms_since(t0);
       // Every rank checks the plan: input errors stop the whole run the same way everywhere.
       const Plan plan =
-          make_plan(survey_for_shot(survey, 0), velocity, options.simulation.steps_override);
+          equation->make_plan(survey_for_shot(survey, 0), options.simulation.steps_override);
       for (const int s : selected_shots(survey, options))
         survey_for_shot(survey, s);
       if (mpi_rank() == 0) {
         check_segy_sampling(survey, segy, plan.dt_out);
         if (options.hooks.on_plan) options.hooks.on_plan(plan);
         coordinate(survey, plan, options, *store, segy,
-                   velocity_volume(make_grid(survey.grid), velocity), report);
+                   equation->stored_model(make_grid(survey.grid)), report);
         report.last.plan = plan;
       } else {
-        work(survey, std::move(velocity), options);
+        work(survey, equation, options);
       }
     } catch (...) {
       if (store) abandon_parts(*store, survey, options);
@@ -662,16 +655,18 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
   try {
     auto t0 = Clock::now();
     const Grid grid = make_grid(survey.grid);
-    std::string notice; // a model file resampled onto the grid says so
-    std::vector<float> velocity = build_velocity(survey.model, grid, &notice);
+    const std::shared_ptr<Equation> equation = make_equation(survey);
+    equation->build_model(survey);
+    // A model file resampled onto the grid says so.
+    const std::string notice = equation->model_notice();
     report.model_ms = ms_since(t0);
-    const StoredModel model = velocity_volume(grid, velocity);
+    const StoredModel model = equation->stored_model(grid);
     // Receivers that move must stay inside the grid for every shot: check before any work.
     for (const int s : chosen)
       survey_for_shot(survey, s);
 
     t0 = Clock::now();
-    ShotWorker worker(survey, std::move(velocity), options);
+    ShotWorker worker(survey, equation, options);
     worker.set_first_setup_ms(ms_since(t0));
     Simulation& sim = worker.simulation();
     report.problem_ms = sim.problem_ms();
@@ -713,7 +708,8 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
       const auto shot_t0 = Clock::now();
       // Shot 0's snapshots go to a part of their own, complete once the shot is.
       std::unique_ptr<OutputFile> snapshots;
-      if (s == 0 && plan.snapshot_every > 0 && plan.snapshot_count > 0) {
+      if (s == 0 && plan.snapshot_every > 0 && plan.snapshot_count > 0 &&
+          !store->snapshots_complete()) {
         snapshots = store->begin_snapshots(meta);
       }
       ShotResult r = worker.run(s, 0, snapshots.get(), !many);

@@ -260,30 +260,6 @@ TtiPlan make_tti_plan(const Grid& g, const TtiModel& m, const TtiPlanOptions& o)
   return p;
 }
 
-// ---- The CPU solver ---------------------------------------------------------------------------
-
-namespace {
-
-/// One region of both fields, (z, y) rows shared among the threads of the enclosing parallel
-/// region and SIMD along x, like the isotropic `cpu`. No barrier: regions are disjoint and only
-/// read p and q, so the threads go on to the next region at once.
-template <bool kAzimuth, bool kLayer, bool kPhi = true>
-void update_box(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, const Box& b) {
-  const std::int64_t sy = l.pitch, sz = l.plane;
-#pragma omp for collapse(2) schedule(static) nowait
-  for (int k = b.z0; k < b.z1; ++k) {
-    for (int j = b.y0; j < b.y1; ++j) {
-      const std::int64_t row = l.index(0, j, k);
-#pragma omp simd
-      for (int i = b.x0; i < b.x1; ++i) {
-        tti_update_point<kAzimuth, kLayer, kPhi>(f, row + i, sy, sz, c);
-      }
-    }
-  }
-}
-
-} // namespace
-
 TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
                              const std::vector<TtiSource>& sources,
                              const std::vector<Vec3>& receivers, Interpolation interpolation) {
@@ -392,105 +368,6 @@ void set_tti_shot(TtiProblem& p, const std::vector<TtiSource>& sources,
   }
   for (std::size_t r = 0; r < receivers.size(); ++r)
     add_taps(p.receivers, receivers[r], "receivers[" + std::to_string(r) + "]", false);
-}
-
-TtiSimulation::TtiSimulation(const TtiPlan& plan, const TtiModel& model,
-                             const std::vector<TtiSource>& sources,
-                             const std::vector<Vec3>& receivers, Interpolation interpolation)
-    : TtiSimulation(plan, build_tti_problem(plan, model, sources, receivers, interpolation)) {}
-
-TtiSimulation::TtiSimulation(const TtiPlan& plan, TtiProblem problem)
-    : m_plan(plan), m_problem(std::move(problem)), m_needs_phi(tti_needs_phi(m_problem)) {
-  reset_state();
-}
-
-void TtiSimulation::load_shot(const std::vector<TtiSource>& sources,
-                              const std::vector<Vec3>& receivers, Interpolation interpolation) {
-  set_tti_shot(m_problem, sources, receivers, interpolation);
-  reset_state();
-}
-
-void TtiSimulation::reset_state() {
-  const auto size = static_cast<std::size_t>(m_problem.layout.size);
-  for (auto* a : {&m_p, &m_p_next, &m_q, &m_q_next})
-    a->assign(size, 0.0f);
-  if (m_needs_phi) m_phi_p.assign(size, 0.0f);
-  m_traces.assign(m_problem.receivers.owners() * (static_cast<std::size_t>(m_plan.steps) + 1),
-                  0.0f);
-  m_steps_done = 0;
-}
-
-void TtiSimulation::update_regions() {
-  TtiFields f = tti_medium_fields(m_problem);
-  f.p = m_p.data();
-  f.p_next = m_p_next.data();
-  f.q = m_q.data();
-  f.q_next = m_q_next.data();
-  f.phi_p = m_phi_p.empty() ? nullptr : m_phi_p.data();
-  const bool azimuth = f.axis_y != nullptr;
-  // The layer without phi where no point of it is driven (tti_layer_store).
-  const bool phi = f.phi_p != nullptr;
-  const FieldLayout& l = m_problem.layout;
-  const TtiCoefs& c = m_problem.coefs;
-  // One parallel region a step (not one a region): seven fork-joins a step cost more than the
-  // small layer regions themselves when the cores are shared.
-#pragma omp parallel
-  for (const Region& r : m_problem.regions) {
-    if (r.box.empty()) continue;
-    const bool layer = r.kind() == RegionKind::Layer;
-    tti_with_form(azimuth, layer, phi, [&](auto kAz, auto kLayer, auto kPhi) {
-      update_box<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(f, l, c,
-                                                                                       r.box);
-    });
-  }
-}
-
-void TtiSimulation::step(int n) {
-  if (n < 0 || n >= m_plan.steps) {
-    throw std::out_of_range("TtiSimulation::step(" + std::to_string(n) + "): the plan has " +
-                            std::to_string(m_plan.steps) + " steps");
-  }
-  update_regions();
-  // Sources enter p^{n+1} only: q is the auxiliary field, zero in an isotropic medium.
-  const TapTable& src = m_problem.sources;
-  for (std::size_t s = 0; s < src.owners(); ++s) {
-    const float amplitude = m_problem.source_samples[s * static_cast<std::size_t>(m_plan.steps) +
-                                                     static_cast<std::size_t>(n)];
-    for (std::int64_t t = src.begin[s]; t < src.begin[s + 1]; ++t)
-      m_p_next[static_cast<std::size_t>(src.index[t])] += src.weight[t] * amplitude;
-  }
-  std::swap(m_p, m_p_next);
-  std::swap(m_q, m_q_next);
-  const std::size_t samples = static_cast<std::size_t>(m_plan.steps) + 1;
-  const TapTable& rcv = m_problem.receivers;
-  for (std::size_t r = 0; r < rcv.owners(); ++r) {
-    float sum = 0.0f;
-    for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t)
-      sum += rcv.weight[t] * m_p[static_cast<std::size_t>(rcv.index[t])];
-    m_traces[r * samples + static_cast<std::size_t>(n) + 1] = sum;
-  }
-  m_steps_done = n + 1;
-}
-
-void TtiSimulation::run() {
-  for (int n = m_steps_done; n < m_plan.steps; ++n)
-    step(n);
-}
-
-std::vector<float> TtiSimulation::wavefield_p() const {
-  std::vector<float> dense(m_plan.grid.points());
-  unpad_field(m_problem.layout, m_p.data(), dense.data());
-  return dense;
-}
-
-FiniteScan TtiSimulation::scan_field(bool q) const {
-  return scan_finite(m_problem.layout, (q ? m_q : m_p).data());
-}
-
-std::vector<float> TtiSimulation::wavefield_q() const {
-  std::vector<float> dense(m_plan.grid.points());
-  unpad_field(m_problem.layout, m_q.data(), dense.data());
-  return dense;
 }
 
 } // namespace minimod

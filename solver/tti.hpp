@@ -1,12 +1,12 @@
 #pragma once
 /// Acoustic TTI (docs/physics.md section 5, docs/tti.md): the model and its checks, the stable time
-/// step of the 73-point operator on (p, q), and a self-contained OpenMP CPU solver that is the
-/// reference of the TTI GPU kernels. The per-point math is kernels/tti_K.hpp.
+/// step of the 73-point operator on (p, q), and the TtiProblem a backend steps (the CPU backend's
+/// TTI kernel `cpu` is the reference of the GPU kernels). The per-point math is kernels/tti_K.hpp.
 
 #include "io/survey.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/tti_K.hpp"
-#include "kernels/tti_backend.hpp"
+#include "kernels/tti_problem.hpp"
 #include "solver/grid.hpp"
 
 #include <array>
@@ -123,65 +123,5 @@ TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
 /// Positions outside the grid and sources with fewer than p.steps samples: InputError.
 void set_tti_shot(TtiProblem& p, const std::vector<TtiSource>& sources,
                   const std::vector<Vec3>& receivers, Interpolation interpolation);
-
-/// A TTI run on the CPU: fields p and q in the padded FieldLayout, the seven-region split with
-/// Minimod's layer (phi for p where the medium is elliptic, damping alone otherwise), sources
-/// into p, receivers sampling p.
-class TtiSimulation {
-public:
-  /// Validates the model (InputError), builds the medium arrays, eta, taps; p = q = 0.
-  /// Positions outside the grid and sources with fewer than plan.steps samples: InputError.
-  TtiSimulation(const TtiPlan& plan, const TtiModel& model, const std::vector<TtiSource>& sources,
-                const std::vector<Vec3>& receivers,
-                Interpolation interpolation = Interpolation::Sinc);
-  /// The same from a problem built by build_tti_problem.
-  TtiSimulation(const TtiPlan& plan, TtiProblem problem);
-
-  /// The next shot on the same medium: replace the taps and source samples (set_tti_shot), zero
-  /// p, q, phi and the traces, and start again from step 0. Same errors as the constructor's.
-  void load_shot(const std::vector<TtiSource>& sources, const std::vector<Vec3>& receivers,
-                 Interpolation interpolation = Interpolation::Sinc);
-
-  /// Advance from step n to n + 1: every region, injection of s(t_n) into p^{n+1}, the swap, then
-  /// receiver sample n + 1. std::out_of_range unless 0 <= n < plan.steps; steps are taken in
-  /// order (n = steps_done()) except by a benchmark that repeats them.
-  void step(int n);
-  /// Every remaining step of the plan.
-  void run();
-
-  /// Steps done so far.
-  int steps_done() const { return m_steps_done; }
-  /// The plan the run was built from.
-  const TtiPlan& plan() const { return m_plan; }
-  /// The padded layout of every field.
-  const FieldLayout& layout() const { return m_problem.layout; }
-  /// Whether the azimuth terms (xy, yz) are computed: some point has n_y != 0.
-  bool has_azimuth() const { return m_problem.has_azimuth(); }
-  /// The medium, taps and samples being stepped.
-  const TtiProblem& problem() const { return m_problem; }
-
-  /// Receiver traces of p: [receivers][steps + 1], sample n at t = n dt (sample 0 is zero).
-  const std::vector<float>& traces() const { return m_traces; }
-  /// p^n, dense, x fastest.
-  std::vector<float> wavefield_p() const;
-  /// q^n, dense, x fastest.
-  std::vector<float> wavefield_q() const;
-  /// Scan p^n's (q^n's with `q`) grid points, the ghosts excluded, for NaN and Inf
-  /// (kernels/finite_scan.hpp), as TtiBackend::scan_field does on the GPU.
-  FiniteScan scan_field(bool q = false) const;
-
-private:
-  void update_regions();
-  /// Zero p, q, phi and the traces; no step done.
-  void reset_state();
-
-  TtiPlan m_plan;
-  TtiProblem m_problem;
-  std::vector<float> m_p, m_p_next, m_q, m_q_next;
-  std::vector<float> m_phi_p; ///< the layer's phi of p (q has none); only with m_needs_phi
-  bool m_needs_phi = false;   ///< tti_needs_phi(m_problem)
-  std::vector<float> m_traces;
-  int m_steps_done = 0;
-};
 
 } // namespace minimod

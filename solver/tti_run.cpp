@@ -4,43 +4,22 @@
 #include "io/h5_output.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/selection.hpp"
-#include "kernels/tti_backend.hpp"
+#include "kernels/tti_problem.hpp"
 #include "models/velocity.hpp"
-#include "solver/finite_watch.hpp"
-#include "solver/interrupt.hpp"
-#include "solver/plan.hpp"
-#include "solver/simulation.hpp"
+#include "solver/equation.hpp"
 #include "solver/wavelet.hpp"
-#include "version.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 
 namespace minimod {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 constexpr double kPi = 3.14159265358979323846;
-
-SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& options,
-                              BackendKind kind, const std::string& spec, const std::string& what,
-                              PartsStore& store, const SegyTarget& segy);
-
-/// Where the time loop appends shot 0's snapshots: the snapshot part of the run's parts folder.
-struct SnapshotSink {
-  OutputFile* file = nullptr;
-  void append_snapshot(int step, double time, const std::vector<float>& data) {
-    file->append_snapshot(step, time, data);
-  }
-};
 
 /// Highest frequency of the survey: boundary.fmax, else the highest of every shot's sources.
 double survey_fmax(const Survey& s) {
@@ -141,261 +120,143 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
   return o.str();
 }
 
-SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& options) {
-  if (mpi_size() > 1) {
-    throw InputError("physics: tti runs in one process for now; allowed: without mpirun");
-  }
-  // The backend: the TTI CPU reference or the CUDA TTI kernels.
-  const BackendKind kind = resolve_backend_choice(options.simulation.backend, options.hooks.notice,
-                                                  "running the TTI CPU reference");
-  std::string spec = options.simulation.kernel_spec, what = "--kernel";
-  if (spec.empty() && survey.kernel) {
-    spec = *survey.kernel;
-    what = survey.kernel_loc.where();
-    if (kind == BackendKind::Cpu && options.simulation.backend == BackendChoice::Auto) spec.clear();
-  }
-  if (is_auto_kernel_spec(spec)) {
-    // No TTI autotuning yet: the default is the pair measured fastest (docs/kernels.md).
-    if (kind == BackendKind::Cuda && options.hooks.notice)
-      options.hooks.notice("--kernel auto: no TTI autotuning yet; using the measured default " +
-                           default_kernel_spec(BackendKind::Cuda, Physics::Tti));
-    spec.clear();
-  }
-  if (kind == BackendKind::Cpu && !spec.empty() && spec != "cpu") {
-    throw InputError(what + ": '" + spec +
-                     "' is not a TTI CPU kernel; allowed on the CPU: cpu (the TTI reference), or "
-                     "--backend cuda for the TTI GPU kernels");
-  }
-
-  // Before any computation: output checks, the lock, the manifest (or the kept shots).
-  const SegyTarget segy = segy_target(survey, options);
-  const std::unique_ptr<PartsStore> store = open_parts(survey, options, segy);
-  try {
-    return run_tti_shots(survey, options, kind, spec, what, *store, segy);
-  } catch (...) {
-    abandon_parts(*store, survey, options);
-    throw;
-  }
+Plan tti_run_plan(const Survey& shot, const TtiModel& m, const TtiPlan& tti) {
+  // Trace and snapshot sampling, and the acoustic plan's checks of the output, on the TTI time
+  // axis: the acoustic plan of one step, its time axis and layer replaced.
+  Plan p = make_plan(shot, m.vp, 1);
+  const Grid& g = tti.grid;
+  p.layer = tti.layer;
+  p.vmax = tti.vmax;
+  p.dt = tti.dt;
+  p.dt_limit = tti.dt_limit;
+  p.cfl = tti.cfl;
+  p.steps = tti.steps;
+  p.duration = tti.steps * tti.dt;
+  p.dt_out = shot.output.dt_out ? *shot.output.dt_out : tti.dt;
+  p.trace_samples = static_cast<int>(std::floor(p.duration / p.dt_out + 1e-9)) + 1;
+  p.snapshot_count = p.snapshot_every > 0 ? p.steps / p.snapshot_every : 0;
+  p.snapshot_geometry.expected_count = p.snapshot_count;
+  p.warnings = tti.warnings;
+  // Memory: the TTI arrays on the device; on the host the model's arrays, the padded medium
+  // (vp2dt2, the two pairs, n_y, eta), the source samples and the traces (recorded, resampled).
+  const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, tti.layer.x_lo);
+  const bool azimuth = tti_model_has_azimuth(m);
+  const bool phi = tti.layer.any() && tti_layer_has_elliptic_point(g, tti.layer, m);
+  const double receivers = static_cast<double>(shot.receivers.size());
+  const double sources = static_cast<double>(shot.sources.size());
+  const double steps = static_cast<double>(p.steps);
+  const double taps = (receivers + sources) * 8 * 12;
+  p.device_bytes =
+      tti_array_bytes(l.size, azimuth, tti.layer.any(), phi) +
+      static_cast<std::size_t>(receivers * (steps + 1) * 4 + sources * steps * 4 + taps);
+  const double field = 4.0 * static_cast<double>(l.size);
+  const double model_arrays = m.phi.empty() ? 4 : 5;
+  p.host_bytes = model_arrays * 4.0 * static_cast<double>(g.points()) +
+                 field * (3 + (azimuth ? 0.5 : 0) + (tti.layer.any() ? 1 : 0)) +
+                 sources * steps * 4 + 2 * receivers * (steps + 1) * 4;
+  return p;
 }
 
 namespace {
 
-/// The shots of a TTI survey, each written as a part of `store`; the output assembled at the end.
-SurveyRunReport run_tti_shots(const Survey& survey, const SurveyRunOptions& options,
-                              BackendKind kind, const std::string& spec, const std::string& what,
-                              PartsStore& store, const SegyTarget& segy) {
-  SurveyRunReport report;
-  const auto start = Clock::now();
-  auto t0 = Clock::now();
-  const Grid grid = make_grid(survey.grid);
-  const TtiModel model = build_tti_model(survey, grid);
-  const TtiPlan plan = plan_tti(survey, model, options.simulation.steps_override);
-  report.model_ms = ms_since(t0);
-  // The medium as /model stores it; phi, when the survey gives none, is 0 everywhere.
-  StoredModel stored = model_geometry({grid.nx, grid.ny, grid.nz}, {grid.ox, grid.oy, grid.oz},
-                                      {grid.dx, grid.dy, grid.dz});
-  add_model_property(stored, "vp", "m/s", model.vp);
-  add_model_property(stored, "epsilon", "1", model.epsilon);
-  add_model_property(stored, "delta", "1", model.delta);
-  add_model_property(stored, "theta", "rad", model.theta);
-  add_model_property(stored, "phi", "rad",
-                     model.phi.empty() ? std::vector<float>(grid.points(), 0.0f) : model.phi);
-  const std::vector<int> chosen = selected_shots(survey, options);
-  for (const int s : chosen)
-    survey_for_shot(survey, s);
+/// The TTI equation: vp, epsilon, delta, theta and phi; the 73-point operator's plan; the TTI
+/// problem (solver/tti.cpp) with sources into p and receivers of p.
+class TtiEquation final : public Equation {
+public:
+  Physics physics() const override { return Physics::Tti; }
 
-  // Trace and snapshot sampling as for the acoustic plan, on the TTI time axis.
-  Plan sampling = make_plan(survey, model.vp, 1);
-  const double duration = plan.steps * plan.dt;
-  const double dt_out = survey.output.dt_out ? *survey.output.dt_out : plan.dt;
-  const int samples = static_cast<int>(std::floor(duration / dt_out + 1e-9)) + 1;
-  check_segy_sampling(survey, segy, dt_out);
-  const int every = survey.output.snapshot_every;
-  SnapshotGeometry geometry = sampling.snapshot_geometry;
-  geometry.expected_count = every > 0 ? plan.steps / every : 0;
+  void build_model(const Survey& survey) override {
+    m_model = build_tti_model(survey, make_grid(survey.grid));
+  }
+  std::vector<std::vector<float>*> model_arrays() override {
+    return {&m_model.vp, &m_model.epsilon, &m_model.delta, &m_model.theta, &m_model.phi};
+  }
+  double model_bytes() const override {
+    return 4.0 *
+           static_cast<double>(m_model.vp.size() + m_model.epsilon.size() + m_model.delta.size() +
+                               m_model.theta.size() + m_model.phi.size());
+  }
+  std::string model_notice() const override { return m_model.notice; }
 
-  Plan shown = sampling; // what on_plan shows: the TTI grid, dt and steps
-  shown.dt = plan.dt;
-  shown.steps = plan.steps;
-  shown.layer = plan.layer;
-  if (options.hooks.on_plan) options.hooks.on_plan(shown);
-  for (const auto& w : plan.warnings) {
-    if (options.hooks.notice) options.hooks.notice("warning: " + w);
+  Plan make_plan(const Survey& shot, int steps_override) const override {
+    const TtiPlan tti = plan_tti(shot, m_model, steps_override);
+    Plan p = tti_run_plan(shot, m_model, tti);
+    m_tti = tti;
+    return p;
   }
 
-  OutputMeta meta;
-  meta.program_version = kProgramVersion;
-  meta.git_commit = kGitCommit;
-  meta.survey_text = survey.text;
-  meta.survey_path = survey.path;
-  meta.physics = "tti";
-  // The medium once; each shot replaces the taps.
-  TtiProblem problem = build_tti_problem(plan, model, {}, {}, survey.interpolation);
-  std::unique_ptr<TtiBackend> gpu;
-  std::array<std::string, kRegionCount> kernel_names;
-  kernel_names.fill("cpu");
-  if (kind == BackendKind::Cuda) {
-    // The backend first: a build without CUDA, or no GPU, is a runtime failure that says so,
-    // not an unknown kernel name.
-    gpu = make_cuda_tti_backend();
-    const RegionKernels kernels =
-        resolve_kernels(spec, kind, Physics::Tti, problem.regions, problem.layout, what);
-    gpu->setup(problem, kernels);
-    for (int r = 0; r < kRegionCount; ++r)
-      kernel_names[r] = problem.regions[r].box.empty() ? "-" : kernels[r]->name();
-    // The host copy of the medium is no longer needed (a 900^3 model is ~10 GB of it), except
-    // vp2dt2: set_tti_shot scales physical sources by it.
-    for (auto* a : {&problem.aniso, &problem.axis_xz})
+  std::unique_ptr<Problem> build_problem(const Survey& shot, const Plan& plan) const override {
+    // The medium once (the taps of the shot with it); later shots replace the taps (set_shot).
+    return std::make_unique<TtiProblem>(build_tti_problem(
+        tti_plan(shot, plan), m_model, sources(shot, plan), receivers(shot), shot.interpolation));
+  }
+
+  void set_shot(const Survey& shot, const Plan& plan, Problem& problem) const override {
+    if (problem.physics() != Physics::Tti)
+      throw std::logic_error("TTI equation: a problem of another equation");
+    set_tti_shot(static_cast<TtiProblem&>(problem), sources(shot, plan), receivers(shot),
+                 shot.interpolation);
+  }
+
+  void release_host_medium(Problem& problem) const override {
+    // Everything but vp2dt2: set_tti_shot scales physical sources by it.
+    auto& p = static_cast<TtiProblem&>(problem);
+    for (auto* a : {&p.aniso, &p.axis_xz})
       std::vector<std::uint32_t>().swap(*a);
-    std::vector<std::int16_t>().swap(problem.axis_y);
-    std::vector<float>().swap(problem.eta);
+    std::vector<std::int16_t>().swap(p.axis_y);
+    std::vector<float>().swap(p.eta);
   }
-  // On the CPU one reference simulation owns the medium and serves every shot.
-  std::unique_ptr<TtiSimulation> cpu;
-  if (!gpu) cpu = std::make_unique<TtiSimulation>(plan, std::move(problem));
-  meta.backend = backend_name(kind);
-  meta.device_name = gpu ? gpu->device_name() : cpu_model_name();
-  meta.region_kernels = kernel_names;
-  meta.grid_shape = {grid.nx, grid.ny, grid.nz};
-  meta.grid_spacing = {grid.dx, grid.dy, grid.dz};
-  meta.grid_origin = {grid.ox, grid.oy, grid.oz};
-  meta.layer_widths = {plan.layer.x_lo, plan.layer.x_hi, plan.layer.y_lo,
-                       plan.layer.y_hi, plan.layer.z_lo, plan.layer.z_hi};
-  meta.dt = plan.dt;
-  meta.steps = plan.steps;
-  const bool many = chosen.size() > 1;
-  report.skipped = store.complete_shots();
-  std::vector<int> todo;
-  for (const int shot : chosen) {
-    if (!store.shot_complete(shot)) todo.push_back(shot);
-  }
-  int done = static_cast<int>(report.skipped.size());
-  double modelled_s = 0;
 
-  // p of the current shot, dense (from the device when the GPU runs it).
-  auto field_p = [&] {
-    if (cpu) return cpu->wavefield_p();
-    std::vector<float> dense;
-    gpu->fetch_field(dense);
-    return dense;
-  };
-  std::vector<float> raw;
-  for (std::size_t i = 0; i < todo.size(); ++i) {
-    const int shot = todo[i];
-    throw_if_interrupted();
-    if (many && options.hooks.notice) options.hooks.notice(shot_heading(shot, chosen));
-    if (options.on_shot_start) {
-      options.on_shot_start(ShotStart{
-          shot, done, static_cast<int>(chosen.size()), static_cast<int>(todo.size() - i - 1),
-          report.shots.empty() ? 0.0 : modelled_s / report.shots.size()});
-    }
-    const auto shot_t0 = Clock::now();
-    ShotTiming timing;
-    timing.shot = shot;
-    t0 = Clock::now();
-    const Survey s = survey_for_shot(survey, shot);
-    std::vector<TtiSource> sources;
-    for (const auto& src : s.sources) {
-      sources.push_back(TtiSource{
+  StoredModel stored_model(const Grid& grid) const override {
+    // phi, when the survey gives none, is 0 everywhere.
+    StoredModel stored = model_geometry({grid.nx, grid.ny, grid.nz}, {grid.ox, grid.oy, grid.oz},
+                                        {grid.dx, grid.dy, grid.dz});
+    add_model_property(stored, "vp", "m/s", m_model.vp);
+    add_model_property(stored, "epsilon", "1", m_model.epsilon);
+    add_model_property(stored, "delta", "1", m_model.delta);
+    add_model_property(stored, "theta", "rad", m_model.theta);
+    add_model_property(stored, "phi", "rad",
+                       m_model.phi.empty() ? std::vector<float>(grid.points(), 0.0f) : m_model.phi);
+    return stored;
+  }
+
+private:
+  /// The TTI plan behind `plan` (the one make_plan made, or made again for another plan).
+  TtiPlan tti_plan(const Survey& shot, const Plan& plan) const {
+    if (m_tti.steps == plan.steps && m_tti.dt == plan.dt) return m_tti;
+    TtiPlan tti = plan_tti(shot, m_model, plan.steps);
+    if (tti.dt != plan.dt)
+      throw std::logic_error("TTI equation: a plan that make_plan did not make");
+    return tti;
+  }
+
+  /// The shot's sources, their wavelets sampled on the plan's time axis.
+  static std::vector<TtiSource> sources(const Survey& shot, const Plan& plan) {
+    std::vector<TtiSource> out;
+    for (const auto& src : shot.sources) {
+      out.push_back(TtiSource{
           src.position,
           sample_wavelet(src.wavelet, plan.dt, plan.steps, src.wavelet.loc.where() + ".file"),
           src.injection});
     }
-    std::vector<Vec3> receivers;
-    for (const auto& r : s.receivers)
-      receivers.push_back(r.position);
-    if (gpu) {
-      set_tti_shot(problem, sources, receivers, s.interpolation);
-      gpu->set_taps(problem);
-    } else {
-      cpu->load_shot(sources, receivers, s.interpolation);
-    }
-    timing.setup_ms = ms_since(t0);
-
-    t0 = Clock::now();
-    const bool snapshots =
-        shot == 0 && every > 0 && geometry.expected_count > 0 && !store.snapshots_complete();
-    std::unique_ptr<OutputFile> snapshot_part;
-    if (snapshots) {
-      snapshot_part = store.begin_snapshots(meta);
-      snapshot_part->begin_snapshots(geometry);
-    }
-    SnapshotSink out{snapshot_part.get()};
-    const int chunk = std::max(1, plan.steps / 40);
-    FiniteWatch watch(
-        make_watch_setup(s, plan, (cpu ? cpu->problem() : problem).source_samples, true));
-    for (int n = 0; n < plan.steps; ++n) {
-      throw_if_interrupted();
-      cpu ? cpu->step(n) : gpu->step(n);
-      if (snapshots && (n + 1) % every == 0) {
-        std::vector<float> snapshot = extract_snapshot(field_p(), grid, sampling.snapshot_box,
-                                                       sampling.snapshot_decimate, geometry);
-        require_finite_snapshot(snapshot, n + 1, (n + 1) * plan.dt, sampling.snapshot_box,
-                                sampling.snapshot_decimate, geometry);
-        out.append_snapshot(n + 1, (n + 1) * plan.dt, snapshot);
-      }
-      // The NaN/Inf watch (solver/finite_watch.hpp): scans of p and q every few steps.
-      if (watch.due(n + 1)) {
-        watch.check(n + 1, cpu ? cpu->scan_field(false) : gpu->scan_field(false), "p");
-        watch.check(n + 1, cpu ? cpu->scan_field(true) : gpu->scan_field(true), "q");
-      }
-      if (options.hooks.on_progress && ((n + 1) % chunk == 0 || n + 1 == plan.steps)) {
-        if (gpu) gpu->synchronize(); // so that the progress shows real time
-        options.hooks.on_progress(n + 1);
-      }
-    }
-    if (cpu) {
-      raw = cpu->traces();
-    } else {
-      gpu->fetch_traces(raw);
-    }
-    timing.step_ms = ms_since(t0);
-
-    t0 = Clock::now();
-    ShotGather g;
-    g.shot = shot;
-    for (const auto& src : s.sources)
-      g.source_positions.push_back(src.position);
-    g.receiver_positions = receivers;
-    g.dt_out = dt_out;
-    g.samples = samples;
-    g.traces = resample_finite_traces(raw, receivers.size(), plan.dt, dt_out, samples,
-                                      "shot " + std::to_string(shot) + "'s traces");
-    g.wavelet_dt = plan.dt;
-    g.wavelet_samples = plan.steps;
-    for (const TtiSource& src : sources)
-      g.wavelet.insert(g.wavelet.end(), src.samples.begin(), src.samples.end());
-    if (snapshot_part) snapshot_part->commit();
-    store.write_shot(meta, g);
-    ++done;
-    if (many && options.hooks.notice) {
-      options.hooks.notice("shot " + std::to_string(shot) + " done (" + std::to_string(done) + "/" +
-                           std::to_string(chosen.size()) + " done)");
-    }
-    timing.output_ms = ms_since(t0);
-    report.shots.push_back(timing);
-    modelled_s += ms_since(shot_t0) * 1e-3;
-    report.last.timing.total_ms = timing.step_ms;
-    report.last.timing.median_step_ms = timing.step_ms / plan.steps;
-    report.last.timing.mpoints_per_s =
-        static_cast<double>(grid.points()) * plan.steps / (timing.step_ms * 1e-3) / 1e6;
+    return out;
   }
-  // The last shot run leaves its final field in place: one copy, not one a shot.
-  if (!report.shots.empty()) report.last.final_field = field_stats(field_p());
-  report.last.plan = shown;
-  report.last.backend = meta.backend;
-  report.last.device = meta.device_name;
-  report.last.kernels = meta.region_kernels;
-  report.last.output_file = options.output;
-  throw_if_interrupted();
-  store.assemble(meta, chosen, segy, [&](OutputFile& out) {
-    out.write_model(stored);
-    out.set_attribute("run_ms_total", ms_since(start));
-  });
-  report.total_ms = ms_since(start);
-  return report;
-}
+
+  static std::vector<Vec3> receivers(const Survey& shot) {
+    std::vector<Vec3> out;
+    for (const auto& r : shot.receivers)
+      out.push_back(r.position);
+    return out;
+  }
+
+  TtiModel m_model;
+  mutable TtiPlan m_tti; ///< the last plan make_plan made
+};
 
 } // namespace
+
+std::unique_ptr<Equation> make_tti_equation() {
+  return std::make_unique<TtiEquation>();
+}
 
 } // namespace minimod

@@ -1,10 +1,9 @@
 #pragma once
-/// `physics: tti` surveys: the model from the survey, the plan, and the shots on the CPU reference
-/// solver (solver/tti.hpp) into the same output as an acoustic run. GPU kernels for TTI are not
-/// written yet; `--backend cuda` is refused with that reason.
+/// `physics: tti` surveys: the model from the survey, the plan, what `validate` prints, and the TTI
+/// Equation (make_tti_equation, solver/equation.hpp) through which the one survey driver runs them.
 
 #include "io/survey.hpp"
-#include "solver/survey_run.hpp"
+#include "solver/plan.hpp"
 #include "solver/tti.hpp"
 
 #include <string>
@@ -21,7 +20,8 @@ TtiPlan plan_tti(const Survey& survey, const TtiModel& model, int steps_override
 /// What `minimod-gpu validate` prints for a TTI survey.
 std::string describe_tti_plan(const Survey& survey, const TtiModel& model, const TtiPlan& plan);
 
-/// Run every shot of a TTI survey (one process, CPU reference).
-SurveyRunReport run_tti_survey(const Survey& survey, const SurveyRunOptions& options);
+/// The run's Plan of a TTI plan: dt, steps, layer and stability of `tti`, trace and snapshot
+/// sampling as the acoustic plan makes them on that time axis, and the TTI memory.
+Plan tti_run_plan(const Survey& shot, const TtiModel& model, const TtiPlan& tti);
 
 } // namespace minimod

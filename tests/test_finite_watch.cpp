@@ -18,6 +18,7 @@
 #include "tests/gpu/problem_builder.hpp"
 #include "tests/grid_helpers.hpp"
 #include "tests/planted_values.hpp"
+#include "tests/tti_cpu.hpp"
 
 #include <gtest/gtest.h>
 
@@ -67,7 +68,7 @@ FiniteScan cpu_scan_after_plants(const std::vector<Plant>& plants) {
   backend->setup(
       p, resolve_kernels("", BackendKind::Cpu, Physics::Acoustic, p.regions, p.layout, "--kernel"));
   backend->step(0);
-  return backend->scan_wavefield();
+  return backend->scan_field(0);
 }
 
 TEST(FiniteScan, CpuBackendNamesTheFirstNonFinitePointAndTheLargestFiniteValue) {
@@ -125,7 +126,7 @@ TEST(FiniteScan, TtiReferenceScansPAndQ) {
   const TtiPlan plan = make_tti_plan(g, m, o);
   TtiProblem p = build_tti_problem(plan, m, {}, {});
   plant(p, {{7, 8, 9, kNaN}, {0, 17, 15, -kInf}, {3, 3, 3, 5.0f}, {-1, 2, 2, kNaN}});
-  TtiSimulation sim(plan, std::move(p));
+  TtiCpuRun sim(plan, std::move(p));
   sim.step(0);
   const FiniteScan sp = sim.scan_field(false);
   EXPECT_EQ(sp.nonfinite, 2);
@@ -454,7 +455,7 @@ TEST(InterruptDeathTest, TtiLoopStopsAtTheNextStep) {
         };
         install_interrupt_handlers();
         try {
-          run_tti_survey(survey, options);
+          run_survey_shots(survey, options);
         } catch (const Interrupted& e) {
           std::fprintf(stderr, "%s after %d steps\n", e.what(), last);
           std::_Exit(e.signal() == SIGINT && last > 0 ? 7 : 1);

@@ -1063,10 +1063,23 @@ TEST(SelectionKernels, GpuKernelOnCpuBackend) {
   }
 }
 
-TEST(SelectionKernels, NoTtiKernelNamedCpu) {
+// The TTI CPU reference is the kernel `cpu` of Physics::Tti, the default on the CPU backend; a
+// GPU kernel's name is no CPU kernel.
+TEST(SelectionKernels, TtiKernelNamedCpuIsTheTtiReference) {
   const SelectionFixture fx;
+  for (const std::string spec : {"cpu", ""}) {
+    const RegionKernels k =
+        resolve_kernels(spec, BackendKind::Cpu, Physics::Tti, fx.regions, fx.layout, "--kernel");
+    for (int r = 0; r < kRegionCount; ++r) {
+      if (fx.regions[r].box.empty()) continue;
+      ASSERT_NE(k[r], nullptr);
+      EXPECT_EQ(k[r]->name(), "cpu");
+      EXPECT_EQ(k[r]->physics(), Physics::Tti);
+      EXPECT_EQ(k[r]->backend(), BackendKind::Cpu);
+    }
+  }
   EXPECT_THROW(
-      resolve_kernels("cpu", BackendKind::Cpu, Physics::Tti, fx.regions, fx.layout, "--kernel"),
+      resolve_kernels("semi+b", BackendKind::Cpu, Physics::Tti, fx.regions, fx.layout, "--kernel"),
       InputError);
 }
 

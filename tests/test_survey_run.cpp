@@ -345,6 +345,98 @@ TEST_F(RunDir, TtiSurveyRunsOnTheCpuReference) {
   }
 }
 
+/// A TTI survey of `shots` shots along x whose receivers move with the source.
+std::string tti_multishot_survey(int shots) {
+  return "physics: tti\n"
+         "grid: {shape: [45, 33, 39], spacing: 10}\n"
+         "model: {type: layered, layers: [{top: 0, velocity: 1800}, {top: 200, velocity: 2400}]}\n"
+         "anisotropy: {angle_unit: degrees, epsilon: 0.2, delta: 0.1, theta: 25, phi: 30}\n"
+         "time: {duration: 0.06}\n"
+         "boundary: {width: 7}\n"
+         "shots:\n"
+         "  wavelet: {type: ricker, frequency: 15}\n"
+         "  positions: {lines: [{start: [150, 160, 100], end: [300, 160, 100], count: " +
+         std::to_string(shots) +
+         "}]}\n"
+         "receivers:\n"
+         "  moving: true\n"
+         "  lines: [{start: [-100, 0, -30], end: [100, 0, -30], count: 11}]\n"
+         "output: {dt_out: 0.002}\n";
+}
+
+// TTI shots over MPI ranks (rank 0 hands them out, the others model them on the one driver the
+// acoustic runs use) give the gathers of one process, bit for bit.
+TEST_F(RunDir, TtiMpiRanksGiveTheSameGathersAsOneRank) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed (openmpi-bin)";
+  std::ofstream(at("t.yaml")) << tti_multishot_survey(3);
+  ASSERT_EQ(
+      shell(kBinary + " run " + at("t.yaml") + " -o " + at("one.h5") + " --backend cpu --quiet"),
+      0);
+  const auto one = gathers(at("one.h5"));
+  ASSERT_EQ(one.size(), 3u);
+  for (int ranks : {2, 3}) {
+    const std::string out = at("mpi" + std::to_string(ranks) + ".h5");
+    const int code = shell(kMpiEnv + "mpirun --oversubscribe -np " + std::to_string(ranks) + " " +
+                           kBinary + " run " + at("t.yaml") + " -o " + out +
+                           " --backend cpu --quiet > " + at("mpi.log") + " 2>&1");
+    ASSERT_EQ(code, 0) << "mpirun -np " << ranks << " failed; see the log:\n"
+                       << std::ifstream(at("mpi.log")).rdbuf();
+    const auto many = gathers(out);
+    ASSERT_EQ(many.size(), one.size()) << ranks << " ranks";
+    for (std::size_t s = 0; s < one.size(); ++s)
+      EXPECT_EQ(many[s], one[s]) << "shot " << s << " differs with " << ranks << " ranks";
+    const hid_t f = H5Fopen(out.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    EXPECT_EQ(minimod::test_support::read_string_attribute(f, "physics"), "tti");
+    H5Fclose(f);
+  }
+}
+
+/// The snapshots of a file, [count][points], and their steps.
+std::pair<std::vector<float>, std::vector<int>> snapshots(const std::string& path) {
+  std::vector<float> values;
+  std::vector<int> steps;
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(f, 0) << path;
+  if (f < 0) return {values, steps};
+  const hid_t d = H5Dopen2(f, "/snapshots/wavefield", H5P_DEFAULT);
+  const hid_t space = H5Dget_space(d);
+  hsize_t dims[4] = {0, 0, 0, 0};
+  H5Sget_simple_extent_dims(space, dims, nullptr);
+  values.resize(dims[0] * dims[1] * dims[2] * dims[3]);
+  H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+  H5Sclose(space);
+  H5Dclose(d);
+  const hid_t st = H5Dopen2(f, "/snapshots/step", H5P_DEFAULT);
+  steps.resize(dims[0]);
+  H5Dread(st, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data());
+  H5Dclose(st);
+  H5Fclose(f);
+  return {values, steps};
+}
+
+// A snapshot holds the field of its own step, on either equation: the snapshot of step 30 of a
+// 31-step run (taken while the loop goes on) is the last snapshot of a 30-step run.
+TEST_F(RunDir, SnapshotsHoldTheFieldOfTheirStep) {
+  for (const bool tti : {false, true}) {
+    SCOPED_TRACE(tti ? "tti" : "acoustic");
+    std::ofstream(at("s.yaml")) << (tti ? tti_survey("0.05")
+                                        : multishot_survey(2) + "  snapshots: {every: 30}\n");
+    for (const int steps : {30, 31}) {
+      ASSERT_EQ(shell(kBinary + " run " + at("s.yaml") + " -o " +
+                      at(std::to_string(steps) + ".h5") + " --backend cpu --quiet --steps " +
+                      std::to_string(steps)),
+                0);
+    }
+    const auto [last, last_steps] = snapshots(at("30.h5"));
+    const auto [during, during_steps] = snapshots(at("31.h5"));
+    ASSERT_EQ(last_steps, std::vector<int>{30});
+    ASSERT_EQ(during_steps, std::vector<int>{30});
+    ASSERT_FALSE(last.empty());
+    EXPECT_EQ(during, last);
+  }
+}
+
 TEST_F(RunDir, TtiEpsilonBelowDeltaIsRefusedWithThePosition) {
   std::ofstream(at("t.yaml")) << tti_survey("0.25");
   EXPECT_EQ(shell(kBinary + " validate " + at("t.yaml") + " > " + at("v.log") + " 2>&1"), 2);

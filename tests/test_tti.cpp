@@ -6,6 +6,7 @@
 #include "solver/simulation.hpp"
 #include "solver/tti.hpp"
 #include "solver/wavelet.hpp"
+#include "tests/tti_cpu.hpp"
 
 #include "io/errors.hpp"
 #include "kernels/tti_K.hpp"
@@ -138,7 +139,7 @@ TEST(TtiIsoReduction, TiltedAxisMatchesIsotropicRun) {
 
   const std::vector<TtiSource> sources = {
       {source, sample_wavelet(src.wavelet, plan.dt, steps, "test"), Injection::Physical}};
-  TtiSimulation tti(plan, model, sources, receivers, Interpolation::Sinc);
+  TtiCpuRun tti(plan, model, sources, receivers, Interpolation::Sinc);
   ASSERT_TRUE(tti.has_azimuth());
   tti.run();
 
@@ -177,7 +178,7 @@ TEST(TtiKinematics, VelocitiesAlongAndAcrossTheAxis) {
   o.steps = static_cast<int>(std::ceil(t_end / probe.dt));
   auto run = [&](const TtiModel& m) {
     const TtiPlan plan = make_tti_plan(g, m, o);
-    TtiSimulation sim(plan, m, {{src, ricker_samples(f, plan.dt, plan.steps)}}, {along, across});
+    TtiCpuRun sim(plan, m, {{src, ricker_samples(f, plan.dt, plan.steps)}}, {along, across});
     sim.run();
     const int samples = plan.steps + 1;
     return std::vector<double>{peak_time(trace_of(sim.traces(), 0, samples), plan.dt),
@@ -229,8 +230,8 @@ TEST(TtiRotation, HorizontalAxisEqualsTransposedVti) {
   for (const Vec3& r : rcv)
     rcv_t.push_back(swap(r));
   const std::vector<float> wavelet = ricker_samples(15, plan.dt, steps);
-  TtiSimulation a(plan, m, {{src, wavelet}}, rcv);
-  TtiSimulation b(plan_t, mt, {{swap(src), wavelet}}, rcv_t);
+  TtiCpuRun a(plan, m, {{src, wavelet}}, rcv);
+  TtiCpuRun b(plan_t, mt, {{swap(src), wavelet}}, rcv_t);
   a.run();
   b.run();
   const double trace_err = rel_l2(a.traces(), b.traces());
@@ -527,7 +528,7 @@ TEST(TtiLayer, PhiIsReadAndWrittenOnlyWhereElliptic) {
   EXPECT_FALSE(tti_needs_phi(q));
   EXPECT_TRUE(tti_layer_has_elliptic_point(g, plan.layer, m));
   EXPECT_FALSE(tti_layer_has_elliptic_point(g, plan.layer, anelliptic_model));
-  EXPECT_EQ(tti_device_bytes(p) - tti_device_bytes(q),
+  EXPECT_EQ(p.device_bytes() - q.device_bytes(),
             static_cast<std::size_t>(l.size) * (sizeof(float) + sizeof(std::int16_t)));
 }
 
@@ -587,8 +588,7 @@ TEST(TtiStableDt, StronglyAnisotropicRunStaysBounded) {
     o.cfl = cfl;
     o.layer_width = 8;
     const TtiPlan plan = make_tti_plan(g, m, o);
-    TtiSimulation sim(plan, m, {{{19 * h, 17 * h, 18 * h}, ricker_samples(20, plan.dt, steps)}},
-                      {});
+    TtiCpuRun sim(plan, m, {{{19 * h, 17 * h, 18 * h}, ricker_samples(20, plan.dt, steps)}}, {});
     double e_max = 0, e_end = 0;
     for (int n = 0; n < plan.steps; ++n) {
       sim.step(n);
@@ -622,12 +622,12 @@ TEST(TtiShots, LoadShotEqualsAFreshSimulation) {
   const std::vector<Vec3> rcv_first = {{200.0, 130.0, 140.0}};
   const std::vector<Vec3> rcv_second = {{60.0, 130.0, 150.0}, {250.0, 90.0, 200.0}};
 
-  TtiSimulation reused(plan, m, first, rcv_first);
+  TtiCpuRun reused(plan, m, first, rcv_first);
   reused.run();
   reused.load_shot(second, rcv_second, Interpolation::Sinc);
   EXPECT_EQ(reused.steps_done(), 0);
   reused.run();
-  TtiSimulation fresh(plan, m, second, rcv_second, Interpolation::Sinc);
+  TtiCpuRun fresh(plan, m, second, rcv_second, Interpolation::Sinc);
   fresh.run();
   EXPECT_EQ(reused.traces(), fresh.traces());
   EXPECT_EQ(reused.wavefield_p(), fresh.wavefield_p());

@@ -1,10 +1,13 @@
-/// The OpenMP CPU backend: the test oracle and the default when no GPU is present.
+/// The OpenMP CPU backend: the test oracle and the default when no GPU is present, for both
+/// equations. What is the equation's own is small: how many wavefields it has, whether its layer
+/// keeps a memory variable, and how its region kernels are launched (update_acoustic,
+/// update_tti); the taps, the swap, the free surface, timing and the fields out are shared.
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/tti_problem.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -34,77 +37,100 @@ public:
   BackendKind kind() const override { return BackendKind::Cpu; }
   std::string device_name() const override { return cpu_model_name(); }
 
-  void setup(const AcousticProblem& p,
-             const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+  void setup(const Problem& p, const RegionKernels& kernels) override {
     validate(p, kernels);
+    if (p.physics() == Physics::Tti && p.free_surface)
+      throw std::invalid_argument("TTI problem with a free surface: not implemented");
     m_problem = &p;
     m_kernels = kernels;
+    // The layer's memory variable: phi of u wherever there is a layer; phi of p only where the
+    // TTI layer drives it somewhere (tti_needs_phi).
+    const bool phi = p.physics() == Physics::Tti
+                         ? tti_needs_phi(static_cast<const TtiProblem&>(p))
+                         : !static_cast<const AcousticProblem&>(p).eta.empty();
     const auto size = static_cast<std::size_t>(p.layout.size);
-    m_u.assign(size, 0.0f);
-    m_v.assign(size, 0.0f);
-    m_vp2dt2 = p.vp2dt2;
-    if (!p.eta.empty()) {
-      m_eta = p.eta;
-      m_phi.assign(size, 0.0f);
-    } else {
-      m_eta.clear();
-      m_phi.clear();
-    }
+    const std::size_t fields = wavefield_names(p.physics()).size();
+    m_current.assign(fields, std::vector<float>(size, 0.0f));
+    m_next.assign(fields, std::vector<float>(size, 0.0f));
+    m_phi.assign(phi ? size : 0, 0.0f);
+    m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
+    m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
     m_traces.assign(p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1), 0.0f);
   }
 
-  void step(int n) override {
-    const AcousticProblem& p = *m_problem;
-    IsoFields f;
-    f.u = m_u.data();
-    f.v = m_v.data();
-    f.vp2dt2 = m_vp2dt2.data();
-    f.phi = m_phi.empty() ? nullptr : m_phi.data();
-    f.eta = m_eta.empty() ? nullptr : m_eta.data();
-    for (int r = 0; r < kRegionCount; ++r) {
-      if (!p.regions[r].box.empty())
-        m_kernels[r]->launch(f, p.layout, p.coefs, p.regions[r], nullptr);
-    }
-    // Sources enter u^{n+1} after the stencil update of step n.
-    const TapTable& s = p.sources;
-    for (std::size_t src = 0; src < s.owners(); ++src) {
-      const float amplitude = p.source_samples[src * p.steps + n];
-      for (std::int64_t t = s.begin[src]; t < s.begin[src + 1]; ++t) {
-        m_v[s.index[t]] += s.weight[t] * amplitude;
-      }
-    }
-    std::swap(m_u, m_v);
-    if (p.free_surface) apply_free_surface(m_u.data(), p.layout);
-    const TapTable& rcv = p.receivers;
-    const std::size_t samples = static_cast<std::size_t>(p.steps) + 1;
-    for (std::size_t r = 0; r < rcv.owners(); ++r) {
-      float sum = 0.0f;
-      for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t) {
-        sum += rcv.weight[t] * m_u[rcv.index[t]];
-      }
-      m_traces[r * samples + n + 1] = sum;
-    }
-  }
-
-  void set_taps(const AcousticProblem& p) override {
+  void set_taps(const Problem& p) override {
     require_ready("set_taps");
+    if (p.physics() != m_problem->physics() || p.steps != m_problem->steps)
+      throw std::invalid_argument("CPU backend: set_taps with a problem of another equation or "
+                                  "step count than setup's");
     // The taps are read from the problem at every step: only the trace buffer follows them.
     m_problem = &p;
-    m_traces.assign(p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1), 0.0f);
+    reset();
   }
 
   void reset() override {
     require_ready("reset");
-    std::fill(m_u.begin(), m_u.end(), 0.0f);
-    std::fill(m_v.begin(), m_v.end(), 0.0f);
+    for (auto* set : {&m_current, &m_next})
+      for (auto& f : *set)
+        std::fill(f.begin(), f.end(), 0.0f);
     std::fill(m_phi.begin(), m_phi.end(), 0.0f);
-    std::fill(m_traces.begin(), m_traces.end(), 0.0f);
+    m_traces.assign(
+        m_problem->receivers.owners() * (static_cast<std::size_t>(m_problem->steps) + 1), 0.0f);
   }
 
-  void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+  void set_kernels(const RegionKernels& kernels) override {
     require_ready("set_kernels");
     validate(*m_problem, kernels);
     m_kernels = kernels;
+  }
+
+  void update(StepPart part) override {
+    require_ready("update");
+    const std::vector<Region>& regions = m_parts[part == StepPart::Shell ? 0 : 1];
+    if (regions.empty()) return;
+    if (m_problem->physics() == Physics::Tti) {
+      update_tti(static_cast<const TtiProblem&>(*m_problem), regions);
+    } else {
+      update_acoustic(static_cast<const AcousticProblem&>(*m_problem), regions);
+    }
+  }
+
+  std::vector<float*> halo_fields() override {
+    std::vector<float*> out;
+    for (auto& f : m_next)
+      out.push_back(f.data());
+    return out;
+  }
+
+  void* stream() override { return nullptr; }
+
+  void finish_step(int n) override {
+    require_ready("finish_step");
+    const Problem& p = *m_problem;
+    if (n < 0 || n >= p.steps)
+      throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
+                              std::to_string(p.steps) + ")");
+    // Sources enter the first field's next step after the update of step n (TTI: p only; q is
+    // the auxiliary field, zero in an isotropic medium).
+    const TapTable& s = p.sources;
+    std::vector<float>& next = m_next[0];
+    for (std::size_t src = 0; src < s.owners(); ++src) {
+      const float amplitude =
+          p.source_samples[src * static_cast<std::size_t>(p.steps) + static_cast<std::size_t>(n)];
+      for (std::int64_t t = s.begin[src]; t < s.begin[src + 1]; ++t)
+        next[static_cast<std::size_t>(s.index[t])] += s.weight[t] * amplitude;
+    }
+    std::swap(m_current, m_next);
+    if (p.free_surface) apply_free_surface(m_current[0].data(), p.layout);
+    const std::vector<float>& u = m_current[0];
+    const TapTable& rcv = p.receivers;
+    const std::size_t samples = static_cast<std::size_t>(p.steps) + 1;
+    for (std::size_t r = 0; r < rcv.owners(); ++r) {
+      float sum = 0.0f;
+      for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t)
+        sum += rcv.weight[t] * u[static_cast<std::size_t>(rcv.index[t])];
+      m_traces[r * samples + static_cast<std::size_t>(n) + 1] = sum;
+    }
   }
 
   double time_steps(int first_step, int count) override {
@@ -120,35 +146,93 @@ public:
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  void snapshot_begin() override {}
-  void snapshot_end(std::vector<float>& dense) override {
-    const FieldLayout& l = m_problem->layout;
-    dense.resize(static_cast<std::size_t>(l.nx) * l.ny * l.nz);
-    unpad_field(l, m_u.data(), dense.data());
+  FiniteScan scan_field(int field) override {
+    return scan_finite(m_problem->layout, current(field, "scan_field").data());
   }
-  FiniteScan scan_wavefield() override {
-    require_ready("scan_wavefield");
-    return scan_finite(m_problem->layout, m_u.data());
+  // The copy is made at once: on the CPU nothing could overlap it.
+  void snapshot_begin(int field) override {
+    const std::vector<float>& f = current(field, "snapshot_begin");
+    const FieldLayout& l = m_problem->layout;
+    m_snapshot.resize(static_cast<std::size_t>(l.nx) * l.ny * l.nz);
+    unpad_field(l, f.data(), m_snapshot.data());
+    m_snapshot_pending = true;
+  }
+  void snapshot_end(std::vector<float>& dense) override {
+    if (!m_snapshot_pending) throw std::logic_error("snapshot_end without snapshot_begin");
+    m_snapshot_pending = false;
+    dense.swap(m_snapshot);
   }
   void synchronize() override {}
   void fetch_traces(std::vector<float>& traces) override { traces = m_traces; }
 
 private:
-  /// Throws unless every non-empty region of `p` has a CPU kernel that can update it.
-  static void validate(const AcousticProblem& p,
-                       const std::array<const StencilKernel*, kRegionCount>& kernels) {
+  /// The acoustic update: each piece by its region's kernel, u and v swapped per step.
+  void update_acoustic(const AcousticProblem& p, const std::vector<Region>& regions) {
+    IsoFields f;
+    f.u = m_current[0].data();
+    f.v = m_next[0].data();
+    f.vp2dt2 = p.vp2dt2.data();
+    f.phi = m_phi.empty() ? nullptr : m_phi.data();
+    f.eta = p.eta.empty() ? nullptr : p.eta.data();
+    for (const Region& r : regions)
+      m_kernels[static_cast<int>(r.id)]->launch(f, p.layout, p.coefs, r, nullptr);
+  }
+
+  /// The TTI update: consecutive pieces that share a kernel in one launch_tti_regions (one
+  /// parallel region a step for the CPU reference).
+  void update_tti(const TtiProblem& p, const std::vector<Region>& regions) {
+    TtiFields f = tti_medium_fields(p);
+    f.p = m_current[0].data();
+    f.p_next = m_next[0].data();
+    f.q = m_current[1].data();
+    f.q_next = m_next[1].data();
+    f.phi_p = m_phi.empty() ? nullptr : m_phi.data();
+    for (std::size_t first = 0; first < regions.size();) {
+      const StencilKernel* k = m_kernels[static_cast<int>(regions[first].id)];
+      std::size_t last = first + 1;
+      while (last < regions.size() && m_kernels[static_cast<int>(regions[last].id)] == k)
+        ++last;
+      k->launch_tti_regions(f, p.layout, p.coefs, regions.data() + first,
+                            static_cast<int>(last - first), nullptr);
+      first = last;
+    }
+  }
+
+  const std::vector<float>& current(int field, const char* what) const {
+    require_ready(what);
+    if (field < 0 || field >= static_cast<int>(m_current.size()))
+      throw std::out_of_range(std::string("CPU backend: ") + what + ": field " +
+                              std::to_string(field) + " of " + std::to_string(m_current.size()));
+    return m_current[static_cast<std::size_t>(field)];
+  }
+
+  /// Throws unless every non-empty region of `p` has a CPU kernel of its physics that can update
+  /// it, and the medium covers the layout.
+  static void validate(const Problem& p, const RegionKernels& kernels) {
+    const bool tti = p.physics() == Physics::Tti;
+    const std::vector<float>& vp2dt2 = tti ? static_cast<const TtiProblem&>(p).vp2dt2
+                                           : static_cast<const AcousticProblem&>(p).vp2dt2;
+    const std::vector<float>& eta =
+        tti ? static_cast<const TtiProblem&>(p).eta : static_cast<const AcousticProblem&>(p).eta;
+    const auto size = static_cast<std::size_t>(p.layout.size);
+    if (vp2dt2.size() != size || !(eta.empty() || eta.size() == size))
+      throw std::invalid_argument("CPU backend: the medium does not cover the padded layout");
+    if (p.source_samples.size() != p.sources.owners() * static_cast<std::size_t>(p.steps))
+      throw std::invalid_argument("CPU backend: source samples do not match the sources and "
+                                  "steps");
     for (int r = 0; r < kRegionCount; ++r) {
       const Region& region = p.regions[r];
       if (region.box.empty()) continue;
-      if (!kernels[r] || kernels[r]->backend() != BackendKind::Cpu) {
-        throw RuntimeFailure(std::string("no CPU kernel chosen for region ") +
-                             region_name(region.id));
+      const StencilKernel* k = kernels[r];
+      if (!k || k->backend() != BackendKind::Cpu || k->physics() != p.physics()) {
+        throw RuntimeFailure(std::string("no CPU ") + physics_name(p.physics()) +
+                             " kernel chosen for region " + region_name(region.id));
       }
-      const std::string why = kernels[r]->can_run(region, p.layout);
+      const std::string why = k->can_run(region, p.layout);
       if (!why.empty())
-        throw RuntimeFailure("kernel " + kernels[r]->name() + " cannot update region " +
+        throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
                              region_name(region.id) + ": " + why);
-      if (region.kind() == RegionKind::Layer && p.eta.empty()) {
+      if (region.kind() == RegionKind::Layer && eta.empty()) {
         throw RuntimeFailure(std::string("region ") + region_name(region.id) +
                              " is an absorbing layer but the problem has no eta field");
       }
@@ -159,9 +243,15 @@ private:
     if (!m_problem) throw std::logic_error(std::string("CPU backend: ") + what + " before setup");
   }
 
-  const AcousticProblem* m_problem = nullptr;
-  std::array<const StencilKernel*, kRegionCount> m_kernels{};
-  std::vector<float> m_u, m_v, m_vp2dt2, m_phi, m_eta, m_traces;
+  const Problem* m_problem = nullptr;
+  RegionKernels m_kernels{};
+  std::array<std::vector<Region>, 2> m_parts; ///< the pieces of StepPart::Shell and ::Interior
+  std::vector<std::vector<float>> m_current;  ///< the fields at step n (wavefield_names order)
+  std::vector<std::vector<float>> m_next;     ///< step n - 1 on entry to update, n + 1 after it
+  std::vector<float> m_phi;                   ///< the layer's memory variable; may be empty
+  std::vector<float> m_traces;
+  std::vector<float> m_snapshot; ///< the dense copy snapshot_begin made
+  bool m_snapshot_pending = false;
 };
 
 } // namespace

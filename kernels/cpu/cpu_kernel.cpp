@@ -1,5 +1,6 @@
 /// The CPU reference kernel `cpu`: the per-point math of stencil_K.hpp over a region box, OpenMP
 /// across (z, y) rows and vectorised along x.
+#include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
 
@@ -74,6 +75,7 @@ public:
 
 void register_cpu_kernels(KernelRegistry& registry) {
   registry.add(std::make_unique<CpuKernel>(), true);
+  register_cpu_tti_kernels(registry);
 }
 
 } // namespace minimod

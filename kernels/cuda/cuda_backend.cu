@@ -1,7 +1,8 @@
-/// The CUDA backend: owns the device fields of an AcousticProblem and advances them one step at a
-/// time with the region kernels chosen by the solver, then injects the sources and samples the
-/// receivers. Work runs on one compute stream; snapshots copy on a second stream that overlaps
-/// the following step.
+/// The CUDA backend of the acoustic equation (kernels/backend.hpp): owns the device fields of an
+/// AcousticProblem and advances them one step at a time with the region kernels chosen by the
+/// solver, then injects the sources and samples the receivers. Work runs on one compute stream;
+/// snapshots copy on a second stream that overlaps the following step. The TTI equation's is
+/// kernels/cuda/tti_backend.cu; both share kernels/cuda/cuda_support.cuh.
 
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
@@ -56,19 +57,24 @@ public:
   BackendKind kind() const override { return BackendKind::Cuda; }
   std::string device_name() const override { return m_streams.device_name(); }
 
-  void setup(const AcousticProblem& p,
-             const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+  void setup(const Problem& problem, const RegionKernels& kernels) override {
+    if (problem.physics() != Physics::Acoustic)
+      throw std::invalid_argument(std::string("the acoustic CUDA backend cannot step a ") +
+                                  physics_name(problem.physics()) + " problem");
+    const auto& p = static_cast<const AcousticProblem&>(problem);
     validate(p, kernels);
     MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
     synchronize();
     release();
 
-    require_free_memory(acoustic_device_bytes(p), "the problem", "fields, taps and traces",
+    require_free_memory(p.device_bytes(), "the problem", "fields, taps and traces",
                         m_streams.device_name(), p.grid);
 
     m_layout = p.layout;
     m_coefs = p.coefs;
     m_regions = p.regions;
+    m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
+    m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
     m_kernels = kernels;
     m_steps = p.steps;
 
@@ -95,31 +101,33 @@ public:
     m_ready = true;
   }
 
-  void set_taps(const AcousticProblem& p) override {
+  void set_taps(const Problem& p) override {
     require_ready("set_taps");
+    if (p.steps != m_steps)
+      throw std::invalid_argument("set_taps: a problem of " + std::to_string(p.steps) +
+                                  " steps for a backend set up with " + std::to_string(m_steps));
     check_taps(p.sources, p.source_samples, p.receivers, m_steps, m_layout.size);
     synchronize();
     upload_taps(p);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
+    reset();
   }
 
   /// Upload the source and receiver tap tables and the source samples; zero the traces.
-  void upload_taps(const AcousticProblem& p) {
+  void upload_taps(const Problem& p) {
     m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_streams.main());
   }
 
-  void step(int n) override {
-    require_ready("step");
-    if (n < 0 || n >= m_steps)
-      throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
-                              std::to_string(m_steps) + ")");
-    gpuStream_t s = m_streams.main();
+  void update(StepPart part) override {
+    require_ready("update");
+    const std::vector<Region>& pieces = m_parts[part == StepPart::Shell ? 0 : 1];
+    if (pieces.empty()) return;
     float* u = m_u.as<float>();
     float* v = m_v.as<float>();
     // v is about to be overwritten: if a snapshot copy of it is in flight, wait for it on the
     // device (the copy stream is in order, so the last copy event covers earlier copies too).
     if (m_copy_source[0] == v || m_copy_source[1] == v) {
-      MINIMOD_GPU_CHECK(gpuStreamWaitEvent(s, m_copy_done.get(), 0));
+      MINIMOD_GPU_CHECK(gpuStreamWaitEvent(m_streams.main(), m_copy_done.get(), 0));
       m_copy_source = {nullptr, nullptr};
     }
 
@@ -135,15 +143,27 @@ public:
     // region on the compute stream, which the injection follows after joining the layer stream
     // (as the TTI backend does).
     auto launch_kind = [&](RegionKind kind, gpuStream_t stream) {
-      for (int r = 0; r < kRegionCount; ++r) {
-        if (m_regions[r].kind() == kind && !m_regions[r].box.empty())
-          m_kernels[r]->launch(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(stream));
+      for (const Region& r : pieces) {
+        if (r.kind() == kind)
+          m_kernels[static_cast<int>(r.id)]->launch(f, m_layout, m_coefs, r,
+                                                    static_cast<void*>(stream));
       }
     };
     m_streams.fork_join([&](gpuStream_t layers) { launch_kind(RegionKind::Layer, layers); },
                         [&](gpuStream_t main) { launch_kind(RegionKind::Inner, main); });
+  }
 
-    m_taps.inject(v, n, s, "inject_sources_kernel");
+  std::vector<float*> halo_fields() override { return {m_v.as<float>()}; }
+
+  void* stream() override { return static_cast<void*>(m_streams.main()); }
+
+  void finish_step(int n) override {
+    require_ready("finish_step");
+    if (n < 0 || n >= m_steps)
+      throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
+                              std::to_string(m_steps) + ")");
+    gpuStream_t s = m_streams.main();
+    m_taps.inject(m_v.as<float>(), n, s, "inject_sources_kernel");
 
     std::swap(m_u, m_v);
 
@@ -158,8 +178,9 @@ public:
     m_taps.sample(m_u.as<const float>(), n, s, "sample_receivers_kernel");
   }
 
-  void snapshot_begin() override {
+  void snapshot_begin(int field) override {
     require_ready("snapshot_begin");
+    require_field(field, "snapshot_begin");
     const std::size_t field_bytes = static_cast<std::size_t>(m_layout.size) * sizeof(float);
     if (!m_staging) {
       // Pinned so that the copy is a true asynchronous DMA; allocated on first use only.
@@ -211,7 +232,7 @@ public:
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
   }
 
-  void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+  void set_kernels(const RegionKernels& kernels) override {
     require_ready("set_kernels");
     validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
     synchronize();
@@ -228,15 +249,15 @@ public:
     m_taps.fetch(traces, m_streams.main());
   }
 
-  FiniteScan scan_wavefield() override {
-    require_ready("scan_wavefield");
+  FiniteScan scan_field(int field) override {
+    require_ready("scan_field");
+    require_field(field, "scan_field");
     return m_scan.scan(m_u.as<const float>(), m_layout, m_streams.main(), "u");
   }
 
 private:
   /// Throws unless the problem and the kernels fit together, before anything is allocated.
-  void validate(const AcousticProblem& p,
-                const std::array<const StencilKernel*, kRegionCount>& kernels) const {
+  void validate(const AcousticProblem& p, const RegionKernels& kernels) const {
     const auto size = static_cast<std::size_t>(p.layout.size);
     if (p.steps < 0) throw std::invalid_argument("negative step count");
     if (p.vp2dt2.size() != size)
@@ -252,12 +273,19 @@ private:
   /// Throws unless every non-empty region gets a CUDA acoustic kernel that can update it.
   static void validate_kernels(const std::array<Region, kRegionCount>& regions,
                                const FieldLayout& layout, bool have_eta,
-                               const std::array<const StencilKernel*, kRegionCount>& kernels) {
+                               const RegionKernels& kernels) {
     check_region_kernels(regions, layout, have_eta, kernels, Physics::Acoustic);
   }
 
   void require_ready(const char* what) const {
     if (!m_ready) throw std::logic_error(std::string("CUDA backend: ") + what + " before setup");
+  }
+
+  /// The acoustic equation has one field, u.
+  static void require_field(int field, const char* what) {
+    if (field != 0)
+      throw std::out_of_range(std::string("CUDA backend: ") + what + ": field " +
+                              std::to_string(field) + " of the acoustic equation's one (u)");
   }
 
   /// Free every device buffer of a previous setup.
@@ -293,7 +321,8 @@ private:
   FieldLayout m_layout{};
   StencilCoefs m_coefs{};
   std::array<Region, kRegionCount> m_regions{};
-  std::array<const StencilKernel*, kRegionCount> m_kernels{};
+  std::array<std::vector<Region>, 2> m_parts; ///< the pieces of StepPart::Shell and ::Interior
+  RegionKernels m_kernels{};
   int m_steps = 0;
 
   DeviceBuffer m_u, m_v, m_vp2dt2, m_phi, m_eta;
@@ -335,9 +364,10 @@ std::optional<GpuMemory> cuda_device_memory() {
   return m;
 }
 
-std::unique_ptr<Backend> make_cuda_backend() {
+std::unique_ptr<Backend> make_cuda_backend(Physics physics) {
   std::string why;
   if (!cuda_device_available(&why)) throw RuntimeFailure("no CUDA device: " + why);
+  if (physics == Physics::Tti) return gpu::make_tti_backend();
   return std::make_unique<gpu::CudaBackend>();
 }
 

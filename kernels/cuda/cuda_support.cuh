@@ -27,6 +27,11 @@
 #endif
 
 namespace minimod::gpu {
+
+/// The CUDA backend of the TTI equation (kernels/cuda/tti_backend.cu); make_cuda_backend makes it
+/// for Physics::Tti.
+std::unique_ptr<Backend> make_tti_backend();
+
 // Internal linkage: each backend's translation unit gets its own copy of the kernels.
 namespace {
 

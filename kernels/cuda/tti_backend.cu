@@ -1,14 +1,15 @@
-/// The CUDA TTI backend: the device copy of a TtiProblem (p, q and their previous steps, the
-/// medium: vp2dt2 and the 16-bit pairs, eta, and phi_p where the layer has an elliptic point),
-/// advanced one step at a time by the region kernels (the layer slabs on a stream of their own,
-/// one launch a kernel), then source injection into p and receiver sampling of p, as the CPU
-/// reference (solver/tti.cpp) does.
+/// The CUDA backend of the TTI equation (kernels/backend.hpp): the device copy of a TtiProblem (p,
+/// q and their previous steps, the medium: vp2dt2 and the 16-bit pairs, eta, and phi_p where the
+/// layer has an elliptic point), advanced one step at a time by the region kernels (the layer slabs
+/// on a stream of their own, one launch a kernel), then source injection into p and receiver
+/// sampling of p, as the CPU backend does with the TTI reference kernel
+/// (kernels/cpu/cpu_tti_kernel.cpp).
 
 #include "io/errors.hpp"
 #include "kernels/cuda/cuda_support.cuh"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/finite_scan.cuh"
-#include "kernels/tti_backend.hpp"
+#include "kernels/tti_problem.hpp"
 
 #include <array>
 #include <cstdint>
@@ -21,15 +22,21 @@ namespace minimod {
 namespace gpu {
 namespace {
 
-class CudaTtiBackend final : public TtiBackend {
+class CudaTtiBackend final : public Backend {
 public:
   CudaTtiBackend() = default;
   ~CudaTtiBackend() override { m_streams.drain(); }
 
+  BackendKind kind() const override { return BackendKind::Cuda; }
   std::string device_name() const override { return m_streams.device_name(); }
 
-  void setup(const TtiProblem& p,
-             const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+  void setup(const Problem& problem, const RegionKernels& kernels) override {
+    if (problem.physics() != Physics::Tti)
+      throw std::invalid_argument(std::string("the TTI CUDA backend cannot step a ") +
+                                  physics_name(problem.physics()) + " problem");
+    const auto& p = static_cast<const TtiProblem&>(problem);
+    if (p.free_surface)
+      throw std::invalid_argument("TTI problem with a free surface: not implemented");
     validate(p);
     validate_kernels(p.regions, p.layout, !p.eta.empty(), kernels);
     MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
@@ -44,6 +51,8 @@ public:
     m_layout = p.layout;
     m_coefs = p.coefs;
     m_regions = p.regions;
+    m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
+    m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
     m_kernels = kernels;
     m_steps = p.steps;
     const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
@@ -65,7 +74,7 @@ public:
     reset();
   }
 
-  void set_taps(const TtiProblem& p) override {
+  void set_taps(const Problem& p) override {
     require_ready("set_taps");
     if (p.steps != m_steps)
       throw std::invalid_argument("TTI set_taps: a problem of " + std::to_string(p.steps) +
@@ -77,12 +86,10 @@ public:
     reset();
   }
 
-  void step(int n) override {
-    require_ready("step");
-    if (n < 0 || n >= m_steps)
-      throw std::out_of_range("TTI step " + std::to_string(n) + " outside [0, " +
-                              std::to_string(m_steps) + ")");
-    gpuStream_t s = m_streams.main();
+  void update(StepPart part) override {
+    require_ready("update");
+    const std::vector<Region>& pieces = m_parts[part == StepPart::Shell ? 0 : 1];
+    if (pieces.empty()) return;
     TtiFields f;
     f.p = m_p.as<const float>();
     f.p_next = m_p_next.as<float>();
@@ -100,31 +107,45 @@ public:
     // idle at its tail), and the inner region on the main stream, which the injection follows.
     // The slabs that share a kernel go in one launch_tti_regions (one grid for a streaming
     // kernel), in region order.
+    auto kernel_of = [&](const Region& r) { return m_kernels[static_cast<int>(r.id)]; };
     auto launch_layers = [&](gpuStream_t layers) {
-      std::array<bool, kRegionCount> done{};
-      for (int r = 0; r < kRegionCount; ++r) {
-        if (m_regions[r].kind() != RegionKind::Layer || m_regions[r].box.empty() || done[r])
-          continue;
-        std::array<Region, kRegionCount> group;
-        int count = 0;
-        for (int t = r; t < kRegionCount; ++t) {
-          if (m_regions[t].kind() == RegionKind::Layer && !m_regions[t].box.empty() &&
-              m_kernels[t] == m_kernels[r]) {
-            group[static_cast<std::size_t>(count++)] = m_regions[t];
+      std::vector<bool> done(pieces.size(), false);
+      for (std::size_t r = 0; r < pieces.size(); ++r) {
+        if (pieces[r].kind() != RegionKind::Layer || done[r]) continue;
+        std::vector<Region> group;
+        for (std::size_t t = r; t < pieces.size(); ++t) {
+          if (pieces[t].kind() == RegionKind::Layer &&
+              kernel_of(pieces[t]) == kernel_of(pieces[r])) {
+            group.push_back(pieces[t]);
             done[t] = true;
           }
         }
-        m_kernels[r]->launch_tti_regions(f, m_layout, m_coefs, group.data(), count,
-                                         static_cast<void*>(layers));
+        kernel_of(pieces[r])->launch_tti_regions(f, m_layout, m_coefs, group.data(),
+                                                 static_cast<int>(group.size()),
+                                                 static_cast<void*>(layers));
       }
     };
     auto launch_inner = [&](gpuStream_t main) {
-      for (int r = 0; r < kRegionCount; ++r) {
-        if (m_regions[r].kind() == RegionKind::Inner && !m_regions[r].box.empty())
-          m_kernels[r]->launch_tti(f, m_layout, m_coefs, m_regions[r], static_cast<void*>(main));
+      for (const Region& r : pieces) {
+        if (r.kind() == RegionKind::Inner)
+          kernel_of(r)->launch_tti(f, m_layout, m_coefs, r, static_cast<void*>(main));
       }
     };
     m_streams.fork_join(launch_layers, launch_inner);
+  }
+
+  std::vector<float*> halo_fields() override {
+    return {m_p_next.as<float>(), m_q_next.as<float>()};
+  }
+
+  void* stream() override { return static_cast<void*>(m_streams.main()); }
+
+  void finish_step(int n) override {
+    require_ready("finish_step");
+    if (n < 0 || n >= m_steps)
+      throw std::out_of_range("TTI step " + std::to_string(n) + " outside [0, " +
+                              std::to_string(m_steps) + ")");
+    gpuStream_t s = m_streams.main();
     m_taps.inject(m_p_next.as<float>(), n, s, "inject_sources_kernel (TTI p)");
     std::swap(m_p, m_p_next);
     std::swap(m_q, m_q_next);
@@ -145,7 +166,7 @@ public:
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
   }
 
-  void set_kernels(const std::array<const StencilKernel*, kRegionCount>& kernels) override {
+  void set_kernels(const RegionKernels& kernels) override {
     require_ready("set_kernels");
     validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
@@ -162,28 +183,36 @@ public:
     m_taps.fetch(traces, m_streams.main());
   }
 
-  void fetch_field(std::vector<float>& dense, bool q) override {
-    require_ready("fetch_field");
-    const DeviceBuffer& src = q ? m_q : m_p;
-    std::vector<float> padded(static_cast<std::size_t>(m_layout.size));
-    MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(padded.data(), src.as<const void>(), src.bytes(),
+  void snapshot_begin(int field) override {
+    require_ready("snapshot_begin");
+    const DeviceBuffer& src = field_buffer(field, "snapshot_begin");
+    // A synchronous copy: TTI snapshots do not overlap the steps.
+    m_snapshot.resize(static_cast<std::size_t>(m_layout.size));
+    MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(m_snapshot.data(), src.as<const void>(), src.bytes(),
                                           gpuMemcpyDeviceToHost, m_streams.main()),
-                           std::string("copy of the TTI field ") + (q ? "q" : "p"));
+                           std::string("copy of the TTI field ") + (field == 1 ? "q" : "p"));
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
-    dense.resize(static_cast<std::size_t>(m_layout.nx) * static_cast<std::size_t>(m_layout.ny) *
-                 static_cast<std::size_t>(m_layout.nz));
-    unpad_field(m_layout, padded.data(), dense.data());
+    m_snapshot_pending = true;
   }
 
-  FiniteScan scan_field(bool q) override {
+  void snapshot_end(std::vector<float>& dense) override {
+    require_ready("snapshot_end");
+    if (!m_snapshot_pending) throw std::logic_error("snapshot_end without snapshot_begin");
+    m_snapshot_pending = false;
+    dense.resize(static_cast<std::size_t>(m_layout.nx) * static_cast<std::size_t>(m_layout.ny) *
+                 static_cast<std::size_t>(m_layout.nz));
+    unpad_field(m_layout, m_snapshot.data(), dense.data());
+  }
+
+  FiniteScan scan_field(int field) override {
     require_ready("scan_field");
-    return m_scan.scan((q ? m_q : m_p).as<const float>(), m_layout, m_streams.main(),
-                       q ? "TTI q" : "TTI p");
+    return m_scan.scan(field_buffer(field, "scan_field").as<const float>(), m_layout,
+                       m_streams.main(), field == 1 ? "TTI q" : "TTI p");
   }
 
 private:
   /// Upload the source and receiver taps and the source samples (replacing earlier ones).
-  void upload_taps(const TtiProblem& p) {
+  void upload_taps(const Problem& p) {
     m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_streams.main());
   }
 
@@ -219,8 +248,16 @@ private:
   /// Throws unless every non-empty region gets a CUDA TTI kernel that can update it.
   static void validate_kernels(const std::array<Region, kRegionCount>& regions,
                                const FieldLayout& layout, bool have_eta,
-                               const std::array<const StencilKernel*, kRegionCount>& kernels) {
+                               const RegionKernels& kernels) {
     check_region_kernels(regions, layout, have_eta, kernels, Physics::Tti);
+  }
+
+  /// The current field `field`: p (0) or q (1).
+  const DeviceBuffer& field_buffer(int field, const char* what) const {
+    if (field != 0 && field != 1)
+      throw std::out_of_range(std::string("CUDA TTI backend: ") + what + ": field " +
+                              std::to_string(field) + " of the TTI equation's two (p, q)");
+    return field == 0 ? m_p : m_q;
   }
 
   void require_ready(const char* what) const {
@@ -239,22 +276,25 @@ private:
   FieldLayout m_layout{};
   TtiCoefs m_coefs{};
   std::array<Region, kRegionCount> m_regions{};
-  std::array<const StencilKernel*, kRegionCount> m_kernels{};
+  std::array<std::vector<Region>, 2> m_parts; ///< the pieces of StepPart::Shell and ::Interior
+  RegionKernels m_kernels{};
   int m_steps = 0;
 
   DeviceBuffer m_p, m_p_next, m_q, m_q_next;
   DeviceBuffer m_vp2dt2, m_aniso, m_axis_xz, m_axis_y, m_phi, m_eta;
   DeviceTaps m_taps;       ///< sources into p, receivers of p, traces
   DeviceFiniteScan m_scan; ///< the NaN/Inf watch's keys
+
+  std::vector<float> m_snapshot; ///< the padded field snapshot_begin copied
+  bool m_snapshot_pending = false;
 };
 
 } // namespace
-} // namespace gpu
 
-std::unique_ptr<TtiBackend> make_cuda_tti_backend() {
-  std::string why;
-  if (!cuda_device_available(&why)) throw RuntimeFailure("no CUDA device: " + why);
-  return std::make_unique<gpu::CudaTtiBackend>();
+std::unique_ptr<Backend> make_tti_backend() {
+  return std::make_unique<CudaTtiBackend>();
 }
+
+} // namespace gpu
 
 } // namespace minimod

@@ -91,10 +91,10 @@ const CpuRun& cpu_reference(int n_layer) {
   cpu->setup(p, kernels);
   CpuRun run;
   for (int n = 0; n < p.steps; ++n) {
-    if (n == p.steps / 2) cpu->fetch_wavefield(run.mid_wavefield);
+    if (n == p.steps / 2) cpu->fetch_field(0, run.mid_wavefield);
     cpu->step(n);
   }
-  cpu->fetch_wavefield(run.final_wavefield);
+  cpu->fetch_field(0, run.final_wavefield);
   cpu->fetch_traces(run.traces);
   return cache.emplace(n_layer, std::move(run)).first->second;
 }
@@ -160,7 +160,7 @@ TEST_P(CudaKernelTest, MatchesCpuBackend) {
     if (n == p.steps / 2 + 2) gpu->snapshot_end(mid);
   }
   std::vector<float> final_u, traces;
-  gpu->fetch_wavefield(final_u);
+  gpu->fetch_field(0, final_u);
   gpu->fetch_traces(traces);
 
   expect_close(mid, ref.mid_wavefield, "snapshot at mid-run");

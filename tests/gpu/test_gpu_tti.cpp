@@ -1,12 +1,12 @@
 /// GPU tests of the TTI kernels (CTest label gpu): every registered CUDA TTI kernel against the
-/// CPU reference (TtiSimulation) after 100 steps on a grid that is no multiple of any tile, with
+/// CPU reference (TtiCpuRun) after 100 steps on a grid that is no multiple of any tile, with
 /// and without azimuth; one launch per region on poisoned fields; the registry's TTI names (those
 /// run without a GPU too).
 
 #include "io/errors.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/selection.hpp"
-#include "kernels/tti_backend.hpp"
+#include "kernels/tti_problem.hpp"
 #include "solver/tti.hpp"
 #include "solver/wavelet.hpp"
 #include "tests/gpu/compare.hpp"
@@ -14,6 +14,7 @@
 #include "tests/gpu/padded.hpp"
 #include "tests/gpu/registered.hpp"
 #include "tests/grid_helpers.hpp"
+#include "tests/tti_cpu.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
 #include "tests/gpu/device_copies.hpp"
 #endif
@@ -100,7 +101,7 @@ const TtiReference& reference(bool azimuth) {
   auto it = cache.find(azimuth);
   if (it != cache.end()) return it->second;
   const TtiCase c = make_case(azimuth);
-  TtiSimulation sim(c.plan, c.model, c.sources, c.receivers, Interpolation::Sinc);
+  TtiCpuRun sim(c.plan, c.model, c.sources, c.receivers, Interpolation::Sinc);
   EXPECT_EQ(sim.has_azimuth(), azimuth);
   sim.run();
   TtiReference r{sim.wavefield_p(), sim.wavefield_q(), sim.traces()};
@@ -285,13 +286,13 @@ std::string tensor_copy_refusal(const StencilKernel& k, const TtiProblem& p) {
 struct TtiGpuFields {
   std::vector<float> p, q;
 };
-TtiGpuFields run_all_steps(TtiBackend& gpu, const TtiProblem& p, const RegionKernels& kernels) {
+TtiGpuFields run_all_steps(Backend& gpu, const TtiProblem& p, const RegionKernels& kernels) {
   gpu.setup(p, kernels);
   for (int n = 0; n < p.steps; ++n)
     gpu.step(n);
   TtiGpuFields out;
-  gpu.fetch_field(out.p, false);
-  gpu.fetch_field(out.q, true);
+  gpu.fetch_field(0, out.p);
+  gpu.fetch_field(1, out.q);
   return out;
 }
 
@@ -310,7 +311,7 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
     ASSERT_EQ(kernel().can_run(r, p.layout), "") << region_name(r.id);
   const TtiReference& ref = reference(az);
 
-  auto gpu = make_cuda_tti_backend();
+  auto gpu = make_cuda_backend(Physics::Tti);
   const TtiGpuFields got = run_all_steps(*gpu, p, kernels);
   std::vector<float> traces;
   gpu->fetch_traces(traces);
@@ -323,7 +324,7 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
   for (int n = 0; n < p.steps; ++n)
     gpu->step(n);
   std::vector<float> again;
-  gpu->fetch_field(again, false);
+  gpu->fetch_field(0, again);
   EXPECT_EQ(again, got.p) << "a reset run differs from the first";
 }
 
@@ -613,11 +614,11 @@ TEST(TtiGpu, IsotropicMediumKeepsQZero) {
   std::fill(c.model.delta.begin(), c.model.delta.end(), 0.0f);
   std::fill(c.model.theta.begin(), c.model.theta.end(), static_cast<float>(30 * kDeg));
   const TtiProblem p = build_tti_problem(c.plan, c.model, c.sources, c.receivers);
-  TtiSimulation cpu(c.plan, p);
+  TtiCpuRun cpu(c.plan, p);
   cpu.run();
   const RegionKernels k =
       resolve_kernels("", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel");
-  auto gpu = make_cuda_tti_backend();
+  auto gpu = make_cuda_backend(Physics::Tti);
   const TtiGpuFields got = run_all_steps(*gpu, p, k);
   EXPECT_TRUE(std::all_of(got.q.begin(), got.q.end(), [](float x) { return x == 0.0f; }));
   expect_close(got.p, cpu.wavefield_p(), "p, isotropic medium");
@@ -637,11 +638,11 @@ TEST(TtiGpu, AnellipticLayerRunsWithoutPhi) {
     const TtiProblem p = build_tti_problem(c.plan, c.model, c.sources, c.receivers);
     ASSERT_TRUE(tti_needs_phi(mixed));
     ASSERT_FALSE(tti_needs_phi(p));
-    EXPECT_EQ(tti_device_bytes(mixed) - tti_device_bytes(p),
+    EXPECT_EQ(mixed.device_bytes() - p.device_bytes(),
               static_cast<std::size_t>(p.layout.size) * sizeof(float));
-    TtiSimulation cpu(c.plan, p);
+    TtiCpuRun cpu(c.plan, p);
     cpu.run();
-    auto gpu = make_cuda_tti_backend();
+    auto gpu = make_cuda_backend(Physics::Tti);
     std::set<std::string> families;
     for (const StencilKernel* k : tti_cuda_kernels())
       families.insert(k->family());

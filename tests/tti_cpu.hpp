@@ -1,0 +1,76 @@
+#pragma once
+/// The TTI CPU reference as the tests drive it: a TtiProblem stepped by the CPU backend with the
+/// TTI kernel `cpu` (kernels/cpu/cpu_tti_kernel.cpp) on every region, one step at a time.
+
+#include "kernels/backend.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/selection.hpp"
+#include "solver/tti.hpp"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace minimod {
+
+class TtiCpuRun {
+public:
+  TtiCpuRun(const TtiPlan& plan, const TtiModel& model, const std::vector<TtiSource>& sources,
+            const std::vector<Vec3>& receivers, Interpolation interpolation = Interpolation::Sinc)
+      : TtiCpuRun(plan, build_tti_problem(plan, model, sources, receivers, interpolation)) {}
+  TtiCpuRun(const TtiPlan& plan, TtiProblem problem)
+      : m_plan(plan), m_problem(std::move(problem)), m_backend(make_cpu_backend()) {
+    RegionKernels kernels;
+    kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Tti));
+    m_backend->setup(m_problem, kernels);
+  }
+  TtiCpuRun(const TtiCpuRun&) = delete; ///< the backend points into m_problem
+  TtiCpuRun& operator=(const TtiCpuRun&) = delete;
+
+  /// The next shot on the same medium: new taps and samples, fields and traces zero, step 0 next.
+  void load_shot(const std::vector<TtiSource>& sources, const std::vector<Vec3>& receivers,
+                 Interpolation interpolation = Interpolation::Sinc) {
+    set_tti_shot(m_problem, sources, receivers, interpolation);
+    m_backend->set_taps(m_problem);
+    m_done = 0;
+  }
+  void step(int n) {
+    m_backend->step(n);
+    m_done = n + 1;
+  }
+  /// Every step not done yet.
+  void run() {
+    for (int n = m_done; n < m_plan.steps; ++n)
+      step(n);
+  }
+  const TtiPlan& plan() const { return m_plan; }
+  /// Steps done so far (0 after load_shot).
+  int steps_done() const { return m_done; }
+  /// Whether the azimuth terms are computed (some point has n_y != 0).
+  bool has_azimuth() const { return m_problem.has_azimuth(); }
+  const TtiProblem& problem() const { return m_problem; }
+  Backend& backend() { return *m_backend; }
+  /// Traces of p: [receivers][steps + 1].
+  std::vector<float> traces() {
+    std::vector<float> t;
+    m_backend->fetch_traces(t);
+    return t;
+  }
+  std::vector<float> wavefield_p() { return field(0); }
+  std::vector<float> wavefield_q() { return field(1); }
+  FiniteScan scan_field(bool q) { return m_backend->scan_field(q ? 1 : 0); }
+
+private:
+  std::vector<float> field(int f) {
+    std::vector<float> dense;
+    m_backend->fetch_field(f, dense);
+    return dense;
+  }
+
+  TtiPlan m_plan;
+  TtiProblem m_problem;
+  std::unique_ptr<Backend> m_backend;
+  int m_done = 0;
+};
+
+} // namespace minimod
