@@ -350,10 +350,13 @@ private:
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
     auto kernel_of = [&](const Region& r) { return m_kernels[static_cast<int>(r.id)]; };
     auto launch_layers = [&](gpuStream_t layers) {
-      std::vector<bool> done(pieces.size(), false);
+      // Scratch kept between steps, so that a step allocates nothing on the host.
+      std::vector<bool>& done = m_group_done;
+      std::vector<Region>& group = m_group;
+      done.assign(pieces.size(), false);
       for (std::size_t r = 0; r < pieces.size(); ++r) {
         if (pieces[r].kind() != RegionKind::Layer || done[r]) continue;
-        std::vector<Region> group;
+        group.clear();
         for (std::size_t t = r; t < pieces.size(); ++t) {
           if (pieces[t].kind() == RegionKind::Layer &&
               kernel_of(pieces[t]) == kernel_of(pieces[r])) {
@@ -450,6 +453,9 @@ private:
   DeviceBuffer m_aniso, m_axis_xz, m_axis_y; ///< TTI: the 16-bit pairs and n_y
   DeviceTaps m_taps;                         ///< sources, receivers, traces
   DeviceFiniteScan m_scan;                   ///< the NaN/Inf watch's keys
+
+  std::vector<bool> m_group_done; ///< launch_tti's scratch: pieces already launched
+  std::vector<Region> m_group;    ///< launch_tti's scratch: layer pieces of one kernel
 
   PinnedFloats m_staging; ///< pinned host copy of a padded field, filled by snapshot_begin
   bool m_snapshot_pending = false;
