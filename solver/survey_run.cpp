@@ -227,6 +227,7 @@ std::vector<char> serialise(const ShotResult& r) {
   put(b, g.wavelet.data(), g.wavelet.size());
   return b;
 }
+
 ShotResult deserialise(const std::vector<char>& b) {
   Reader in(b);
   ShotResult r;

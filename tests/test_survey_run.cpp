@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -174,8 +175,11 @@ TEST_F(RunDir, SummaryCarriesPerShotTiming) {
             startup["problem_ms"].as<double>() + startup["device_setup_ms"].as<double>() - 1e-6);
 }
 
-TEST_F(RunDir, ResumeAfterKillGivesTheSameFile) {
-  std::ofstream(at("s.yaml")) << multishot_survey(6);
+/// Kill a run of `survey` (6 shots) once its third shot has started, resume it, and expect the
+/// gathers of an uninterrupted run. `at` names files in the test's folder.
+void expect_resume_after_kill(const std::string& survey,
+                              const std::function<std::string(const std::string&)>& at) {
+  std::ofstream(at("s.yaml")) << survey;
   ASSERT_EQ(
       shell(kBinary + " run " + at("s.yaml") + " -o " + at("whole.h5") + " --backend cpu --quiet"),
       0);
@@ -202,6 +206,10 @@ TEST_F(RunDir, ResumeAfterKillGivesTheSameFile) {
   ASSERT_EQ(resumed.size(), whole.size());
   for (std::size_t s = 0; s < whole.size(); ++s)
     EXPECT_EQ(resumed[s], whole[s]) << "shot " << s;
+}
+
+TEST_F(RunDir, ResumeAfterKillGivesTheSameFile) {
+  expect_resume_after_kill(multishot_survey(6), [this](const std::string& n) { return at(n); });
 }
 
 bool python_has(const std::string& modules) {
@@ -390,6 +398,11 @@ TEST_F(RunDir, TtiMpiRanksGiveTheSameGathersAsOneRank) {
     EXPECT_EQ(minimod::test_support::read_string_attribute(f, "physics"), "tti");
     H5Fclose(f);
   }
+}
+
+// A TTI survey resumes after a kill as an acoustic one does: the driver is the same.
+TEST_F(RunDir, TtiResumeAfterKillGivesTheSameFile) {
+  expect_resume_after_kill(tti_multishot_survey(6), [this](const std::string& n) { return at(n); });
 }
 
 /// The snapshots of a file, [count][points], and their steps.

@@ -1,8 +1,10 @@
-/// The CUDA backend of the acoustic equation (kernels/backend.hpp): owns the device fields of an
-/// AcousticProblem and advances them one step at a time with the region kernels chosen by the
-/// solver, then injects the sources and samples the receivers. Work runs on one compute stream;
-/// snapshots copy on a second stream that overlaps the following step. The TTI equation's is
-/// kernels/cuda/tti_backend.cu; both share kernels/cuda/cuda_support.cuh.
+/// The CUDA backend, for both equations (kernels/backend.hpp): the device copy of a problem (the
+/// equation's fields and medium), advanced one step at a time by the region kernels chosen by the
+/// solver, then source injection into the first field and receiver sampling of it. What is the
+/// equation's own is small: the medium it uploads (upload_medium) and how its region kernels are
+/// launched (launch_acoustic, launch_tti). Work runs on one compute stream, the layer pieces on a
+/// stream of the highest priority beside it; snapshots copy on a third stream that overlaps the
+/// following steps.
 
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
@@ -11,6 +13,7 @@
 #include "kernels/cuda/finite_scan.cuh"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/tti_problem.hpp"
 
 #include <array>
 #include <cstdint>
@@ -42,7 +45,8 @@ __global__ void free_surface_kernel(float* __restrict__ u, const FieldLayout lay
 
 class CudaBackend final : public Backend {
 public:
-  CudaBackend() {
+  explicit CudaBackend(Physics physics)
+      : m_physics(physics), m_streams(physics == Physics::Tti ? "TTI " : "") {
     m_copy = make_stream("snapshot copy stream");
     m_compute_done = make_event("end-of-step event");
     m_copy_done = make_event("snapshot-copied event");
@@ -57,48 +61,53 @@ public:
   BackendKind kind() const override { return BackendKind::Cuda; }
   std::string device_name() const override { return m_streams.device_name(); }
 
-  void setup(const Problem& problem, const RegionKernels& kernels) override {
-    if (problem.physics() != Physics::Acoustic)
-      throw std::invalid_argument(std::string("the acoustic CUDA backend cannot step a ") +
-                                  physics_name(problem.physics()) + " problem");
-    const auto& p = static_cast<const AcousticProblem&>(problem);
-    validate(p, kernels);
+  void setup(const Problem& p, const RegionKernels& kernels) override {
+    if (p.physics() != m_physics)
+      throw std::invalid_argument(std::string("a CUDA backend made for the ") +
+                                  physics_name(m_physics) + " equation cannot step a " +
+                                  physics_name(p.physics()) + " problem");
+    if (m_physics == Physics::Tti && p.free_surface)
+      throw std::invalid_argument("TTI problem with a free surface: not implemented");
+    validate_medium(p);
+    check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
+    validate_kernels(p.regions, p.layout, has_eta(p), kernels);
     MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
     synchronize();
     release();
 
-    require_free_memory(p.device_bytes(), "the problem", "fields, taps and traces",
-                        m_streams.device_name(), p.grid);
+    // The layer's memory variable: phi of u wherever there is a layer; phi of p only where the
+    // TTI layer drives it somewhere (one scan of the layer for both uses).
+    const bool tti = m_physics == Physics::Tti;
+    const bool phi = tti ? tti_needs_phi(as_tti(p)) : has_eta(p);
+    if (tti) {
+      require_free_memory(tti_device_bytes(as_tti(p), phi), "the TTI problem",
+                          "fields, medium, taps and traces", m_streams.device_name(), p.grid);
+    } else {
+      require_free_memory(p.device_bytes(), "the problem", "fields, taps and traces",
+                          m_streams.device_name(), p.grid);
+    }
 
     m_layout = p.layout;
-    m_coefs = p.coefs;
     m_regions = p.regions;
     m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
     m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
     m_kernels = kernels;
     m_steps = p.steps;
-
-    gpuStream_t s = m_streams.main();
-    const std::size_t field_bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
-    m_u = DeviceBuffer(field_bytes, "u");
-    m_v = DeviceBuffer(field_bytes, "v");
-    m_vp2dt2 = DeviceBuffer(field_bytes, "vp2dt2");
-    MINIMOD_GPU_CHECK(gpuMemsetAsync(m_u.as<void>(), 0, field_bytes, s));
-    MINIMOD_GPU_CHECK(gpuMemsetAsync(m_v.as<void>(), 0, field_bytes, s));
-    upload(m_vp2dt2, p.vp2dt2.data(), field_bytes);
-    if (!p.eta.empty()) {
-      m_phi = DeviceBuffer(field_bytes, "phi");
-      m_eta = DeviceBuffer(field_bytes, "eta");
-      MINIMOD_GPU_CHECK(gpuMemsetAsync(m_phi.as<void>(), 0, field_bytes, s));
-      upload(m_eta, p.eta.data(), field_bytes);
-    }
-
     m_free_surface = p.free_surface;
-    upload_taps(p);
 
+    const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+    const std::vector<std::string> names = wavefield_names(m_physics);
+    for (const std::string& name : names) {
+      m_current.emplace_back(bytes, name.c_str());
+      m_next.emplace_back(bytes, (name + " next").c_str());
+    }
+    upload_medium(p);
+    if (phi) m_phi = DeviceBuffer(bytes, "phi");
+    upload_taps(p);
     // The uploads read pageable host memory that the caller may free once setup returns.
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     m_ready = true;
+    reset();
   }
 
   void set_taps(const Problem& p) override {
@@ -113,47 +122,54 @@ public:
     reset();
   }
 
-  /// Upload the source and receiver tap tables and the source samples; zero the traces.
-  void upload_taps(const Problem& p) {
-    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_streams.main());
+  void reset() override {
+    require_ready("reset");
+    synchronize();
+    m_snapshot_pending = false;
+    m_copy_source = {nullptr, nullptr};
+    gpuStream_t s = m_streams.main();
+    for (auto* set : {&m_current, &m_next})
+      for (DeviceBuffer& b : *set)
+        zero(b, s);
+    zero(m_phi, s);
+    m_taps.zero_traces(s);
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
+  }
+
+  void set_kernels(const RegionKernels& kernels) override {
+    require_ready("set_kernels");
+    validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
+    synchronize();
+    m_kernels = kernels;
   }
 
   void update(StepPart part) override {
     require_ready("update");
     const std::vector<Region>& pieces = m_parts[part == StepPart::Shell ? 0 : 1];
     if (pieces.empty()) return;
-    float* u = m_u.as<float>();
-    float* v = m_v.as<float>();
-    // v is about to be overwritten: if a snapshot copy of it is in flight, wait for it on the
-    // device (the copy stream is in order, so the last copy event covers earlier copies too).
-    if (m_copy_source[0] == v || m_copy_source[1] == v) {
-      MINIMOD_GPU_CHECK(gpuStreamWaitEvent(m_streams.main(), m_copy_done.get(), 0));
-      m_copy_source = {nullptr, nullptr};
-    }
-
-    IsoFields f;
-    f.u = u;
-    f.v = v;
-    f.vp2dt2 = m_vp2dt2.as<const float>();
-    f.phi = m_phi.empty() ? nullptr : m_phi.as<float>();
-    f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
-    // The region kernels read u and write only their own points of v and phi, so they may run
-    // at once: the six layer slabs on a stream of the highest priority, whose blocks take SMs as
-    // the inner kernel's retire (alone, each thin slab leaves SMs idle at its tail), and the inner
-    // region on the compute stream, which the injection follows after joining the layer stream
-    // (as the TTI backend does).
-    auto launch_kind = [&](RegionKind kind, gpuStream_t stream) {
-      for (const Region& r : pieces) {
-        if (r.kind() == kind)
-          m_kernels[static_cast<int>(r.id)]->launch(f, m_layout, m_coefs, r,
-                                                    static_cast<void*>(stream));
+    // The next fields are about to be overwritten: if a snapshot copy of one is in flight, wait
+    // for it on the device (the copy stream is in order, so the last copy event covers earlier
+    // copies too).
+    for (const DeviceBuffer& b : m_next) {
+      if (m_copy_source[0] == b.as<const float>() || m_copy_source[1] == b.as<const float>()) {
+        MINIMOD_GPU_CHECK(gpuStreamWaitEvent(m_streams.main(), m_copy_done.get(), 0));
+        m_copy_source = {nullptr, nullptr};
+        break;
       }
-    };
-    m_streams.fork_join([&](gpuStream_t layers) { launch_kind(RegionKind::Layer, layers); },
-                        [&](gpuStream_t main) { launch_kind(RegionKind::Inner, main); });
+    }
+    if (m_physics == Physics::Tti) {
+      launch_tti(pieces);
+    } else {
+      launch_acoustic(pieces);
+    }
   }
 
-  std::vector<float*> halo_fields() override { return {m_v.as<float>()}; }
+  std::vector<float*> halo_fields() override {
+    std::vector<float*> out;
+    for (DeviceBuffer& b : m_next)
+      out.push_back(b.as<float>());
+    return out;
+  }
 
   void* stream() override { return static_cast<void*>(m_streams.main()); }
 
@@ -163,24 +179,36 @@ public:
       throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
                               std::to_string(m_steps) + ")");
     gpuStream_t s = m_streams.main();
-    m_taps.inject(m_v.as<float>(), n, s, "inject_sources_kernel");
-
-    std::swap(m_u, m_v);
-
+    const bool tti = m_physics == Physics::Tti;
+    // Sources enter the first field only (TTI: p; q is the auxiliary field).
+    m_taps.inject(m_next[0].as<float>(), n, s,
+                  tti ? "inject_sources_kernel (TTI p)" : "inject_sources_kernel");
+    std::swap(m_current, m_next);
     if (m_free_surface) {
       const dim3 block(32, 8);
       const dim3 grid(static_cast<unsigned>((m_layout.nx + 31) / 32),
                       static_cast<unsigned>((m_layout.ny + 7) / 8));
-      free_surface_kernel<<<grid, block, 0, s>>>(m_u.as<float>(), m_layout);
+      free_surface_kernel<<<grid, block, 0, s>>>(m_current[0].as<float>(), m_layout);
       MINIMOD_GPU_CHECK_LAUNCH("free_surface_kernel", grid, block, 0);
     }
+    m_taps.sample(m_current[0].as<const float>(), n, s,
+                  tti ? "sample_receivers_kernel (TTI p)" : "sample_receivers_kernel");
+  }
 
-    m_taps.sample(m_u.as<const float>(), n, s, "sample_receivers_kernel");
+  double time_steps(int first_step, int count) override {
+    require_ready("time_steps");
+    return m_streams.time_steps(first_step, count, m_steps, [this](int n) { step(n); });
+  }
+
+  FiniteScan scan_field(int field) override {
+    require_ready("scan_field");
+    return m_scan.scan(current(field, "scan_field").as<const float>(), m_layout, m_streams.main(),
+                       scan_name(field));
   }
 
   void snapshot_begin(int field) override {
     require_ready("snapshot_begin");
-    require_field(field, "snapshot_begin");
+    const DeviceBuffer& source = current(field, "snapshot_begin");
     const std::size_t field_bytes = static_cast<std::size_t>(m_layout.size) * sizeof(float);
     if (!m_staging) {
       // Pinned so that the copy is a true asynchronous DMA; allocated on first use only.
@@ -189,14 +217,16 @@ public:
                              "pinned snapshot staging buffer, " + gib_text(field_bytes) + " GiB");
       m_staging.reset(h);
     }
-    // The copy stream waits for the steps queued so far, then copies u^n while later steps run.
+    // The copy stream waits for the steps queued so far, then copies the field while later steps
+    // run.
     MINIMOD_GPU_CHECK(gpuEventRecord(m_compute_done.get(), m_streams.main()));
     MINIMOD_GPU_CHECK(gpuStreamWaitEvent(m_copy.get(), m_compute_done.get(), 0));
-    MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(m_staging.get(), m_u.as<const void>(), field_bytes,
+    MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(m_staging.get(), source.as<const void>(), field_bytes,
                                           gpuMemcpyDeviceToHost, m_copy.get()),
-                           "snapshot of u, " + gib_text(field_bytes) + " GiB");
+                           "snapshot of " + scan_name(field) + ", " + gib_text(field_bytes) +
+                               " GiB");
     MINIMOD_GPU_CHECK(gpuEventRecord(m_copy_done.get(), m_copy.get()));
-    const float* src = m_u.as<const float>();
+    const float* src = source.as<const float>();
     if (m_copy_source[0] != src && m_copy_source[1] != src)
       (m_copy_source[0] == nullptr ? m_copy_source[0] : m_copy_source[1]) = src;
     m_snapshot_pending = true;
@@ -217,75 +247,173 @@ public:
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_copy.get()));
   }
 
-  void reset() override {
-    require_ready("reset");
-    synchronize();
-    m_snapshot_pending = false;
-    m_copy_source = {nullptr, nullptr};
-    gpuStream_t s = m_streams.main();
-    const std::size_t field_bytes = static_cast<std::size_t>(m_layout.size) * sizeof(float);
-    MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_u.as<void>(), 0, field_bytes, s), "reset of u");
-    MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_v.as<void>(), 0, field_bytes, s), "reset of v");
-    if (!m_phi.empty())
-      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_phi.as<void>(), 0, field_bytes, s), "reset of phi");
-    m_taps.zero_traces(s);
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
-  }
-
-  void set_kernels(const RegionKernels& kernels) override {
-    require_ready("set_kernels");
-    validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
-    synchronize();
-    m_kernels = kernels;
-  }
-
-  double time_steps(int first_step, int count) override {
-    require_ready("time_steps");
-    return m_streams.time_steps(first_step, count, m_steps, [this](int n) { step(n); });
-  }
-
   void fetch_traces(std::vector<float>& traces) override {
     require_ready("fetch_traces");
     m_taps.fetch(traces, m_streams.main());
   }
 
-  FiniteScan scan_field(int field) override {
-    require_ready("scan_field");
-    require_field(field, "scan_field");
-    return m_scan.scan(m_u.as<const float>(), m_layout, m_streams.main(), "u");
+private:
+  // ---- What is the equation's own ----
+
+  static const AcousticProblem& as_acoustic(const Problem& p) {
+    return static_cast<const AcousticProblem&>(p);
+  }
+  static const TtiProblem& as_tti(const Problem& p) { return static_cast<const TtiProblem&>(p); }
+  bool has_eta(const Problem& p) const {
+    return m_physics == Physics::Tti ? !as_tti(p).eta.empty() : !as_acoustic(p).eta.empty();
   }
 
-private:
-  /// Throws unless the problem and the kernels fit together, before anything is allocated.
-  void validate(const AcousticProblem& p, const RegionKernels& kernels) const {
+  /// Throws std::invalid_argument unless every medium array covers the padded layout (axis_y and
+  /// eta may instead be empty).
+  void validate_medium(const Problem& p) const {
     const auto size = static_cast<std::size_t>(p.layout.size);
     if (p.steps < 0) throw std::invalid_argument("negative step count");
-    if (p.vp2dt2.size() != size)
-      throw std::invalid_argument("vp2dt2 has " + std::to_string(p.vp2dt2.size()) +
-                                  " floats, the padded layout " + std::to_string(size));
-    if (!p.eta.empty() && p.eta.size() != size)
-      throw std::invalid_argument("eta has " + std::to_string(p.eta.size()) +
-                                  " floats, the padded layout " + std::to_string(size));
-    check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
-    validate_kernels(p.regions, p.layout, !p.eta.empty(), kernels);
+    struct Sized {
+      std::size_t n;
+      const char* name;
+      bool optional;
+    };
+    std::vector<Sized> arrays;
+    if (m_physics == Physics::Tti) {
+      const TtiProblem& t = as_tti(p);
+      arrays = {{t.vp2dt2.size(), "vp2dt2", false},
+                {t.aniso.size(), "aniso", false},
+                {t.axis_xz.size(), "axis_xz", false},
+                {t.axis_y.size(), "axis_y", true},
+                {t.eta.size(), "eta", true}};
+    } else {
+      const AcousticProblem& a = as_acoustic(p);
+      arrays = {{a.vp2dt2.size(), "vp2dt2", false}, {a.eta.size(), "eta", true}};
+    }
+    for (const Sized& a : arrays)
+      if (a.n != size && !(a.optional && a.n == 0))
+        throw std::invalid_argument(std::string(physics_name(m_physics)) + " problem: " + a.name +
+                                    " has " + std::to_string(a.n) + " values, the padded layout " +
+                                    std::to_string(size));
   }
 
-  /// Throws unless every non-empty region gets a CUDA acoustic kernel that can update it.
-  static void validate_kernels(const std::array<Region, kRegionCount>& regions,
-                               const FieldLayout& layout, bool have_eta,
-                               const RegionKernels& kernels) {
-    check_region_kernels(regions, layout, have_eta, kernels, Physics::Acoustic);
+  /// Upload the equation's medium (and its stencil coefficients).
+  void upload_medium(const Problem& p) {
+    gpuStream_t s = m_streams.main();
+    if (m_physics == Physics::Tti) {
+      const TtiProblem& t = as_tti(p);
+      m_tti_coefs = t.coefs;
+      m_vp2dt2 = upload_new(t.vp2dt2, "vp2dt2", s);
+      m_aniso = upload_new(t.aniso, "2 delta, 2 (epsilon - delta)", s);
+      m_axis_xz = upload_new(t.axis_xz, "axis x, z", s);
+      if (t.has_azimuth()) m_axis_y = upload_new(t.axis_y, "axis y", s);
+      if (!t.eta.empty()) m_eta = upload_new(t.eta, "eta", s);
+    } else {
+      const AcousticProblem& a = as_acoustic(p);
+      m_coefs = a.coefs;
+      m_vp2dt2 = upload_new(a.vp2dt2, "vp2dt2", s);
+      if (!a.eta.empty()) m_eta = upload_new(a.eta, "eta", s);
+    }
+  }
+
+  /// The acoustic update of `pieces`. The region kernels read u and write only their own points
+  /// of v and phi, so they may run at once: the layer slabs on a stream of the highest priority,
+  /// whose blocks take SMs as the inner kernel's retire (alone, each thin slab leaves SMs idle at
+  /// its tail), and the inner pieces on the compute stream, which then joins the layer stream.
+  void launch_acoustic(const std::vector<Region>& pieces) {
+    IsoFields f;
+    f.u = m_current[0].as<const float>();
+    f.v = m_next[0].as<float>();
+    f.vp2dt2 = m_vp2dt2.as<const float>();
+    f.phi = m_phi.empty() ? nullptr : m_phi.as<float>();
+    f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
+    auto launch_kind = [&](RegionKind kind, gpuStream_t stream) {
+      for (const Region& r : pieces) {
+        if (r.kind() == kind)
+          m_kernels[static_cast<int>(r.id)]->launch(f, m_layout, m_coefs, r,
+                                                    static_cast<void*>(stream));
+      }
+    };
+    m_streams.fork_join([&](gpuStream_t layers) { launch_kind(RegionKind::Layer, layers); },
+                        [&](gpuStream_t main) { launch_kind(RegionKind::Inner, main); });
+  }
+
+  /// The TTI update of `pieces`, p and q together, on the streams of launch_acoustic. The layer
+  /// pieces that share a kernel go in one launch_tti_regions (one grid for a streaming kernel),
+  /// in region order.
+  void launch_tti(const std::vector<Region>& pieces) {
+    TtiFields f;
+    f.p = m_current[0].as<const float>();
+    f.p_next = m_next[0].as<float>();
+    f.q = m_current[1].as<const float>();
+    f.q_next = m_next[1].as<float>();
+    f.vp2dt2 = m_vp2dt2.as<const float>();
+    f.aniso = m_aniso.as<const std::uint32_t>();
+    f.axis_xz = m_axis_xz.as<const std::uint32_t>();
+    f.axis_y = m_axis_y.empty() ? nullptr : m_axis_y.as<const std::int16_t>();
+    f.phi_p = m_phi.empty() ? nullptr : m_phi.as<float>();
+    f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
+    auto kernel_of = [&](const Region& r) { return m_kernels[static_cast<int>(r.id)]; };
+    auto launch_layers = [&](gpuStream_t layers) {
+      // Scratch kept between steps, so that a step allocates nothing on the host.
+      std::vector<bool>& done = m_group_done;
+      std::vector<Region>& group = m_group;
+      done.assign(pieces.size(), false);
+      for (std::size_t r = 0; r < pieces.size(); ++r) {
+        if (pieces[r].kind() != RegionKind::Layer || done[r]) continue;
+        group.clear();
+        for (std::size_t t = r; t < pieces.size(); ++t) {
+          if (pieces[t].kind() == RegionKind::Layer &&
+              kernel_of(pieces[t]) == kernel_of(pieces[r])) {
+            group.push_back(pieces[t]);
+            done[t] = true;
+          }
+        }
+        kernel_of(pieces[r])->launch_tti_regions(f, m_layout, m_tti_coefs, group.data(),
+                                                 static_cast<int>(group.size()),
+                                                 static_cast<void*>(layers));
+      }
+    };
+    auto launch_inner = [&](gpuStream_t main) {
+      for (const Region& r : pieces) {
+        if (r.kind() == RegionKind::Inner)
+          kernel_of(r)->launch_tti(f, m_layout, m_tti_coefs, r, static_cast<void*>(main));
+      }
+    };
+    m_streams.fork_join(launch_layers, launch_inner);
+  }
+
+  /// The name of a field in errors: "u", or "TTI p" and "TTI q".
+  std::string scan_name(int field) const {
+    const std::string name = wavefield_names(m_physics)[static_cast<std::size_t>(field)];
+    return m_physics == Physics::Tti ? "TTI " + name : name;
+  }
+
+  // ---- Shared by both equations ----
+
+  /// Throws unless every non-empty region gets a CUDA kernel of the equation that can update it.
+  void validate_kernels(const std::array<Region, kRegionCount>& regions, const FieldLayout& layout,
+                        bool have_eta, const RegionKernels& kernels) const {
+    check_region_kernels(regions, layout, have_eta, kernels, m_physics);
+  }
+
+  const DeviceBuffer& current(int field, const char* what) const {
+    if (field < 0 || field >= static_cast<int>(m_current.size()))
+      throw std::out_of_range(std::string("CUDA backend: ") + what + ": field " +
+                              std::to_string(field) + " of the " + physics_name(m_physics) +
+                              " equation's " + std::to_string(m_current.size()));
+    return m_current[static_cast<std::size_t>(field)];
   }
 
   void require_ready(const char* what) const {
     if (!m_ready) throw std::logic_error(std::string("CUDA backend: ") + what + " before setup");
   }
 
-  /// The acoustic equation has one field, u.
-  static void require_field(int field, const char* what) {
-    if (field != 0)
-      throw std::out_of_range(std::string("CUDA backend: ") + what + ": field " +
-                              std::to_string(field) + " of the acoustic equation's one (u)");
+  /// Upload the source and receiver tap tables and the source samples; zero the traces.
+  void upload_taps(const Problem& p) {
+    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_streams.main());
+  }
+
+  /// Queue zeros over `b` (nothing when it is empty).
+  static void zero(DeviceBuffer& b, gpuStream_t s) {
+    if (!b.empty())
+      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b.as<void>(), 0, b.bytes(), s),
+                             "zeroing " + std::to_string(b.bytes()) + " B of state");
   }
 
   /// Free every device buffer of a previous setup.
@@ -294,24 +422,16 @@ private:
     m_snapshot_pending = false;
     m_copy_source = {nullptr, nullptr};
     m_staging.reset();
-    m_u = DeviceBuffer();
-    m_v = DeviceBuffer();
-    m_vp2dt2 = DeviceBuffer();
-    m_phi = DeviceBuffer();
-    m_eta = DeviceBuffer();
+    m_current.clear();
+    m_next.clear();
+    for (DeviceBuffer* b : {&m_vp2dt2, &m_eta, &m_phi, &m_aniso, &m_axis_xz, &m_axis_y})
+      *b = DeviceBuffer();
     m_taps = DeviceTaps();
   }
 
-  /// Queue a copy of host data into `dst` on the compute stream.
-  void upload(DeviceBuffer& dst, const void* host, std::size_t bytes) {
-    if (bytes == 0) return;
-    MINIMOD_GPU_CHECK_WHAT(
-        gpuMemcpyAsync(dst.as<void>(), host, bytes, gpuMemcpyHostToDevice, m_streams.main()),
-        "uploading " + std::to_string(bytes) + " B");
-  }
-
+  const Physics m_physics;
   bool m_free_surface = false;
-  StepStreams m_streams{""};  ///< the device; every step's kernels (the layers on a stream forked
+  StepStreams m_streams;      ///< the device; every step's kernels (the layers on a stream forked
                               ///< from the main one and joined back), timing
   StreamHandle m_copy;        ///< snapshot copies
   EventHandle m_compute_done; ///< recorded at snapshot_begin: the steps the copy must follow
@@ -319,17 +439,25 @@ private:
 
   bool m_ready = false;
   FieldLayout m_layout{};
-  StencilCoefs m_coefs{};
+  StencilCoefs m_coefs{}; ///< acoustic
+  TtiCoefs m_tti_coefs{}; ///< TTI
   std::array<Region, kRegionCount> m_regions{};
   std::array<std::vector<Region>, 2> m_parts; ///< the pieces of StepPart::Shell and ::Interior
   RegionKernels m_kernels{};
   int m_steps = 0;
 
-  DeviceBuffer m_u, m_v, m_vp2dt2, m_phi, m_eta;
-  DeviceTaps m_taps;       ///< sources, receivers, traces
-  DeviceFiniteScan m_scan; ///< the NaN/Inf watch's keys
+  std::vector<DeviceBuffer> m_current;       ///< the fields at step n (wavefield_names order)
+  std::vector<DeviceBuffer> m_next;          ///< step n - 1 on entry to update, n + 1 after it
+  DeviceBuffer m_phi;                        ///< the layer's memory variable; may be empty
+  DeviceBuffer m_vp2dt2, m_eta;              ///< the medium of both equations (eta: with a layer)
+  DeviceBuffer m_aniso, m_axis_xz, m_axis_y; ///< TTI: the 16-bit pairs and n_y
+  DeviceTaps m_taps;                         ///< sources, receivers, traces
+  DeviceFiniteScan m_scan;                   ///< the NaN/Inf watch's keys
 
-  PinnedFloats m_staging; ///< pinned host copy of the padded u, filled by snapshot_begin
+  std::vector<bool> m_group_done; ///< launch_tti's scratch: pieces already launched
+  std::vector<Region> m_group;    ///< launch_tti's scratch: layer pieces of one kernel
+
+  PinnedFloats m_staging; ///< pinned host copy of a padded field, filled by snapshot_begin
   bool m_snapshot_pending = false;
   /// Device fields with a snapshot copy possibly in flight: a step must not overwrite them
   /// before the copy-done event.
@@ -367,8 +495,7 @@ std::optional<GpuMemory> cuda_device_memory() {
 std::unique_ptr<Backend> make_cuda_backend(Physics physics) {
   std::string why;
   if (!cuda_device_available(&why)) throw RuntimeFailure("no CUDA device: " + why);
-  if (physics == Physics::Tti) return gpu::make_tti_backend();
-  return std::make_unique<gpu::CudaBackend>();
+  return std::make_unique<gpu::CudaBackend>(physics);
 }
 
 } // namespace minimod

@@ -1,8 +1,8 @@
 #pragma once
-/// What the isotropic and the TTI CUDA backends share: the tap kernels (source injection, receiver
-/// sampling), the choice of device, the free-memory and tap-table checks, owning handles for
-/// streams, events and pinned memory, and the streams a step runs on (StepStreams). Included by
-/// .cu files only.
+/// The host-side parts of the CUDA backend (kernels/cuda/cuda_backend.cu, both equations) and of
+/// the device tools beside it: the tap kernels (source injection, receiver sampling), the choice
+/// of device, the free-memory and tap-table checks, owning handles for streams, events and pinned
+/// memory, and the streams a step runs on (StepStreams). Included by .cu files only.
 
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
@@ -27,10 +27,6 @@
 #endif
 
 namespace minimod::gpu {
-
-/// The CUDA backend of the TTI equation (kernels/cuda/tti_backend.cu); make_cuda_backend makes it
-/// for Physics::Tti.
-std::unique_ptr<Backend> make_tti_backend();
 
 // Internal linkage: each backend's translation unit gets its own copy of the kernels.
 namespace {
@@ -229,7 +225,7 @@ DeviceBuffer upload_new(const std::vector<T>& host, const char* what, gpuStream_
 }
 
 /// The device side of a run's sources and receivers: tap tables, source samples, traces; and the
-/// two tap kernels' launches. Both CUDA backends hold one.
+/// two tap kernels' launches. The CUDA backend holds one.
 class DeviceTaps {
 public:
   /// Replace everything with `sources` (and their samples, [sources][steps]) and `receivers`;
@@ -356,11 +352,11 @@ double time_steps_on(gpuStream_t stream, gpuEvent_t start, gpuEvent_t stop, int 
   return static_cast<double>(ms);
 }
 
-/// What both CUDA backends step with: the device they opened (made current on construction), a
+/// What the CUDA backend steps with: the device it opened (made current on construction), a
 /// main stream (every step's kernels in order, then the taps), a stream of the highest priority
 /// for the layer slabs with the events that fork it off the main stream and join it back, and two
 /// timing events. `owner` starts the handles' names in errors ("TTI ", or "" for the acoustic
-/// backend).
+/// equation).
 class StepStreams {
 public:
   explicit StepStreams(const std::string& owner)
