@@ -15,6 +15,9 @@
 /// read and written only there. Sources of both steps are added inside the pass where the CPU
 /// backend adds them (after the update, before the free surface), and the free surface (zero at
 /// k = 0, mirrored ghost planes) is applied to both levels inside the pass.
+///
+/// The pass is compiled once a design variant (TblockOption bits, kTblockVariants): plane-stride
+/// addressing, per-tile source flags, an inner-only path chosen per block, a 128-register cap.
 
 #include "kernels/cuda/tblock_25d.hpp"
 

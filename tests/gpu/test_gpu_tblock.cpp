@@ -11,8 +11,9 @@
 #include "tests/gpu/compare.hpp"
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
-// Plain C++: the variants' list and names are usable without the GPU runtime.
+#if defined(MINIMOD_HAVE_CUDA)
 #include "kernels/cuda/tblock_25d.hpp"
+#endif
 
 #include <gtest/gtest.h>
 
