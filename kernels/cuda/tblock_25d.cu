@@ -15,6 +15,9 @@
 /// read and written only there. Sources of both steps are added inside the pass where the CPU
 /// backend adds them (after the update, before the free surface), and the free surface (zero at
 /// k = 0, mirrored ghost planes) is applied to both levels inside the pass.
+///
+/// The pass is compiled once a design variant (TblockOption bits, kTblockVariants): plane-stride
+/// addressing, per-tile source flags, an inner-only path chosen per block, a 128-register cap.
 
 #include "kernels/cuda/tblock_25d.hpp"
 
@@ -29,9 +32,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace minimod::gpu {
@@ -56,6 +61,7 @@ struct PassArgs {
   const int* tap_j = nullptr;     ///< y of each tap
   const float* tap_weight = nullptr;
   const int* tap_owner = nullptr; ///< the source of each tap
+  const int* tile_taps = nullptr; ///< per tile (x fastest): whether its tile and cross hold a tap
   const float* samples = nullptr; ///< [sources][steps]
   int steps = 0;                  ///< samples per source
   int n = 0;                      ///< step of the first update of the pass
@@ -201,19 +207,35 @@ __device__ __forceinline__ bool is_layer(const PassArgs& a, int i, int j, int k)
   return !(i >= b.x0 && i < b.x1 && j >= b.y0 && j < b.y1 && k >= b.z0 && k < b.z1);
 }
 
-/// Writes the state level of plane z of a column, and its mirrored ghost under a free surface.
-__device__ __forceinline__ void store_level(const PassArgs& a, float* out, const Column& c, int z,
-                                            float value, bool mirror) {
-  out[at(a.layout, c, z)] = value;
+/// Writes the state level of plane z of a column at layout index i, and its mirrored ghost under a
+/// free surface.
+__device__ __forceinline__ void store_level(const PassArgs& a, float* out, std::int64_t i,
+                                            const Column& c, int z, float value, bool mirror) {
+  out[i] = value;
   if (mirror && a.free_surface && z >= 1 && z <= R) out[at(a.layout, c, -z)] = -value;
 }
 
-/// One pass of K steps (1 or 2) over the whole grid; block (Dx * Dy), grid (tiles x, tiles y,
-/// z chunks); dynamic shared memory Geometry::kSharedFloats floats.
+/// Whether a block's whole footprint (tile, cross columns and the planes step 1 computes) lies
+/// inside the inner region and away from the free surface: every point it computes is a grid point
+/// taking the plain update, and neither level needs the free surface's zero or mirror.
 template <int Dx, int Dy, int K>
-__global__ void __launch_bounds__(Dx* Dy) tblock_kernel(const PassArgs a) {
+__device__ __forceinline__ bool block_inside(const PassArgs& a, int x0, int y0, int zs, int ze) {
+  constexpr int w = K == 2 ? R : 0;
+  const Box& b = a.inner;
+  const int zlo = zs - w;
+  return x0 - w >= b.x0 && x0 + Dx + w <= b.x1 && y0 - w >= b.y0 && y0 + Dy + w <= b.y1 &&
+         zlo >= b.z0 && ze + w <= b.z1 && (a.free_surface == 0 || zlo > R);
+}
+
+/// One pass of K steps (1 or 2) over a block's tile and chunk.
+/// \tparam Opt TblockOption bits: kTblockPlaneStride selects the addressing (a layout index a
+///         column, advanced by one plane a plane, against a clamped index formed a load)
+/// \tparam Inside the block passed block_inside: no grid-edge, layer or free-surface tests
+/// \param taps whether the block's tile and cross hold source taps (block-uniform)
+template <int Dx, int Dy, int K, unsigned Opt, bool Inside>
+__device__ __forceinline__ void pass_body(const PassArgs& a, float* smem, bool taps) {
   using G = Geometry<Dx, Dy, K>;
-  extern __shared__ float smem[];
+  constexpr bool kStride = (Opt & kTblockPlaneStride) != 0;
   float* s0 = smem;              // u^n, plane p, with a K R-point halo
   float* s1 = smem + G::kPlane0; // u^{n+1}, planes p mod (R + 1), with an R-point halo
   const FieldLayout& l = a.layout;
@@ -264,6 +286,21 @@ __global__ void __launch_bounds__(Dx* Dy) tblock_kernel(const PassArgs a) {
     ring[m] = __ldg(a.u0 + at(l, own, p0 - 1 - R + m));
     if (K == 2 && has_cross) ring_x[m] = __ldg(a.u0 + at(l, cross, p0 - 1 - R + m));
   }
+  // Plane-stride addressing: the layout index of plane p of the own column, advanced by one plane
+  // a plane, and 32-bit distances from it (can_run bounds them) to the cross column, to the outer
+  // points and to plane p + R. Unclamped: the reads of plane p + R reach R planes beyond the top
+  // ghost planes, into the guard planes that follow the layout in every u buffer.
+  const int ahead = R * static_cast<int>(l.plane);
+  std::int64_t own_i = 0;
+  int cross_d = 0;
+  int outer_d[G::kOuterPerThread] = {};
+  if constexpr (kStride) {
+    own_i = static_cast<std::int64_t>(p0 + R) * l.plane + own.offset;
+    cross_d = static_cast<int>(cross.offset - own.offset);
+#pragma unroll
+    for (int h = 0; h < G::kOuterPerThread; ++h)
+      outer_d[h] = static_cast<int>(outer_offset[h] - own.offset);
+  }
 
   for (int p = p0; p < p1; ++p) {
     // ---- loads of plane p (u^n up to p + R) ----
@@ -275,30 +312,34 @@ __global__ void __launch_bounds__(Dx* Dy) tblock_kernel(const PassArgs a) {
         ring1[m] = ring1[m + 1];
       }
     }
-    ring[2 * R] = __ldg(a.u0 + at(l, own, p + R));
+    const float* u0_own = a.u0 + own_i; // plane p of the own column (plane stride)
+    ring[2 * R] = __ldg(kStride ? u0_own + ahead : a.u0 + at(l, own, p + R));
     const bool cross_now = K == 2 && has_cross && p >= zs && p < ze;
-    if (K == 2 && has_cross) ring_x[2 * R] = __ldg(a.u0 + at(l, cross, p + R));
+    if (K == 2 && has_cross)
+      ring_x[2 * R] = __ldg(kStride ? u0_own + (cross_d + ahead) : a.u0 + at(l, cross, p + R));
     float outer[G::kOuterPerThread];
 #pragma unroll
     for (int h = 0; h < G::kOuterPerThread; ++h)
       if (outer_loads(h))
-        outer[h] =
-            __ldg(a.u0 + static_cast<std::int64_t>(min(max(p, -R), l.nz + R - 1) + R) * l.plane +
-                  outer_offset[h]);
-    const bool own_live = own.in_grid && p >= 0 && p < l.nz;
-    const bool own_layer = own_live && is_layer(a, own.gx, own.gy, p);
+        outer[h] = __ldg(
+            kStride
+                ? u0_own + outer_d[h]
+                : a.u0 + static_cast<std::int64_t>(min(max(p, -R), l.nz + R - 1) + R) * l.plane +
+                      outer_offset[h]);
+    const bool own_live = Inside || (own.in_grid && p >= 0 && p < l.nz);
+    const bool own_layer = !Inside && own_live && is_layer(a, own.gx, own.gy, p);
+    const std::int64_t own_p = kStride ? own_i : at(l, own, p);
     float um = 0.0f, vp = 0.0f, phi = 0.0f;
     if (own_live) {
-      const std::int64_t i = at(l, own, p);
-      um = a.um[i];
-      vp = __ldg(a.vp2dt2 + i);
-      if (own_layer) phi = a.phi_in[i];
+      um = a.um[own_p];
+      vp = __ldg(a.vp2dt2 + own_p);
+      if (own_layer) phi = a.phi_in[own_p];
     }
-    const bool cross_live = cross_now && cross.in_grid;
-    const bool cross_layer = cross_live && is_layer(a, cross.gx, cross.gy, p);
+    const bool cross_live = cross_now && (Inside || cross.in_grid);
+    const bool cross_layer = !Inside && cross_live && is_layer(a, cross.gx, cross.gy, p);
     float um_x = 0.0f, vp_x = 0.0f, phi_x = 0.0f;
     if (cross_live) {
-      const std::int64_t i = at(l, cross, p);
+      const std::int64_t i = kStride ? own_i + cross_d : at(l, cross, p);
       um_x = a.um[i];
       vp_x = __ldg(a.vp2dt2 + i);
       if (cross_layer) phi_x = a.phi_in[i];
@@ -316,11 +357,11 @@ __global__ void __launch_bounds__(Dx* Dy) tblock_kernel(const PassArgs a) {
     float u1 = 0.0f, phi1 = 0.0f;
     if (own_live) {
       u1 = update<G::kS0>(a, s0 + own_s0, ring, um, vp, own_layer, phi, own.gx, own.gy, p, &phi1);
-      u1 = inject(a, own.gx, own.gy, p, a.n, u1);
-      if (a.free_surface && p == 0) u1 = 0.0f;
+      if (taps) u1 = inject(a, own.gx, own.gy, p, a.n, u1);
+      if (!Inside && a.free_surface && p == 0) u1 = 0.0f;
       if (p >= zs && p < ze) {
-        store_level(a, a.u1, own, p, u1, K == 1);
-        if (K == 1 && own_layer) a.phi_out[at(l, own, p)] = phi1;
+        store_level(a, a.u1, own_p, own, p, u1, K == 1 && !Inside);
+        if (K == 1 && own_layer) a.phi_out[own_p] = phi1;
       }
     }
     if constexpr (K == 2) {
@@ -329,8 +370,8 @@ __global__ void __launch_bounds__(Dx* Dy) tblock_kernel(const PassArgs a) {
         float unused = 0.0f;
         u1x = update<G::kS0>(a, s0 + cross_s0, ring_x, um_x, vp_x, cross_layer, phi_x, cross.gx,
                              cross.gy, p, &unused);
-        u1x = inject(a, cross.gx, cross.gy, p, a.n, u1x);
-        if (a.free_surface && p == 0) u1x = 0.0f;
+        if (taps) u1x = inject(a, cross.gx, cross.gy, p, a.n, u1x);
+        if (!Inside && a.free_surface && p == 0) u1x = 0.0f;
       }
       const int slot = ((p % G::kSlots) + G::kSlots) % G::kSlots;
       if (p >= zs && p < ze) {
@@ -339,7 +380,7 @@ __global__ void __launch_bounds__(Dx* Dy) tblock_kernel(const PassArgs a) {
       }
       ring1[2 * R] = u1;
       // Under a free surface, u^{n+1}(-p) = -u^{n+1}(p): plane -p sits 2p planes below p.
-      if (a.free_surface && own.in_grid) {
+      if (!Inside && a.free_surface && own.in_grid) {
         if (p == 1) ring1[2 * R - 2] = -u1;
         if (p == 2) ring1[2 * R - 4] = -u1;
         if (p == 3) ring1[2 * R - 6] = -u1;
@@ -356,31 +397,67 @@ __global__ void __launch_bounds__(Dx* Dy) tblock_kernel(const PassArgs a) {
 
       // ---- step 2: u^{n+2} at plane q = p - R ----
       const int q = p - R;
-      if (q >= zs && own.in_grid && q < l.nz) {
-        const bool layer = is_layer(a, own.gx, own.gy, q);
+      if (q >= zs && (Inside || (own.in_grid && q < l.nz))) {
+        const bool layer = !Inside && is_layer(a, own.gx, own.gy, q);
+        const std::int64_t own_q = kStride ? own_i - ahead : at(l, own, q);
         float phi2 = 0.0f;
         float u2 = update<G::kS1>(a, s1 + (q % G::kSlots) * G::kPlane1 + own_s1, ring1, ring[0],
                                   vp_line[0], layer, phi_line[0], own.gx, own.gy, q, &phi2);
-        u2 = inject(a, own.gx, own.gy, q, a.n + 1, u2);
-        if (a.free_surface && q == 0) u2 = 0.0f;
-        store_level(a, a.u2, own, q, u2, true);
-        if (layer) a.phi_out[at(l, own, q)] = phi2;
+        if (taps) u2 = inject(a, own.gx, own.gy, q, a.n + 1, u2);
+        if (!Inside && a.free_surface && q == 0) u2 = 0.0f;
+        store_level(a, a.u2, own_q, own, q, u2, !Inside);
+        if (layer) a.phi_out[own_q] = phi2;
       }
     } else {
       __syncthreads(); // the plane is read before the next one overwrites it
     }
+    if constexpr (kStride) {
+      own_i += l.plane;
+    }
   }
 }
 
+/// Blocks a SM the register allocation must allow: 64 registers a thread, or 128 with
+/// kTblockWideRegisters (65536 registers a SM).
+template <int Threads, unsigned Opt> constexpr int min_blocks() {
+  const int regs = (Opt & kTblockWideRegisters) != 0 ? 128 : 64;
+  const int blocks = 65536 / (regs * Threads);
+  return blocks < 1 ? 1 : blocks;
+}
+
+/// One pass of K steps (1 or 2) over the whole grid; block (Dx * Dy), grid (tiles x, tiles y,
+/// z chunks); dynamic shared memory Geometry::kSharedFloats floats. Opt: TblockOption bits.
+template <int Dx, int Dy, int K, unsigned Opt>
+__global__ void __launch_bounds__(Dx* Dy, (min_blocks<Dx * Dy, Opt>()))
+    tblock_kernel(const PassArgs a) {
+  extern __shared__ float smem[];
+  bool taps = true;
+  if constexpr ((Opt & kTblockSourceTiles) != 0)
+    taps = __ldg(a.tile_taps + blockIdx.y * gridDim.x + blockIdx.x) != 0;
+  if constexpr ((Opt & kTblockInnerFast) != 0) {
+    const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
+    if (block_inside<Dx, Dy, K>(a, static_cast<int>(blockIdx.x) * Dx,
+                                static_cast<int>(blockIdx.y) * Dy, zs,
+                                min(zs + a.z_chunk, a.layout.nz))) {
+      pass_body<Dx, Dy, K, Opt, true>(a, smem, taps);
+      return;
+    }
+  }
+  pass_body<Dx, Dy, K, Opt, false>(a, smem, taps);
+}
+
 /// Launch of one pass of a tile; throws with the launch's name and sizes on failure.
-template <int Dx, int Dy, int K> void launch_pass(const PassArgs& a, gpuStream_t stream) {
+template <int Dx, int Dy, int K, unsigned Opt>
+void launch_pass(const PassArgs& a, gpuStream_t stream) {
   using G = Geometry<Dx, Dy, K>;
   constexpr int bytes = G::kSharedFloats * static_cast<int>(sizeof(float));
-  const auto kernel = &tblock_kernel<Dx, Dy, K>;
+  const auto kernel = &tblock_kernel<Dx, Dy, K, Opt>;
+  const std::string what = "tb2_25d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "+" +
+                           tblock_variant_name(Opt) + "<" + std::to_string(K) + " steps>";
   static const bool attributes = [&] {
     MINIMOD_GPU_CHECK_WHAT(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-        "tb2_25d: " + std::to_string(bytes) + " B of dynamic shared memory");
+        what + ": " + std::to_string(bytes) + " B of dynamic shared memory");
     return true;
   }();
   (void)attributes;
@@ -389,22 +466,37 @@ template <int Dx, int Dy, int K> void launch_pass(const PassArgs& a, gpuStream_t
                   static_cast<unsigned>((a.layout.ny + Dy - 1) / Dy),
                   static_cast<unsigned>((a.layout.nz + a.z_chunk - 1) / a.z_chunk));
   kernel<<<grid, block, bytes, stream>>>(a);
-  const std::string what = "tb2_25d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "<" +
-                           std::to_string(K) + " steps>";
   MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, bytes);
 }
 
 using PassFn = void (*)(const PassArgs&, gpuStream_t);
 
-/// The compiled tiles: {dx, dy, one-step pass, two-step pass}.
-struct TileEntry {
-  int dx, dy;
+constexpr std::size_t kVariantCount = sizeof(kTblockVariants) / sizeof(kTblockVariants[0]);
+
+/// The one-step and two-step passes of a tile and variant.
+struct PassPair {
   PassFn one, two;
 };
+
+/// A compiled tile: its passes for every variant, in kTblockVariants' order.
+struct TileEntry {
+  int dx, dy;
+  PassPair variant[kVariantCount];
+};
+
+template <int Dx, int Dy, std::size_t... V>
+constexpr TileEntry tile_entry(std::index_sequence<V...>) {
+  return TileEntry{Dx,
+                   Dy,
+                   {PassPair{&launch_pass<Dx, Dy, 1, kTblockVariants[V]>,
+                             &launch_pass<Dx, Dy, 2, kTblockVariants[V]>}...}};
+}
+
+/// The compiled tiles, default first.
 constexpr TileEntry kTiles[] = {
-    {32, 16, &launch_pass<32, 16, 1>, &launch_pass<32, 16, 2>},
-    {32, 32, &launch_pass<32, 32, 1>, &launch_pass<32, 32, 2>},
-    {16, 16, &launch_pass<16, 16, 1>, &launch_pass<16, 16, 2>},
+    tile_entry<32, 16>(std::make_index_sequence<kVariantCount>{}),
+    tile_entry<32, 32>(std::make_index_sequence<kVariantCount>{}),
+    tile_entry<16, 16>(std::make_index_sequence<kVariantCount>{}),
 };
 
 const TileEntry* find_tile(const TblockTile& t) {
@@ -429,6 +521,8 @@ std::string tblock_name(const TblockTile& tile) {
 struct TemporalBlock25d::Impl {
   TblockTile tile;
   const tb::TileEntry* entry = nullptr;
+  const tb::PassPair* passes = nullptr; ///< the variant's passes
+  unsigned options = 0;
   int z_chunk = 0;
   OpenedDevice device = open_device();
   StreamHandle stream = make_stream("tb2_25d stream");
@@ -442,18 +536,22 @@ struct TemporalBlock25d::Impl {
   int steps = 0;
   bool free_surface = false;
   bool layer = false;
-  DeviceBuffer u[4]; ///< u^n = u[cur], u^{n-1} = u[prev], the other two written by a pass
+  /// u^n = u[cur], u^{n-1} = u[prev], the other two written by a pass; each followed by R guard
+  /// planes (zero, never written), which kTblockPlaneStride reads beyond the top ghost planes.
+  DeviceBuffer u[4];
   int cur = 0, prev = 1;
   DeviceBuffer phi[2];
   int phi_cur = 0;
   DeviceBuffer vp2dt2, eta_x, eta_y, eta_z;
-  DeviceBuffer tap_begin, tap_i, tap_j, tap_weight, tap_owner, samples;
+  DeviceBuffer tap_begin, tap_i, tap_j, tap_weight, tap_owner, samples, tile_taps;
   DeviceTaps taps; ///< receivers (sampling) and the traces
+
+  float* level(int b) const { return u[b].as<float>(); }
 
   void zero_fields() {
     const std::size_t bytes = static_cast<std::size_t>(layout.size) * sizeof(float);
     for (auto& b : u)
-      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b.as<void>(), 0, bytes, stream.get()),
+      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b.as<void>(), 0, b.bytes(), stream.get()),
                              "tb2_25d: zero u");
     for (auto& b : phi)
       if (!b.empty())
@@ -470,11 +568,11 @@ struct TemporalBlock25d::Impl {
     int free_a = -1, free_b = -1;
     for (int b = 0; b < 4; ++b)
       if (b != cur && b != prev) (free_a < 0 ? free_a : free_b) = b;
-    a.u0 = u[cur].as<const float>();
-    a.um = u[prev].as<const float>();
+    a.u0 = level(cur);
+    a.um = level(prev);
     a.vp2dt2 = vp2dt2.as<const float>();
-    a.u1 = u[free_a].as<float>();
-    a.u2 = u[free_b].as<float>();
+    a.u1 = level(free_a);
+    a.u2 = level(free_b);
     if (layer) {
       a.phi_in = phi[phi_cur].as<const float>();
       a.phi_out = phi[1 - phi_cur].as<float>();
@@ -487,6 +585,7 @@ struct TemporalBlock25d::Impl {
     a.tap_j = tap_j.as<const int>();
     a.tap_weight = tap_weight.as<const float>();
     a.tap_owner = tap_owner.as<const int>();
+    a.tile_taps = tile_taps.as<const int>();
     a.samples = samples.as<const float>();
     a.steps = steps;
     a.n = n;
@@ -495,7 +594,7 @@ struct TemporalBlock25d::Impl {
     a.inner = inner;
     a.z_chunk = z_chunk;
     a.free_surface = free_surface ? 1 : 0;
-    (k == 2 ? entry->two : entry->one)(a, stream.get());
+    (k == 2 ? passes->two : passes->one)(a, stream.get());
     taps.sample(a.u1, n, stream.get(), "tb2_25d sample_receivers_kernel");
     if (k == 2) {
       taps.sample(a.u2, n + 1, stream.get(), "tb2_25d sample_receivers_kernel");
@@ -522,12 +621,23 @@ struct TemporalBlock25d::Impl {
   }
 };
 
-TemporalBlock25d::TemporalBlock25d(TblockTile tile, int z_chunk) : m(std::make_unique<Impl>()) {
+TemporalBlock25d::TemporalBlock25d(TblockTile tile, int z_chunk, unsigned options)
+    : m(std::make_unique<Impl>()) {
   m->tile = tile;
   m->entry = tb::find_tile(tile);
   if (m->entry == nullptr)
     throw std::invalid_argument("tb2_25d: no tile " + std::to_string(tile.dx) + "x" +
                                 std::to_string(tile.dy) + " is compiled");
+  std::string allowed;
+  for (std::size_t v = 0; v < tb::kVariantCount; ++v) {
+    if (kTblockVariants[v] == options) m->passes = &m->entry->variant[v];
+    allowed += (v ? ", " : "") + std::to_string(kTblockVariants[v]) + " (" +
+               tblock_variant_name(kTblockVariants[v]) + ")";
+  }
+  if (m->passes == nullptr)
+    throw std::invalid_argument("tb2_25d: options " + std::to_string(options) +
+                                " are no compiled variant; allowed: " + allowed);
+  m->options = options;
   if (z_chunk < 2 * kHalo)
     throw std::invalid_argument("tb2_25d: z chunk " + std::to_string(z_chunk) + " < " +
                                 std::to_string(2 * kHalo));
@@ -539,7 +649,7 @@ TemporalBlock25d::~TemporalBlock25d() {
 }
 
 std::string TemporalBlock25d::name() const {
-  return tblock_name(m->tile);
+  return tblock_name(m->tile) + (m->options ? "+" + tblock_variant_name(m->options) : "");
 }
 
 std::string TemporalBlock25d::can_run(const AcousticProblem& p, TblockTile tile) {
@@ -547,6 +657,11 @@ std::string TemporalBlock25d::can_run(const AcousticProblem& p, TblockTile tile)
     return "no tile " + std::to_string(tile.dx) + "x" + std::to_string(tile.dy) + " is compiled";
   const Box& in = p.regions[static_cast<int>(RegionId::Inner)].box;
   if (in.empty()) return "the problem has no inner region";
+  // The plane-stride addressing's 32-bit distances reach R + 1 planes.
+  if (static_cast<std::int64_t>(kHalo + 1) * p.layout.plane > std::numeric_limits<int>::max())
+    return "a plane of " + std::to_string(p.layout.plane) +
+           " floats: " + std::to_string(kHalo + 1) +
+           " planes exceed the 32-bit distances of the addressing";
   if (p.layer.any() && p.eta.size() != static_cast<std::size_t>(p.layout.size))
     return "the problem has a layer but no eta field";
   return {};
@@ -567,8 +682,9 @@ void TemporalBlock25d::setup(const AcousticProblem& p) {
   s.free_surface = p.free_surface;
   s.layer = p.layer.any();
   const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+  const std::size_t guard = static_cast<std::size_t>(kHalo * p.layout.plane) * sizeof(float);
   for (int b = 0; b < 4; ++b)
-    s.u[b] = DeviceBuffer(bytes, "u level " + std::to_string(b));
+    s.u[b] = DeviceBuffer(bytes + guard, "u level " + std::to_string(b));
   gpuStream_t st = s.stream.get();
   s.vp2dt2 = upload_new(p.vp2dt2, "vp2dt2", st);
   if (s.layer) {
@@ -634,6 +750,18 @@ void TemporalBlock25d::setup(const AcousticProblem& p) {
     s.tap_owner = upload_new(oo, "source tap owners", st);
     s.tap_weight = upload_new(ow, "source tap weights", st);
     s.samples = upload_new(samp, "source samples", st);
+    // Per tile of the launch grid: whether a tap lies in its tile or its cross (the R columns
+    // beside it), i.e. in [x0 - R, x0 + Dx + R) x [y0 - R, y0 + Dy + R).
+    const int dx = s.tile.dx, dy = s.tile.dy;
+    const int tiles_x = (l.nx + dx - 1) / dx, tiles_y = (l.ny + dy - 1) / dy;
+    std::vector<int> flags(static_cast<std::size_t>(tiles_x) * tiles_y, 0);
+    for (std::size_t t = 0; t < taps; ++t)
+      for (int by = std::max(0, (tj[t] - kHalo) / dy);
+           by <= std::min(tiles_y - 1, (tj[t] + kHalo) / dy); ++by)
+        for (int bx = std::max(0, (ti[t] - kHalo) / dx);
+             bx <= std::min(tiles_x - 1, (ti[t] + kHalo) / dx); ++bx)
+          flags[static_cast<std::size_t>(by) * tiles_x + bx] = 1;
+    s.tile_taps = upload_new(flags, "source tiles", st);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));
   }
   s.taps.upload(TapTable{{0}, {}, {}}, {}, p.receivers, p.steps, st);

@@ -24,13 +24,58 @@ std::vector<TblockTile> tblock_tiles();
 /// Registered name of a tile: "tb2_25d_32x16".
 std::string tblock_name(const TblockTile& tile);
 
+/// Design options of the pass (bit flags, docs/kernels.md "Temporal blocking"); a variant is a set
+/// of them. Every compiled variant runs every tile and computes the same values.
+enum TblockOption : unsigned {
+  /// Each column's layout index advanced by one plane a plane: no clamp and no 64-bit multiply a
+  /// load. The u buffers carry R guard planes after the top ghost planes (zero, never written),
+  /// which the reads 2R planes beyond the last chunk's end touch.
+  kTblockPlaneStride = 1u,
+  /// Source taps scanned only by blocks whose tile and cross hold one (a flag a tile, built when
+  /// the problem is set up).
+  kTblockSourceTiles = 2u,
+  /// Blocks whose tile, cross and planes lie inside the inner region, away from the free surface,
+  /// run a path without the grid-edge, layer and free-surface tests (chosen per block).
+  kTblockInnerFast = 4u,
+  /// Registers: up to 128 a thread (one 512-thread block a SM; 1024-thread tiles stay at 64)
+  /// instead of 64 (two 512-thread blocks a SM), the same for the two-step and one-step passes.
+  kTblockWideRegisters = 8u,
+};
+
+/// The compiled variants (option sets), the first design (no option) first.
+inline constexpr unsigned kTblockVariants[] = {
+    0u,
+    kTblockPlaneStride,
+    kTblockSourceTiles,
+    kTblockInnerFast,
+    kTblockPlaneStride | kTblockSourceTiles,
+    kTblockPlaneStride | kTblockSourceTiles | kTblockInnerFast,
+    kTblockWideRegisters,
+    kTblockPlaneStride | kTblockSourceTiles | kTblockInnerFast | kTblockWideRegisters,
+};
+
+/// Name of an option set, its options joined by `sep`: "base" for none,
+/// "stride+srctile+inside+regs128" for all four.
+inline std::string tblock_variant_name(unsigned options, char sep = '+') {
+  if (options == 0) return "base";
+  std::string s;
+  const char* names[] = {"stride", "srctile", "inside", "regs128"};
+  for (int b = 0; b < 4; ++b)
+    if (options & (1u << b)) {
+      if (!s.empty()) s += sep;
+      s += names[b];
+    }
+  return s;
+}
+
 /// Owns the device state of one AcousticProblem and advances it two steps a pass (a final
 /// one-step pass when the count is odd). Sources are injected and receivers sampled at every
 /// step, the intermediate one included; the free surface is applied at every step.
 class TemporalBlock25d {
 public:
-  /// `z_chunk`: planes a block streams through (the depth range is cut into chunks).
-  explicit TemporalBlock25d(TblockTile tile, int z_chunk = 128);
+  /// `z_chunk`: planes a block streams through (the depth range is cut into chunks);
+  /// `options`: one of kTblockVariants (TblockOption bits).
+  explicit TemporalBlock25d(TblockTile tile, int z_chunk = 128, unsigned options = 0);
   ~TemporalBlock25d();
   TemporalBlock25d(const TemporalBlock25d&) = delete;
   TemporalBlock25d& operator=(const TemporalBlock25d&) = delete;
@@ -51,7 +96,7 @@ public:
   void fetch_traces(std::vector<float>& traces);
   /// Zero u, v, phi and the traces.
   void reset();
-  /// The tile's name.
+  /// The tile's name, with "+" and the variant's name when it has options.
   std::string name() const;
 
 private:

@@ -1,8 +1,9 @@
 /// GPU tests of the temporally blocked family tb2_25d (two steps a pass) against the CPU
-/// reference: awkward grid sizes, with and without the absorbing layer and the free surface,
-/// sources and receivers inside tiles and straddling tile edges, snapshots after an odd step
-/// count (a one-step pass in the middle of a run). A timing case on the seeds' 1000^3 grid runs
-/// only when MINIMOD_TBLOCK_BENCH is set (it needs about 50 GB of device memory).
+/// reference, every compiled design variant (kTblockVariants) on every case: awkward grid sizes,
+/// with and without the absorbing layer and the free surface, sources and receivers inside tiles
+/// and straddling tile edges, sources inside blocks that take the inner-only path, snapshots after
+/// an odd step count (a one-step pass in the middle of a run). A timing case on the seeds' 1000^3
+/// grid runs only when MINIMOD_TBLOCK_BENCH is set (it needs about 50 GB of device memory).
 
 #include "kernels/backend.hpp"
 #include "kernels/gpu_probe.hpp"
@@ -107,38 +108,49 @@ TEST_P(TblockVsCpu, MatchesTheCpuReference) {
   cpu->setup(p, cpu_kernels);
   std::vector<float> cpu_mid, cpu_final, cpu_traces;
   for (int n = 0; n < p.steps; ++n) {
-    if (n == c.snapshot) cpu->fetch_wavefield(cpu_mid);
+    if (n == c.snapshot) cpu->fetch_field(0, cpu_mid);
     cpu->step(n);
   }
-  cpu->fetch_wavefield(cpu_final);
+  cpu->fetch_field(0, cpu_final);
   cpu->fetch_traces(cpu_traces);
 
-  gpu::TemporalBlock25d tb(gpu::TblockTile{c.tile_x, c.tile_y}, c.z_chunk);
   ASSERT_EQ(gpu::TemporalBlock25d::can_run(p, gpu::TblockTile{c.tile_x, c.tile_y}), "");
-  tb.setup(p);
-  std::vector<float> mid, final_u, traces;
-  tb.advance(0, c.snapshot);
-  tb.fetch_wavefield(mid);
-  tb.advance(c.snapshot, p.steps - c.snapshot);
-  tb.fetch_wavefield(final_u);
-  tb.fetch_traces(traces);
-  expect_close(mid, cpu_mid, "wavefield at the snapshot step");
-  expect_close(final_u, cpu_final, "final wavefield");
-  expect_close(traces, cpu_traces, "receiver traces");
-  // reset() restarts from zero: the same run gives the same final wavefield, bit for bit.
-  tb.reset();
-  tb.advance(0, p.steps);
-  std::vector<float> again;
-  tb.fetch_wavefield(again);
-  EXPECT_EQ(again, final_u) << "a run after reset() differs";
+  for (const unsigned options : gpu::kTblockVariants) {
+    gpu::TemporalBlock25d tb(gpu::TblockTile{c.tile_x, c.tile_y}, c.z_chunk, options);
+    SCOPED_TRACE(tb.name());
+    tb.setup(p);
+    std::vector<float> mid, final_u, traces;
+    tb.advance(0, c.snapshot);
+    tb.fetch_wavefield(mid);
+    tb.advance(c.snapshot, p.steps - c.snapshot);
+    tb.fetch_wavefield(final_u);
+    tb.fetch_traces(traces);
+    expect_close(mid, cpu_mid, "wavefield at the snapshot step");
+    expect_close(final_u, cpu_final, "final wavefield");
+    expect_close(traces, cpu_traces, "receiver traces");
+    // reset() restarts from zero: the same run gives the same final wavefield, bit for bit.
+    tb.reset();
+    tb.advance(0, p.steps);
+    std::vector<float> again;
+    tb.fetch_wavefield(again);
+    EXPECT_EQ(again, final_u) << "a run after reset() differs";
+  }
 #endif
 }
 
 std::vector<TblockCase> tblock_cases() {
   return {
-      {131, 97, 83, 8, false, 100, 32, 16, 128, 37}, {131, 97, 83, 8, true, 101, 32, 16, 128, 50},
-      {131, 97, 83, 5, true, 100, 32, 32, 24, 21},   {70, 45, 61, 0, true, 100, 32, 32, 128, 49},
-      {77, 53, 40, 0, false, 100, 16, 16, 16, 33},   {77, 53, 40, 6, true, 100, 16, 16, 9, 64},
+      {131, 97, 83, 8, false, 100, 32, 16, 128, 37},
+      {131, 97, 83, 8, true, 101, 32, 16, 128, 50},
+      {131, 97, 83, 5, true, 100, 32, 32, 24, 21},
+      {70, 45, 61, 0, true, 100, 32, 32, 128, 49},
+      {77, 53, 40, 0, false, 100, 16, 16, 16, 33},
+      {77, 53, 40, 6, true, 100, 16, 16, 9, 64},
+      // Sources in blocks that take the inner-only path (tile and cross inside the inner region,
+      // away from the free surface): the edge source's taps (x, y = tile - 1 | tile, z = 14 | 15
+      // and 30 | 31) lie in the chunks [8, 16) and [16, 32).
+      {77, 53, 40, 0, false, 100, 16, 16, 8, 33},
+      {131, 97, 83, 8, true, 100, 32, 16, 16, 37},
   };
 }
 
@@ -218,7 +230,8 @@ void min_max(const std::vector<float>& u, float& lo, float& hi) {
 #endif
 
 /// Timing on the seeds' grid (MINIMOD_TBLOCK_BENCH=N for N^3, default 1000): the memory floor,
-/// the single-pass default pair and every tile, in one process; with
+/// the single-pass default pair, every variant on the default tile and depth chunk, and the other
+/// tiles and a chunk of 64 with all the options, in one process; with
 /// MINIMOD_TBLOCK_BENCH_JSON=FILE the numbers go to FILE as well.
 TEST(TblockTiming, SeedsProblem) {
   MINIMOD_SKIP_WITHOUT_GPU();
@@ -257,42 +270,59 @@ TEST(TblockTiming, SeedsProblem) {
     b->reset();
     b->time_steps(0, kSteps);
     std::vector<float> u;
-    b->fetch_wavefield(u);
+    b->fetch_field(0, u);
     min_max(u, ref_lo, ref_hi);
     std::printf("default pair: %.3f ms a step (%.1f%% of the floor); after %d steps min %.9g "
                 "max %.9g\n",
                 ms, floor_ms / ms * 100.0, kSteps, ref_lo, ref_hi);
+    std::fflush(stdout);
     json += "    {\"kernel\": \"inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4\", \"ms\": " +
             std::to_string(ms) + ", \"percent_of_floor\": " + std::to_string(floor_ms / ms * 100) +
             ", \"min\": " + digits(ref_lo) + ", \"max\": " + digits(ref_hi) + "}";
   }
+  struct Config {
+    gpu::TblockTile tile;
+    int chunk;
+    unsigned options;
+  };
+  std::vector<Config> configs;
+  const gpu::TblockTile default_tile = gpu::tblock_tiles().front();
+  for (const unsigned options : gpu::kTblockVariants)
+    configs.push_back({default_tile, 128, options});
+  const unsigned all = gpu::kTblockPlaneStride | gpu::kTblockSourceTiles | gpu::kTblockInnerFast |
+                       gpu::kTblockWideRegisters;
+  configs.push_back({default_tile, 64, all});
   for (const gpu::TblockTile& tile : gpu::tblock_tiles())
-    for (const int chunk : {64, 128, 256}) {
-      if (chunk != 128 && !(tile.dx == 32 && tile.dy == 16)) continue;
-      gpu::TemporalBlock25d tb(tile, chunk);
-      tb.setup(p);
-      tb.time_steps(0, kWarmup);
-      std::vector<double> t;
-      for (int r = 0; r < kRepeats; ++r)
-        t.push_back(tb.time_steps(0, kTimed) / kTimed);
-      const double ms = median3(t);
-      tb.reset();
-      tb.advance(0, kSteps);
-      std::vector<float> u;
-      tb.fetch_wavefield(u);
-      float lo = 0, hi = 0;
-      min_max(u, lo, hi);
-      std::printf("%s z chunk %d: %.3f ms a step (%.1f%% of the floor); after %d steps min %.9g "
-                  "max %.9g (relative to the default pair: %.2g, %.2g)\n",
-                  tb.name().c_str(), chunk, ms, floor_ms / ms * 100.0, kSteps, lo, hi,
-                  (lo - ref_lo) / std::abs(ref_lo), (hi - ref_hi) / std::abs(ref_hi));
-      json += ",\n    {\"kernel\": \"" + tb.name() + "\", \"z_chunk\": " + std::to_string(chunk) +
-              ", \"ms\": " + std::to_string(ms) +
-              ", \"percent_of_floor\": " + std::to_string(floor_ms / ms * 100) +
-              ", \"min\": " + digits(lo) + ", \"max\": " + digits(hi) + "}";
-      EXPECT_LE(std::abs(lo - ref_lo), 1e-4 * std::abs(ref_lo)) << tb.name();
-      EXPECT_LE(std::abs(hi - ref_hi), 1e-4 * std::abs(ref_hi)) << tb.name();
-    }
+    if (tile.dx != default_tile.dx || tile.dy != default_tile.dy)
+      configs.push_back({tile, 128, all});
+  for (const Config& cfg : configs) {
+    const int chunk = cfg.chunk;
+    gpu::TemporalBlock25d tb(cfg.tile, chunk, cfg.options);
+    tb.setup(p);
+    tb.time_steps(0, kWarmup);
+    std::vector<double> t;
+    for (int r = 0; r < kRepeats; ++r)
+      t.push_back(tb.time_steps(0, kTimed) / kTimed);
+    const double ms = median3(t);
+    tb.reset();
+    tb.advance(0, kSteps);
+    std::vector<float> u;
+    tb.fetch_wavefield(u);
+    float lo = 0, hi = 0;
+    min_max(u, lo, hi);
+    std::printf("%s z chunk %d: %.3f ms a step (%.1f%% of the floor); after %d steps min %.9g "
+                "max %.9g (relative to the default pair: %.2g, %.2g)\n",
+                tb.name().c_str(), chunk, ms, floor_ms / ms * 100.0, kSteps, lo, hi,
+                (lo - ref_lo) / std::abs(ref_lo), (hi - ref_hi) / std::abs(ref_hi));
+    std::fflush(stdout);
+    json += ",\n    {\"kernel\": \"" + tb.name() + "\", \"options\": \"" +
+            gpu::tblock_variant_name(cfg.options) + "\", \"z_chunk\": " + std::to_string(chunk) +
+            ", \"ms\": " + std::to_string(ms) +
+            ", \"percent_of_floor\": " + std::to_string(floor_ms / ms * 100) +
+            ", \"min\": " + digits(lo) + ", \"max\": " + digits(hi) + "}";
+    EXPECT_LE(std::abs(lo - ref_lo), 1e-4 * std::abs(ref_lo)) << tb.name();
+    EXPECT_LE(std::abs(hi - ref_hi), 1e-4 * std::abs(ref_hi)) << tb.name();
+  }
   json += "\n  ]\n}\n";
   if (const char* file = std::getenv("MINIMOD_TBLOCK_BENCH_JSON")) std::ofstream(file) << json;
 #endif
