@@ -1,11 +1,19 @@
 #include "solver/decomposition.hpp"
 
+#if defined(MINIMOD_HAVE_MPI) && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> // MPIX_Query_cuda_support (Open MPI)
+#endif
+
 #include "io/errors.hpp"
+#include "kernels/halo_exchange.hpp"
 #include "kernels/tti_problem.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -31,6 +39,55 @@ Split parse_split(const std::string& text, const std::string& what) {
     at = end + 1;
   }
   return s;
+}
+
+std::size_t parse_memory_size(const std::string& text, const std::string& what) {
+  const std::string allowed = "; allowed: a positive size with a unit, e.g. 20GB, 512MiB (B, KB, "
+                              "MB, GB, TB: powers of 1000; KiB, MiB, GiB, TiB: powers of 1024)";
+  std::size_t end = 0;
+  while (end < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.'))
+    ++end;
+  const std::string number = text.substr(0, end), unit = text.substr(end);
+  static const std::pair<const char*, double> kUnits[] = {
+      {"B", 1.0},         {"KB", 1e3},           {"MB", 1e6},
+      {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
+      {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  double scale = 0;
+  for (const auto& [name, factor] : kUnits)
+    if (unit == name) scale = factor;
+  double value = 0;
+  try {
+    std::size_t used = 0;
+    value = number.empty() ? 0 : std::stod(number, &used);
+    if (used != number.size()) value = 0;
+  } catch (const std::exception&) {
+    value = 0;
+  }
+  const double bytes = value * scale;
+  if (!(bytes >= 1) || bytes > 1e18)
+    throw InputError(what + ": '" + text + "' is not a size" + allowed);
+  return static_cast<std::size_t>(bytes);
+}
+
+Split run_split(const Survey& survey, const Grid& grid, const std::optional<Split>& override,
+                const std::string& override_what, int world_ranks) {
+  if (override) {
+    check_split(grid, *override, override_what);
+    return *override;
+  }
+  const std::string key = survey.decomposition_loc.where();
+  if (survey.decomposition && (*survey.decomposition)[0] > 0) {
+    check_split(grid, *survey.decomposition, key);
+    return *survey.decomposition;
+  }
+  if (survey.decomposition) {
+    const int ranks = survey.ranks_per_shot > 0 ? survey.ranks_per_shot : world_ranks;
+    return ranks > 1 ? auto_split(grid, ranks, key) : Split{1, 1, 1};
+  }
+  if (survey.ranks_per_shot > 1)
+    return auto_split(grid, survey.ranks_per_shot, survey.ranks_per_shot_loc.where());
+  return Split{1, 1, 1};
 }
 
 std::string split_text(const Split& s) {
@@ -394,6 +451,16 @@ std::unique_ptr<Problem> cut_problem(const Problem& global, const Split& s, int 
 }
 
 #if defined(MINIMOD_HAVE_MPI)
+bool mpi_reads_device_memory() {
+  if (const char* force = std::getenv("MINIMOD_HALO_HOST_STAGING"))
+    if (std::string(force) == "1") return false;
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -482,9 +549,8 @@ private:
 struct Exchange {
   Direction d{};
   int peer = 0;
-  Box send, recv;
-  bool zero_surface = false; ///< the sent box holds the grid's free surface plane
-  std::vector<float> out, in;
+  HaloBox send, recv;    ///< the boxes and their places in the packed buffers
+  std::size_t count = 0; ///< floats each way (every halo field)
 };
 
 /// Copy a box of every field into a contiguous buffer (fields one after the other, x fastest).
@@ -536,19 +602,27 @@ public:
     const auto t0 = Clock::now();
     prepare(backend);
     const std::vector<float*> fields = backend.halo_fields();
-    backend.synchronize();
+    float* out = m_device ? m_device->send_buffer() : m_send.data();
+    float* in = m_device ? m_device->recv_buffer() : m_recv.data();
     m_requests.clear();
-    for (Exchange& e : m_exchanges) {
+    for (const Exchange& e : m_exchanges) {
       MPI_Request r;
-      check_mpi(MPI_Irecv(e.in.data(), static_cast<int>(e.in.size()), MPI_FLOAT, e.peer,
+      check_mpi(MPI_Irecv(in + e.recv.offset, static_cast<int>(e.count), MPI_FLOAT, e.peer,
                           kHaloTagBase + direction_tag({-e.d[0], -e.d[1], -e.d[2]}), m_comm, &r),
                 "receive halo");
       m_requests.push_back(r);
     }
-    for (Exchange& e : m_exchanges) {
-      pack(fields, m_layout, e.send, e.zero_surface, e.out.data());
+    // The shell's update is queued before: the packing follows it on the backend's stream.
+    if (m_device) {
+      m_device->pack(fields, m_layout, m_send_boxes);
+    } else {
+      backend.synchronize();
+      for (const Exchange& e : m_exchanges)
+        pack(fields, m_layout, e.send.box, e.send.zero_surface, out + e.send.offset);
+    }
+    for (const Exchange& e : m_exchanges) {
       MPI_Request r;
-      check_mpi(MPI_Isend(e.out.data(), static_cast<int>(e.out.size()), MPI_FLOAT, e.peer,
+      check_mpi(MPI_Isend(out + e.send.offset, static_cast<int>(e.count), MPI_FLOAT, e.peer,
                           kHaloTagBase + direction_tag(e.d), m_comm, &r),
                 "send halo");
       m_requests.push_back(r);
@@ -562,10 +636,15 @@ public:
         MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE),
         "halo exchange");
     m_requests.clear();
-    backend.synchronize();
     const std::vector<float*> fields = backend.halo_fields();
-    for (const Exchange& e : m_exchanges)
-      unpack(fields, m_layout, e.recv, e.in.data());
+    if (m_device) {
+      // Queued on the backend's stream after the interior: finish_step's kernels follow it.
+      m_device->unpack(fields, m_layout, m_recv_boxes);
+    } else {
+      backend.synchronize();
+      for (const Exchange& e : m_exchanges)
+        unpack(fields, m_layout, e.recv.box, m_recv.data() + e.recv.offset);
+    }
     m_halo_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   }
 
@@ -685,43 +764,60 @@ public:
         std::copy_n(trace(map.sources[r].front()), n, out);
         continue;
       }
-      // The whole grid's backend sums weight * u over the taps in order from zero; each tap's
-      // trace here is 1 * u, exactly u.
+      // The whole grid's backend sums weight * u over the taps in order from zero (a GPU with
+      // fused multiply-adds); each tap's trace here is 1 * u, exactly u.
       for (std::size_t t = 1; t < n; ++t) {
         float sum = 0.0f;
         for (const ReceiverSource& s : map.sources[r])
-          sum += s.weight * trace(s)[t];
+          sum =
+              m_fused_traces ? std::fma(s.weight, trace(s)[t], sum) : sum + s.weight * trace(s)[t];
         out[t] = sum;
       }
     }
     return true;
   }
 
-  double halo_ms() const { return m_halo_ms; }
-  void reset_halo_ms() { m_halo_ms = 0; }
+  double halo_ms() const override { return m_halo_ms; }
+  void reset_halo_ms() override { m_halo_ms = 0; }
 
 private:
   int rank() const { return m_state->rank; }
   SubdomainBox box() const { return subdomain_box(m_state->grid, m_state->split, m_state->rank); }
 
-  /// The exchanges of this subdomain, set up on the first step.
+  /// The exchanges of this subdomain and their buffers, set up on the first step: packed host
+  /// buffers on the CPU; on a GPU, device buffers packed by kernels on the backend's stream and
+  /// handed to MPI as they are when it reads device memory, else staged through pinned memory.
   void prepare(Backend& backend) {
     if (m_prepared) return;
     const SubdomainBox b = box();
     m_layout = m_state->layout;
     const std::size_t fields = backend.halo_fields().size();
     const auto c = split_coords(m_state->split, rank());
+    std::int64_t send_at = 0, recv_at = 0;
     for (const Direction& d : exchange_directions(m_edges)) {
       if (!has_neighbour(m_state->split, c, d)) continue;
       Exchange e;
       e.d = d;
       e.peer = rank_of(m_state->split, add(c, d));
-      e.send = exchange_box(b.size, d, false);
-      e.recv = exchange_box(b.size, d, true);
-      e.zero_surface = m_state->free_surface && b.offset[2] == 0 && e.send.z0 == 0;
-      e.out.resize(e.send.points() * fields);
-      e.in.resize(e.recv.points() * fields);
-      m_exchanges.push_back(std::move(e));
+      e.send.box = exchange_box(b.size, d, false);
+      e.recv.box = exchange_box(b.size, d, true);
+      e.send.zero_surface = m_state->free_surface && b.offset[2] == 0 && e.send.box.z0 == 0;
+      e.count = e.send.box.points() * fields;
+      e.send.offset = send_at;
+      e.recv.offset = recv_at;
+      send_at += static_cast<std::int64_t>(e.count);
+      recv_at += static_cast<std::int64_t>(e.recv.box.points() * fields);
+      m_send_boxes.push_back(e.send);
+      m_recv_boxes.push_back(e.recv);
+      m_exchanges.push_back(e);
+    }
+    m_fused_traces = backend.kind() != BackendKind::Cpu;
+    if (backend.kind() == BackendKind::Cpu) {
+      m_send.assign(static_cast<std::size_t>(send_at), 0.0f);
+      m_recv.assign(static_cast<std::size_t>(recv_at), 0.0f);
+    } else {
+      m_device = make_cuda_halo(backend.stream(), static_cast<std::size_t>(send_at),
+                                static_cast<std::size_t>(recv_at), !mpi_reads_device_memory());
     }
     m_prepared = true;
   }
@@ -730,22 +826,17 @@ private:
   MPI_Comm m_comm;
   bool m_edges = false;
   bool m_prepared = false;
+  bool m_fused_traces = false; ///< GPU receivers sum with fused multiply-adds
   FieldLayout m_layout;
   std::vector<Exchange> m_exchanges;
+  std::vector<HaloBox> m_send_boxes, m_recv_boxes;
+  std::vector<float> m_send, m_recv;    ///< CPU backend
+  std::unique_ptr<DeviceHalo> m_device; ///< GPU backend
   std::vector<MPI_Request> m_requests;
   double m_halo_ms = 0;
 };
 
 } // namespace
-
-double halo_ms(const DomainHooks& hooks) {
-  const auto* h = dynamic_cast<const DecomposedHooks*>(&hooks);
-  return h ? h->halo_ms() : 0.0;
-}
-
-void reset_halo_ms(DomainHooks& hooks) {
-  if (auto* h = dynamic_cast<DecomposedHooks*>(&hooks)) h->reset_halo_ms();
-}
 
 DecomposedRun decompose(std::shared_ptr<const Equation> equation, const Split& split,
                         MPI_Comm comm) {

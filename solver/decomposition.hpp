@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ std::string split_text(const Split& split);
 inline int split_ranks(const Split& s) {
   return s[0] * s[1] * s[2];
 }
+
+/// Parse a memory size: a number with B, KB, MB, GB or TB (powers of 1000) or KiB, MiB, GiB or
+/// TiB (powers of 1024), e.g. 20GB; InputError naming `what` otherwise, or for zero.
+std::size_t parse_memory_size(const std::string& text, const std::string& what);
 
 /// One subdomain: the index in the run's grid of its first point and its points per axis.
 struct SubdomainBox {
@@ -59,6 +64,13 @@ void check_split(const Grid& grid, const Split& split, const std::string& what);
 /// (z, then y, then x preferred on ties: whole xy planes are contiguous in memory). InputError
 /// naming `what` when none is.
 Split auto_split(const Grid& grid, int ranks, const std::string& what);
+
+/// The split of a run of `survey` on `grid`: `override` (--decompose, named `override_what`) when
+/// given, else the survey's `decomposition` (`auto`: auto_split over ranks_per_shot, or over
+/// `world_ranks` when that is not given), else auto_split over ranks_per_shot when only that is
+/// given, else no split (1x1x1). Checked with check_split (InputError naming the key).
+Split run_split(const Survey& survey, const Grid& grid, const std::optional<Split>& override,
+                const std::string& override_what, int world_ranks);
 
 /// Floats a rank exchanges a step (sent; as many are received) for `fields` halo fields: the
 /// kHalo-deep planes of each shared face, and with `edges` (TTI: its mixed derivatives read the
@@ -102,10 +114,11 @@ struct DecomposedRun {
   std::unique_ptr<DomainHooks> hooks;       ///< for Simulation::set_domain_hooks
 };
 
-/// Time the hooks of a decomposed run spent in the halo exchange (packing, waiting, unpacking).
-double halo_ms(const DomainHooks& hooks);
-/// Zero the halo time of the hooks (a new shot).
-void reset_halo_ms(DomainHooks& hooks);
+/// Whether this MPI can send from and receive into CUDA device memory (Open MPI's
+/// MPIX_Query_cuda_support, asked at run time; false where the library cannot say). A GPU run
+/// then hands its device halo buffers to MPI; otherwise it stages them through pinned host memory.
+/// MINIMOD_HALO_HOST_STAGING=1 forces the staging.
+bool mpi_reads_device_memory();
 
 /// Decompose the runs of `equation` over the ranks of `comm` (split_ranks(split) of them, rank r
 /// taking subdomain r; rank 0 of comm writes). Every rank of comm builds a Simulation with the
