@@ -8,6 +8,7 @@
 #include "io/survey.hpp"
 #include "kernels/kernel.hpp"
 #include "models/velocity.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/interrupt.hpp"
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
@@ -88,6 +89,8 @@ std::string summary_json(const RunReport& r, int steps, const SurveyRunReport& s
                      {"setup_ms", t.setup_ms},
                      {"step_ms", t.step_ms},
                      {"output_ms", t.output_ms},
+                     {"ranks", t.ranks},
+                     {"halo_ms", t.halo_ms},
                      {"overhead_percent",
                       t.step_ms > 0 ? 100.0 * (t.setup_ms + t.output_ms) / t.step_ms : 0.0}});
   j["shots"] = shots;
@@ -109,7 +112,7 @@ int cmd_validate(const ValidateArgs& args) {
 /// Options of `run` beyond the survey.
 struct RunArgs {
   std::string program = "minimod-gpu"; ///< argv[0], for the resume command
-  std::string path, output, backend = "auto", kernel, summary, shots;
+  std::string path, output, backend = "auto", kernel, summary, shots, decompose, max_device_memory;
   int steps = 0;
   bool quiet = false, resume = false;
 };
@@ -134,6 +137,9 @@ std::string resume_command(const RunArgs& args, const std::string& output) {
   if (args.backend != "auto") command += " --backend " + shell_word(args.backend);
   if (!args.kernel.empty()) command += " --kernel " + shell_word(args.kernel);
   if (!args.shots.empty()) command += " --shots " + shell_word(args.shots);
+  if (!args.decompose.empty()) command += " --decompose " + shell_word(args.decompose);
+  if (!args.max_device_memory.empty())
+    command += " --max-device-memory " + shell_word(args.max_device_memory);
   if (mpi_size() > 1) command = "mpirun -np " + std::to_string(mpi_size()) + " " + command;
   return command;
 }
@@ -147,6 +153,11 @@ int cmd_run(const RunArgs& args) {
   options.simulation.backend = parse_backend_choice(args.backend, "--backend");
   options.simulation.kernel_spec = args.kernel;
   options.simulation.steps_override = args.steps;
+  if (!args.decompose.empty()) options.decompose = parse_split(args.decompose, "--decompose");
+  if (!args.max_device_memory.empty()) {
+    options.simulation.max_device_bytes =
+        parse_memory_size(args.max_device_memory, "--max-device-memory");
+  }
   options.output = args.output.empty() ? s.output.file : args.output;
   options.summary = args.summary;
   options.output_given = !args.output.empty();
@@ -345,6 +356,13 @@ int run_main(int argc, char** argv) {
                   "Model only these shots (0-based shot numbers, as in /shots/NNNN): e.g. 10-19 "
                   "or 0,3,5-7; join the outputs of such runs with `merge`");
   run->add_flag("-q,--quiet", quiet, "No progress or summary on the terminal");
+  run->add_option("--decompose", run_args.decompose,
+                  "Split each shot's grid into PXxPYxPZ subdomains, one MPI rank each (e.g. "
+                  "2x1x2 under mpirun -np 4): overrides the survey's decomposition and "
+                  "ranks_per_shot");
+  run->add_option("--max-device-memory", run_args.max_device_memory,
+                  "Refuse a run whose problem (a rank's subdomain when split) needs more device "
+                  "memory than this, e.g. 20GB or 512MiB");
 
   ValidateArgs validate_args;
   auto* validate = app.add_subcommand("validate", "Check a survey and print the plan");
@@ -354,6 +372,14 @@ int run_main(int argc, char** argv) {
   validate->add_option("--kernel", validate_args.options.kernel, "As for run");
   validate->add_option("--steps", validate_args.options.steps, "As for run")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  validate->add_option("--decompose", validate_args.options.decompose, "As for run");
+  validate->add_option("--max-device-memory", validate_args.options.max_device_memory,
+                       "As for run");
+  validate
+      ->add_option("--ranks", validate_args.options.ranks,
+                   "MPI ranks of the run, for a split chosen by `decomposition: auto` "
+                   "(default 1)")
+      ->check(CLI::Range(1, 1 << 20));
 
   std::string merge_output;
   std::vector<std::string> merge_inputs;

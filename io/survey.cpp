@@ -226,6 +226,7 @@ private:
   void check_angle(PropertySpec& p, double abs_max, bool degrees,
                    const std::string& allowed_degrees, const std::string& allowed_radians) const;
   void parse_output(const YAML::Node& node, OutputSpec& output) const;
+  void parse_decomposition(const MapFields& top, Survey& survey) const;
 
   /// A position must lie in the grid's extent [origin, origin + (n-1)*h] on every axis. Points
   /// within rounding of a face are moved onto it.
@@ -386,8 +387,9 @@ Vec3 SurveyParser::inside_grid(const Vec3& position, int line, const std::string
 }
 
 const std::vector<std::string> kTopKeys = {
-    "name",  "physics",   "grid",   "model",  "time",          "boundary",  "sources",
-    "shots", "receivers", "output", "kernel", "interpolation", "anisotropy"};
+    "name",     "physics",       "grid",       "model",         "time",
+    "boundary", "sources",       "shots",      "receivers",     "output",
+    "kernel",   "interpolation", "anisotropy", "decomposition", "ranks_per_shot"};
 
 namespace {
 
@@ -529,7 +531,42 @@ Survey SurveyParser::parse(const std::string& document) {
     survey.kernel = text(*node, "kernel", "a kernel name such as gmem_3d");
     survey.kernel_loc = loc(*node, "kernel");
   }
+  parse_decomposition(top, survey);
   return survey;
+}
+
+void SurveyParser::parse_decomposition(const MapFields& top, Survey& survey) const {
+  const std::string split_allowed =
+      "auto, or [px, py, pz]: subdomains along x, y and z, each an integer >= 1";
+  survey.decomposition_loc = loc_at(0, "decomposition");
+  survey.ranks_per_shot_loc = loc_at(0, "ranks_per_shot");
+  if (auto node = top.find("decomposition")) {
+    survey.decomposition_loc = loc(*node, "decomposition");
+    if (node->IsScalar() && node->Scalar() == "auto") {
+      survey.decomposition = std::array<int, 3>{0, 0, 0};
+    } else if (node->IsSequence() && node->size() == 3) {
+      std::array<int, 3> split{};
+      for (std::size_t a = 0; a < 3; ++a) {
+        split[a] = integer((*node)[a], "decomposition[" + std::to_string(a) + "]", 1, 1 << 20,
+                           "an integer >= 1 (subdomains along that axis)");
+      }
+      survey.decomposition = split;
+    } else {
+      reject(*node, "decomposition", split_allowed);
+    }
+  }
+  if (auto node = top.find("ranks_per_shot")) {
+    survey.ranks_per_shot_loc = loc(*node, "ranks_per_shot");
+    survey.ranks_per_shot = integer(*node, "ranks_per_shot", 1, 1 << 20,
+                                    "an integer >= 1 (MPI ranks that model one shot)");
+    const auto& d = survey.decomposition;
+    if (d && (*d)[0] > 0 && (*d)[0] * (*d)[1] * (*d)[2] != survey.ranks_per_shot) {
+      reject(*node, "ranks_per_shot",
+             std::to_string((*d)[0] * (*d)[1] * (*d)[2]) + ", the subdomains of decomposition [" +
+                 std::to_string((*d)[0]) + ", " + std::to_string((*d)[1]) + ", " +
+                 std::to_string((*d)[2]) + "] (one rank each), or leave it out");
+    }
+  }
 }
 
 void SurveyParser::parse_grid(const YAML::Node& node, GridSpec& grid) const {

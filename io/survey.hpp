@@ -182,6 +182,13 @@ struct Survey {
   OutputSpec output;
   std::optional<std::string> kernel; ///< kernel spec (same grammar as --kernel)
   SourceLoc kernel_loc;
+  /// `decomposition`: subdomains along x, y and z of a shot's grid (one MPI rank each); {0, 0, 0}
+  /// is `auto` (chosen from the grid and ranks_per_shot); absent: the grid is not split.
+  std::optional<std::array<int, 3>> decomposition;
+  SourceLoc decomposition_loc;
+  /// `ranks_per_shot`: MPI ranks that model one shot together; 0 when not given.
+  int ranks_per_shot = 0;
+  SourceLoc ranks_per_shot_loc;
 };
 
 /// The survey as seen by shot `shot`: its sources, and its receivers (offsets added when they move

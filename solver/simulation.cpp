@@ -105,6 +105,16 @@ Simulation::Simulation(const Survey& survey, std::shared_ptr<const Equation> equ
                                                                  "backend)"
                                                                : ")"));
   m_problem = m_equation->build_problem(m_survey, m_plan);
+  if (options.max_device_bytes > 0 && m_problem->device_bytes() > options.max_device_bytes) {
+    const bool split = m_problem->subdomain.has_neighbour();
+    throw InputError(
+        "--max-device-memory: " + format_bytes(static_cast<double>(options.max_device_bytes)) +
+        ": " + (split ? "this rank's subdomain of " : "the ") + std::to_string(m_problem->grid.nx) +
+        " x " + std::to_string(m_problem->grid.ny) + " x " + std::to_string(m_problem->grid.nz) +
+        " points needs " + format_bytes(static_cast<double>(m_problem->device_bytes())) +
+        " of device memory; allowed: a cap of at least that, or the grid split over "
+        "more ranks (--decompose, mpirun -np N)");
+  }
   const auto t1 = std::chrono::steady_clock::now();
   m_problem_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
 
@@ -179,11 +189,13 @@ void Simulation::step(int n) {
   m_backend->finish_step(n);
 }
 
-LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile* output) {
+LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile* output,
+                           bool snapshots) {
   const int steps = m_plan.steps;
   const int chunk = std::max(1, steps / 40);
-  const int every = output ? m_plan.snapshot_every : 0;
-  if (every > 0 && m_plan.snapshot_count > 0) output->begin_snapshots(m_plan.snapshot_geometry);
+  const int every = snapshots ? m_plan.snapshot_every : 0;
+  if (output && every > 0 && m_plan.snapshot_count > 0)
+    output->begin_snapshots(m_plan.snapshot_geometry);
 
   std::vector<double> chunk_ms;
   double snapshot_ms = 0;
@@ -192,8 +204,8 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
   auto finish_snapshot = [&] {
     const auto t0 = Clock::now();
     m_backend->snapshot_end(dense);
-    const bool writes = !m_hooks || m_hooks->gather_field(dense, global);
-    if (writes) {
+    const bool gathered = !m_hooks || m_hooks->gather_field(dense, global);
+    if (gathered && output) {
       std::vector<float> snapshot =
           extract_snapshot(m_hooks ? global : dense, m_plan.grid, m_plan.snapshot_box,
                            m_plan.snapshot_decimate, m_plan.snapshot_geometry);

@@ -40,6 +40,10 @@ struct SimulationOptions {
   BackendChoice backend = BackendChoice::Auto;
   std::string kernel_spec; ///< overrides the survey's `kernel:` when not empty; `auto` tunes
   int steps_override = 0;  ///< > 0 replaces the survey's time span
+  /// > 0: the most device memory (bytes) the problem of this process may need
+  /// (Problem::device_bytes: the subdomain's in a decomposed run); more is refused (InputError)
+  /// before anything is allocated.
+  std::size_t max_device_bytes = 0;
 };
 
 /// Timing of the time loop.
@@ -82,6 +86,10 @@ public:
   /// The shot's traces [the survey's receivers][steps + 1] from this subdomain's (its problem's
   /// receivers): true and `global` filled on the rank that writes, false elsewhere.
   virtual bool gather_traces(const std::vector<float>& local, std::vector<float>& global) = 0;
+  /// Milliseconds spent in the halo exchange (start_exchange and finish_exchange: packing,
+  /// waiting, unpacking) since reset_halo_ms.
+  virtual double halo_ms() const { return 0; }
+  virtual void reset_halo_ms() {}
 };
 
 /// A prepared run.
@@ -115,6 +123,8 @@ public:
   /// Make this run one subdomain's of a decomposed grid: `hooks` joins its time loop, traces and
   /// fields. The problem (Equation::build_problem) must then be that subdomain's.
   void set_domain_hooks(std::unique_ptr<DomainHooks> hooks) { m_hooks = std::move(hooks); }
+  /// The hooks set_domain_hooks gave; null for a run of the whole grid.
+  DomainHooks* domain_hooks() { return m_hooks.get(); }
 
   /// Switch to another shot of the same survey (`survey_for_shot`): new source and receiver taps
   /// and samples on the same grid, model and kernels; the fields and traces restart at zero.
@@ -129,7 +139,13 @@ public:
   /// SIGINT or SIGTERM has arrived (solver/interrupt.hpp), and RuntimeFailure when a field or a
   /// snapshot holds a NaN or an Inf (solver/finite_watch.hpp: every field is scanned every few
   /// steps and after the last one).
-  LoopTiming run(const std::function<void(int)>& progress, OutputFile* output);
+  LoopTiming run(const std::function<void(int)>& progress, OutputFile* output) {
+    return run(progress, output, output != nullptr);
+  }
+  /// As above; `snapshots` says whether the plan's snapshots are taken. In a decomposed run every
+  /// rank of the shot takes them (their gather is collective) and the one that writes passes
+  /// `output`; the others pass null.
+  LoopTiming run(const std::function<void(int)>& progress, OutputFile* output, bool snapshots);
 
   /// Traces at every step: [receivers][steps + 1], sample n at t = n dt. RuntimeFailure when a
   /// sample is not finite.

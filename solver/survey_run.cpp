@@ -3,6 +3,7 @@
 #include "io/errors.hpp"
 #include "io/h5_output.hpp"
 #include "io/segy.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/equation.hpp"
 #include "solver/interrupt.hpp"
 #include "solver/plan.hpp"
@@ -49,31 +50,58 @@ struct ShotResult {
 /// Models shots one after another on one backend (the model and fields stay on the device).
 class ShotWorker {
 public:
+  /// `hooks`: the domain hooks of a decomposed run (`equation` then the subdomain's).
   ShotWorker(const Survey& survey, std::shared_ptr<const Equation> equation,
-             const SurveyRunOptions& options)
+             const SurveyRunOptions& options, std::unique_ptr<DomainHooks> hooks = nullptr)
       : m_survey(survey), m_options(options) {
     m_sim = std::make_unique<Simulation>(survey_for_shot(survey, 0), std::move(equation),
                                          options.simulation, options.hooks.notice);
+    if (hooks) m_sim->set_domain_hooks(std::move(hooks));
+  }
+
+  /// A decomposed run: `agree(error)` is called by every rank of the shot once its taps are
+  /// loaded, with what failed there (empty: nothing), and throws on every rank when any failed,
+  /// so that no rank starts stepping while another cannot. `ranks` modelled each shot.
+  void set_group(std::function<void(const std::string&)> agree, int ranks) {
+    m_agree = std::move(agree);
+    m_ranks = ranks;
   }
 
   Simulation& simulation() { return *m_sim; }
 
   /// Model shot `shot`; snapshots go to `output` when given (shot 0 of a local run).
-  ShotResult run(int shot, int rank, OutputFile* snapshots_to, bool rethrow = false) {
+  /// `snapshots`: take the plan's snapshots (every rank of a decomposed shot that has them;
+  /// `snapshots_to` on the one that writes).
+  ShotResult run(int shot, int rank, OutputFile* snapshots_to, bool rethrow = false,
+                 std::optional<bool> snapshots = std::nullopt) {
     ShotResult r;
     r.timing.shot = shot;
     r.timing.rank = rank;
+    r.timing.ranks = m_ranks;
     try {
       auto t0 = Clock::now();
-      const Survey s = survey_for_shot(m_survey, shot);
-      if (shot != m_loaded) m_sim->load_shot(s);
+      std::string load_error;
+      Survey s;
+      try {
+        s = survey_for_shot(m_survey, shot);
+        if (shot != m_loaded) m_sim->load_shot(s);
+      } catch (const Interrupted&) {
+        throw;
+      } catch (const std::exception& e) {
+        if (!m_agree) throw;
+        load_error = e.what();
+      }
+      if (m_agree) m_agree(load_error);
       m_loaded = -1; // any later shot (or a re-run of this one) needs fresh fields
       r.timing.setup_ms = ms_since(t0) + m_first_setup_ms;
       m_first_setup_ms = 0;
 
       t0 = Clock::now();
-      r.loop = m_sim->run(m_options.hooks.on_progress, snapshots_to);
+      if (DomainHooks* hooks = m_sim->domain_hooks()) hooks->reset_halo_ms();
+      r.loop = m_sim->run(m_options.hooks.on_progress, snapshots_to,
+                          snapshots.value_or(snapshots_to != nullptr));
       r.timing.step_ms = ms_since(t0);
+      if (DomainHooks* hooks = m_sim->domain_hooks()) r.timing.halo_ms = hooks->halo_ms();
 
       t0 = Clock::now();
       const Plan& plan = m_sim->plan();
@@ -120,6 +148,8 @@ private:
   std::unique_ptr<Simulation> m_sim;
   int m_loaded = 0; ///< the shot whose taps the simulation holds with fresh fields
   double m_first_setup_ms = 0;
+  std::function<void(const std::string&)> m_agree;
+  int m_ranks = 1;
 };
 
 OutputMeta make_meta(const Survey& survey, const Plan& plan) {
@@ -407,6 +437,302 @@ void work(const Survey& survey, std::shared_ptr<const Equation> equation,
               "send shot result");
   }
 }
+
+// ---- Shots over groups of ranks, each shot's grid decomposed
+// --------------------------------------
+
+/// What the ranks of `comm` report: true on every rank when any has an error; `joined` names each
+/// failing rank (its rank in MPI_COMM_WORLD) with its error, or is the one error when every
+/// failing rank has the same.
+bool any_failed(MPI_Comm comm, const std::string& error, std::string* joined) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  const int length = static_cast<int>(error.size()), world = mpi_rank();
+  std::vector<int> lengths(static_cast<std::size_t>(size)), worlds(lengths.size()),
+      displs(lengths.size());
+  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm), "agree");
+  check_mpi(MPI_Allgather(&world, 1, MPI_INT, worlds.data(), 1, MPI_INT, comm), "agree");
+  int total = 0;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    displs[r] = total;
+    total += lengths[r];
+  }
+  if (total == 0) return false;
+  std::vector<char> all(static_cast<std::size_t>(total));
+  check_mpi(MPI_Allgatherv(error.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                           displs.data(), MPI_CHAR, comm),
+            "agree");
+  std::vector<std::pair<int, std::string>> errors;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    if (lengths[r] > 0)
+      errors.emplace_back(
+          worlds[r], std::string(all.data() + displs[r], static_cast<std::size_t>(lengths[r])));
+  }
+  const bool same = std::all_of(errors.begin(), errors.end(),
+                                [&](const auto& e) { return e.second == errors.front().second; });
+  joined->clear();
+  if (same) {
+    *joined = errors.front().second;
+  } else {
+    for (const auto& [rank, text] : errors)
+      *joined += (joined->empty() ? "" : "; ") + ("rank " + std::to_string(rank) + ": " + text);
+  }
+  return true;
+}
+
+/// "ranks 4-7".
+std::string ranks_text(int first, int count) {
+  return count == 1 ? "rank " + std::to_string(first)
+                    : "ranks " + std::to_string(first) + "-" + std::to_string(first + count - 1);
+}
+
+/// Rank 0 of a decomposed run: the shot queue and the writer. It also models shots with the first
+/// group, so it answers the other groups between its own steps (serve, from the progress hook)
+/// and between its shots.
+class ShotDesk {
+public:
+  ShotDesk(std::deque<int> pending, int remote_groups, int ranks_per_shot, PartsStore& store,
+           OutputMeta& meta, const SurveyRunOptions& options, SurveyRunReport& report, int done,
+           int total)
+      : m_pending(std::move(pending)), m_active(remote_groups), m_ranks(ranks_per_shot),
+        m_store(store), m_meta(meta), m_options(options), m_report(report), m_done(done),
+        m_total(total) {}
+
+  /// The next shot, or -1 when none is left.
+  int take() {
+    if (m_pending.empty()) return -1;
+    const int shot = m_pending.front();
+    m_pending.pop_front();
+    return shot;
+  }
+  /// Groups other than rank 0's not yet told to stop.
+  int active() const { return m_active; }
+
+  /// Answer every request and take every result waiting; never blocks.
+  void serve() {
+    for (;;) {
+      MPI_Status status;
+      int ready = 0;
+      check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ready, &status),
+                "poll groups");
+      if (!ready) return;
+      if (status.MPI_TAG == kTagRequest) {
+        int ignored = 0;
+        check_mpi(MPI_Recv(&ignored, 1, MPI_INT, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE),
+                  "receive request");
+        const int shot = take();
+        if (shot < 0) --m_active;
+        check_mpi(MPI_Send(&shot, 1, MPI_INT, status.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD),
+                  "assign shot");
+      } else {
+        int bytes = 0;
+        MPI_Get_count(&status, MPI_BYTE, &bytes);
+        std::vector<char> buffer(static_cast<std::size_t>(bytes));
+        check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, status.MPI_SOURCE, kTagResult,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                  "receive shot result");
+        ShotResult r = deserialise(buffer);
+        record(r, nullptr);
+      }
+    }
+  }
+
+  /// Write a shot's gather (and commit its snapshots), or record its failure.
+  void record(ShotResult& r, OutputFile* snapshots) {
+    const std::string who = ranks_text(r.timing.rank, m_ranks);
+    if (!r.ok) {
+      m_report.failed.emplace_back(r.timing.shot, r.error);
+      if (m_options.hooks.notice)
+        m_options.hooks.notice("shot " + std::to_string(r.timing.shot) + " failed on " + who +
+                               ": " + r.error);
+      return;
+    }
+    describe_backend(m_meta, r);
+    const auto t0 = Clock::now();
+    if (snapshots) snapshots->commit();
+    m_store.write_shot(m_meta, r.gather);
+    r.timing.output_ms += ms_since(t0);
+    m_report.shots.push_back(r.timing);
+    m_report.last.backend = r.backend;
+    m_report.last.device = r.device;
+    m_report.last.kernels = r.kernels;
+    m_report.last.timing = r.loop;
+    ++m_done;
+    if (m_options.hooks.notice) {
+      m_options.hooks.notice("shot " + std::to_string(r.gather.shot) + " done on " + who + " (" +
+                             std::to_string(m_done) + "/" + std::to_string(m_total) + " done)");
+    }
+  }
+
+private:
+  std::deque<int> m_pending;
+  int m_active;
+  int m_ranks;
+  PartsStore& m_store;
+  OutputMeta& m_meta;
+  const SurveyRunOptions& m_options;
+  SurveyRunReport& m_report;
+  int m_done, m_total;
+};
+
+/// Every rank of a run whose shots are decomposed over groups of split_ranks(split) consecutive
+/// ranks. Rank 0 is the first group's first rank, the queue and the writer; each group's first
+/// rank asks it for shots and sends it the gathers.
+void run_decomposed(const Survey& survey, const SurveyRunOptions& options, const Split& split,
+                    PartsStore* store, const SegyTarget& segy, SurveyRunReport& report) {
+  const int world = mpi_size(), rank = mpi_rank(), per_shot = split_ranks(split);
+  const int groups = world / per_shot, group = rank / per_shot;
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(MPI_COMM_WORLD, group, rank, &comm), "split ranks into groups");
+  struct CommFree {
+    MPI_Comm* c;
+    ~CommFree() { MPI_Comm_free(c); }
+  } free_comm{&comm};
+  const bool root = rank % per_shot == 0;
+
+  auto t0 = Clock::now();
+  const std::shared_ptr<Equation> equation = make_equation(survey);
+  broadcast_model(survey, *equation);
+  report.model_ms = ms_since(t0);
+  const Plan plan =
+      equation->make_plan(survey_for_shot(survey, 0), options.simulation.steps_override);
+  for (const int s : selected_shots(survey, options))
+    survey_for_shot(survey, s);
+
+  // Rank 0 polls the other groups while its own steps: through the progress hook.
+  ShotDesk* desk = nullptr;
+  SurveyRunOptions local = options;
+  if (rank == 0) {
+    local.hooks.on_progress = [&options, &desk](int done) {
+      if (options.hooks.on_progress) options.hooks.on_progress(done);
+      if (desk) desk->serve();
+    };
+  } else {
+    local.hooks.on_progress = {};
+  }
+
+  // Every rank builds its subdomain's run; an input error anywhere (a cap too small for a
+  // subdomain, say) stops the run on every rank, any other failure fails the group's shots.
+  t0 = Clock::now();
+  std::unique_ptr<ShotWorker> worker;
+  std::string input_error, setup_error;
+  try {
+    DecomposedRun run = decompose(equation, split, comm);
+    worker = std::make_unique<ShotWorker>(survey, run.equation, local, std::move(run.hooks));
+    worker->set_first_setup_ms(ms_since(t0));
+    worker->set_group(
+        [comm](const std::string& error) {
+          std::string joined;
+          if (any_failed(comm, error, &joined)) throw RuntimeFailure(joined);
+        },
+        per_shot);
+    if (rank == 0) {
+      report.problem_ms = worker->simulation().problem_ms();
+      report.device_ms = worker->simulation().device_ms();
+      if (worker->simulation().backend().kind() != BackendKind::Cpu && options.hooks.notice) {
+        options.hooks.notice(mpi_reads_device_memory()
+                                 ? "halo exchange: device buffers packed on the GPU and handed to "
+                                   "CUDA-aware MPI"
+                                 : "halo exchange: packed on the GPU, staged through pinned host "
+                                   "memory (this MPI is not CUDA-aware)");
+      }
+    }
+  } catch (const InputError& e) {
+    input_error = e.what();
+  } catch (const std::exception& e) {
+    setup_error = e.what();
+  }
+  std::string joined;
+  if (any_failed(MPI_COMM_WORLD, input_error, &joined)) throw InputError(joined);
+  if (any_failed(comm, setup_error, &joined)) {
+    worker.reset();
+    setup_error = ranks_text(group * per_shot, per_shot) + " could not start: " + joined;
+  }
+
+  auto failed_result = [&](int shot) {
+    ShotResult r;
+    r.timing.shot = shot;
+    r.timing.rank = rank;
+    r.timing.ranks = per_shot;
+    r.error = setup_error;
+    return r;
+  };
+
+  if (rank == 0) {
+    OutputMeta meta = make_meta(survey, plan);
+    check_segy_sampling(survey, segy, plan.dt_out);
+    if (options.hooks.on_plan) options.hooks.on_plan(plan);
+    if (options.hooks.notice) {
+      options.hooks.notice("MPI: " + std::to_string(world) + " ranks, " + std::to_string(groups) +
+                           " group" + (groups == 1 ? "" : "s") + " of " + std::to_string(per_shot) +
+                           " modelling one shot at a time, its grid "
+                           "split " +
+                           split_text(split) +
+                           "; rank 0 also hands out shots and writes the output");
+    }
+    report.skipped = store->complete_shots();
+    const std::vector<int> chosen = selected_shots(survey, options);
+    std::deque<int> pending;
+    for (const int s : chosen)
+      if (!store->shot_complete(s)) pending.push_back(s);
+    ShotDesk shot_desk(std::move(pending), groups - 1, per_shot, *store, meta, options, report,
+                       static_cast<int>(report.skipped.size()), static_cast<int>(chosen.size()));
+    desk = &shot_desk;
+    for (;;) {
+      throw_if_interrupted();
+      int message[2] = {shot_desk.take(), 0};
+      // Shot 0's snapshots: taken by every rank of this group, written here.
+      std::unique_ptr<OutputFile> snapshots;
+      if (message[0] == 0 && worker && plan.snapshot_every > 0 && plan.snapshot_count > 0 &&
+          !store->snapshots_complete()) {
+        snapshots = store->begin_snapshots(meta);
+        message[1] = 1;
+      }
+      check_mpi(MPI_Bcast(message, 2, MPI_INT, 0, comm), "hand a shot to the group");
+      if (message[0] < 0) break;
+      ShotResult r = worker ? worker->run(message[0], 0, snapshots.get(), false, message[1] != 0)
+                            : failed_result(message[0]);
+      shot_desk.record(r, r.ok ? snapshots.get() : nullptr);
+      shot_desk.serve();
+    }
+    while (shot_desk.active() > 0) {
+      shot_desk.serve();
+      throw_if_interrupted();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    desk = nullptr;
+    report.last.plan = plan;
+    report.last.output_file = options.output;
+    if (report.failed.empty()) {
+      store->assemble(meta, chosen, segy, [&](OutputFile& out) {
+        out.write_model(equation->stored_model(make_grid(survey.grid)));
+      });
+    } else {
+      abandon_parts(*store, survey, options);
+    }
+    return;
+  }
+
+  for (;;) {
+    int message[2] = {-1, 0};
+    if (root) {
+      int request = 0;
+      check_mpi(MPI_Send(&request, 1, MPI_INT, 0, kTagRequest, MPI_COMM_WORLD), "request a shot");
+      check_mpi(MPI_Recv(&message[0], 1, MPI_INT, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                "receive a shot");
+    }
+    check_mpi(MPI_Bcast(message, 2, MPI_INT, 0, comm), "hand a shot to the group");
+    if (message[0] < 0) break;
+    ShotResult r = worker ? worker->run(message[0], rank, nullptr, false, message[1] != 0)
+                          : failed_result(message[0]);
+    if (!root) continue;
+    const std::vector<char> buffer = serialise(r);
+    check_mpi(MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_BYTE, 0, kTagResult,
+                       MPI_COMM_WORLD),
+              "send shot result");
+  }
+}
 #endif
 
 } // namespace
@@ -609,6 +935,40 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
   SurveyRunReport report;
   report.ranks = mpi_size();
   const auto start = Clock::now();
+
+  const Split split =
+      run_split(survey, make_grid(survey.grid), options.decompose, "--decompose", mpi_size());
+  if (split_ranks(split) > 1) {
+    const std::string what = options.decompose      ? std::string("--decompose")
+                             : survey.decomposition ? survey.decomposition_loc.where()
+                                                    : survey.ranks_per_shot_loc.where();
+    if (mpi_size() % split_ranks(split) != 0) {
+      throw InputError(what + ": " + split_text(split) + " is " +
+                       std::to_string(split_ranks(split)) +
+                       " subdomains a shot, one MPI rank each, "
+                       "but the run has " +
+                       std::to_string(mpi_size()) + " rank" + (mpi_size() == 1 ? "" : "s") +
+                       "; allowed: mpirun -np N with N a multiple "
+                       "of " +
+                       std::to_string(split_ranks(split)));
+    }
+#if defined(MINIMOD_HAVE_MPI)
+    SegyTarget segy;
+    std::unique_ptr<PartsStore> store;
+    if (mpi_rank() == 0) {
+      segy = segy_target(survey, options);
+      store = open_parts(survey, options, segy);
+    }
+    try {
+      run_decomposed(survey, options, split, store.get(), segy, report);
+    } catch (...) {
+      if (store) abandon_parts(*store, survey, options);
+      throw;
+    }
+    report.total_ms = ms_since(start);
+    return report;
+#endif
+  }
 
 #if defined(MINIMOD_HAVE_MPI)
   if (mpi_size() > 1) {

@@ -7,8 +7,10 @@
 #include "io/survey.hpp"
 #include "solver/simulation.hpp"
 
+#include <array>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,9 @@ struct SurveyRunOptions {
   std::function<void(const ShotStart&)> on_shot_start;
   /// The shots to model (--shots): sorted shot numbers, each once; empty means every shot.
   std::vector<int> shots;
+  /// --decompose: the split of each shot's grid over ranks, overriding the survey's
+  /// `decomposition` and `ranks_per_shot`.
+  std::optional<std::array<int, 3>> decompose;
   /// Called when a run that did not finish keeps its complete shots in `folder` for --resume.
   std::function<void(int complete, int shots, const std::string& folder)> on_parts_kept;
 };
@@ -49,6 +54,8 @@ struct ShotTiming {
   double setup_ms = 0;  ///< taps, source samples, field reset (and the first shot's upload)
   double step_ms = 0;   ///< the time loop
   double output_ms = 0; ///< traces back to the host, resampling, handing the gather to the writer
+  int ranks = 1;        ///< ranks that modelled the shot (a decomposed grid: the subdomains)
+  double halo_ms = 0;   ///< of step_ms, the halo exchange of the first of them (decomposed grid)
 };
 
 /// What a survey run did.

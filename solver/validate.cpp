@@ -5,13 +5,16 @@
 #include "kernels/backend.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/selection.hpp"
+#include "kernels/tti_problem.hpp"
 #include "models/velocity.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
 #include "solver/tti_run.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 namespace minimod {
@@ -54,6 +57,73 @@ std::string estimate_text(const Survey& s, const Plan& plan, BackendKind kind) {
          " in docs/perf); an estimate, not a measurement\n";
 }
 
+/// The split of each shot's grid, as `run` makes it: each rank's subgrid, neighbours, halo and
+/// device memory (the whole grid's scaled by the padded points, an estimate), against the cap.
+std::string describe_decomposition(const Survey& s, const Grid& grid, double whole_device_bytes,
+                                   int fields, bool edges, const ValidateOptions& o) {
+  std::optional<Split> override;
+  if (!o.decompose.empty()) override = parse_split(o.decompose, "--decompose");
+  const Split split = run_split(s, grid, override, "--decompose", o.ranks);
+  const std::size_t cap = o.max_device_memory.empty()
+                              ? 0
+                              : parse_memory_size(o.max_device_memory, "--max-device-memory");
+  const FieldLayout whole = make_field_layout(grid.nx, grid.ny, grid.nz, 0);
+  std::ostringstream out;
+  const int ranks = split_ranks(split);
+  double most = 0;
+  if (ranks == 1) {
+    out << "decomposition none: one rank models a shot on the whole grid\n";
+    most = whole_device_bytes;
+  } else {
+    out << "decomposition " << split_text(split) << ": " << ranks
+        << " ranks a shot, one subdomain (and one GPU) each; run under mpirun -np N, N a multiple "
+           "of "
+        << ranks << "\n";
+    static const char* kFace[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+    std::size_t halo_most = 0, halo_all = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const SubdomainBox b = subdomain_box(grid, split, r);
+      const FieldLayout l = make_field_layout(b.size[0], b.size[1], b.size[2], 0);
+      const double bytes =
+          whole_device_bytes * static_cast<double>(l.size) / static_cast<double>(whole.size);
+      const std::size_t halo = 4 * halo_floats_per_step(grid, split, r, fields, edges);
+      most = std::max(most, bytes);
+      halo_most = std::max(halo_most, halo);
+      halo_all += halo;
+      if (r >= 64) continue;
+      std::string faces;
+      const auto n = subdomain_neighbours(split, r);
+      for (int f = 0; f < 6; ++f)
+        if (n[static_cast<std::size_t>(f)])
+          faces += std::string(faces.empty() ? "" : " ") + kFace[f];
+      out << "  rank " << r << ": [" << b.offset[0] << ", " << b.offset[0] + b.size[0] << ") x ["
+          << b.offset[1] << ", " << b.offset[1] + b.size[1] << ") x [" << b.offset[2] << ", "
+          << b.offset[2] + b.size[2] << "), " << b.size[0] << " x " << b.size[1] << " x "
+          << b.size[2] << " points; halo " << kHalo << " planes toward " << faces << ", "
+          << format_bytes(static_cast<double>(halo)) << " sent a step; device memory about "
+          << format_bytes(bytes) << "\n";
+    }
+    if (ranks > 64) out << "  (" << ranks - 64 << " more ranks)\n";
+    out << "halo        " << format_bytes(static_cast<double>(halo_most))
+        << " a step sent by a rank at most (as much received), "
+        << format_bytes(static_cast<double>(halo_all)) << " a step by all ranks of a shot"
+        << (edges ? " (faces, edges and corners: TTI's mixed derivatives)" : " (faces)") << "\n";
+    out << "memory      about " << format_bytes(most)
+        << " of device memory a rank (a GPU) at most, " << format_bytes(whole_device_bytes)
+        << " for the whole grid on one\n";
+  }
+  if (cap > 0) {
+    const bool fits = most <= static_cast<double>(cap);
+    out << "cap         --max-device-memory " << format_bytes(static_cast<double>(cap)) << ": "
+        << (fits ? "fits" : "does NOT fit") << " (about " << format_bytes(most) << " a rank)\n";
+    if (!fits) {
+      out << "warning: `run` refuses this (exit 2) before allocating; split the grid over more "
+             "ranks (--decompose)\n";
+    }
+  }
+  return out.str();
+}
+
 } // namespace
 
 std::string validate_survey(const Survey& s, const ValidateOptions& options) {
@@ -70,7 +140,12 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
                         "the TTI model (vp, epsilon, delta, theta" +
                             std::string(arrays > 4 ? ", phi" : "") + " on the grid)");
     const TtiModel model = build_tti_model(s, grid);
-    out << describe_tti_plan(s, model, plan_tti(s, model, options.steps));
+    const TtiPlan tti = plan_tti(s, model, options.steps);
+    out << describe_tti_plan(s, model, tti);
+    const FieldLayout whole = make_field_layout(grid.nx, grid.ny, grid.nz, 0);
+    const double bytes = static_cast<double>(tti_array_bytes(
+        whole.size, s.anisotropy && s.anisotropy->phi, tti.layer.any(), tti.layer.any()));
+    out << describe_decomposition(s, grid, bytes, 2, true, options);
     return out.str();
   }
   const Survey first = survey_for_shot(s, 0);
@@ -133,6 +208,7 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
   out << "backend     " << backend_name(kind) << " (what `run --backend " << options.backend
       << "` uses here)\n";
   out << estimate_text(s, plan, kind);
+  out << describe_decomposition(s, grid, static_cast<double>(plan.device_bytes), 1, false, options);
   return out.str();
 }
 

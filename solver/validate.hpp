@@ -10,9 +10,12 @@ namespace minimod {
 
 /// The options of `run` that decide what it accepts.
 struct ValidateOptions {
-  std::string backend = "auto"; ///< auto, cpu or cuda (--backend)
-  std::string kernel;           ///< kernel spec (--kernel); empty: the survey's
-  int steps = 0;                ///< > 0: --steps
+  std::string backend = "auto";  ///< auto, cpu or cuda (--backend)
+  std::string kernel;            ///< kernel spec (--kernel); empty: the survey's
+  int steps = 0;                 ///< > 0: --steps
+  std::string decompose;         ///< --decompose PXxPYxPZ; empty: the survey's decomposition
+  std::string max_device_memory; ///< --max-device-memory; empty: no cap
+  int ranks = 1;                 ///< MPI ranks of the run (for `decomposition: auto`)
 };
 
 /// Checks `survey` as `run` with `options` would before its first step and returns the plan as

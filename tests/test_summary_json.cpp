@@ -114,10 +114,13 @@ TEST_F(SummaryDir, FieldsInOrderWithTheirValues) {
             (std::vector<std::string>{"model_ms", "problem_ms", "device_setup_ms"}));
   ASSERT_EQ(doc["shots"].size(), 1u);
   const Json& shot = doc["shots"][0];
-  EXPECT_EQ(keys_of(shot), (std::vector<std::string>{"shot", "rank", "setup_ms", "step_ms",
-                                                     "output_ms", "overhead_percent"}));
+  EXPECT_EQ(keys_of(shot),
+            (std::vector<std::string>{"shot", "rank", "setup_ms", "step_ms", "output_ms", "ranks",
+                                      "halo_ms", "overhead_percent"}));
   EXPECT_EQ(shot["shot"], 0);
   EXPECT_EQ(shot["rank"], 0);
+  EXPECT_EQ(shot["ranks"], 1); // the grid is not split: one rank, no halo exchange
+  EXPECT_EQ(shot["halo_ms"].get<double>(), 0.0);
   EXPECT_NEAR(shot["overhead_percent"].get<double>(),
               100.0 * (shot["setup_ms"].get<double>() + shot["output_ms"].get<double>()) /
                   shot["step_ms"].get<double>(),

@@ -1,0 +1,14 @@
+#include "kernels/halo_exchange.hpp"
+
+#include "io/errors.hpp"
+
+namespace minimod {
+
+#if !defined(MINIMOD_HAVE_CUDA)
+std::unique_ptr<DeviceHalo> make_cuda_halo(void*, std::size_t, std::size_t, bool) {
+  throw RuntimeFailure("this minimod-gpu was built without CUDA: no device halo exchange; use "
+                       "--backend cpu");
+}
+#endif
+
+} // namespace minimod

@@ -1,0 +1,51 @@
+#pragma once
+/// Halo boxes of a decomposed run packed and unpacked on a GPU backend's device
+/// (solver/decomposition.cpp exchanges them over MPI). Plain C++: the solver sees no GPU runtime
+/// header; the CUDA implementation is kernels/cuda/halo_pack.cu.
+
+#include "kernels/field_layout.hpp"
+#include "solver/grid.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace minimod {
+
+/// One box of points of every halo field and its place in a packed buffer: the fields one after
+/// the other from `offset` (floats), each box.points() floats, x fastest.
+struct HaloBox {
+  Box box;
+  std::int64_t offset = 0;
+  /// Send boxes only: write zero for the first field's plane k = 0 (the grid's free surface,
+  /// zeroed after the step's injection, which the sender has not made yet).
+  bool zero_surface = false;
+};
+
+/// Packed send and receive buffers of a GPU backend's halo exchange, and the kernels that fill
+/// and empty them on the backend's stream. With `host_staging` the buffers MPI reads and writes
+/// are pinned host memory (an MPI that cannot read device memory); without, device memory.
+class DeviceHalo {
+public:
+  virtual ~DeviceHalo() = default;
+  /// What MPI sends from and receives into (host or device addresses, see host_staging).
+  virtual float* send_buffer() = 0;
+  virtual float* recv_buffer() = 0;
+  /// Queue the packing of `boxes` of `fields` (device pointers, `layout`) on the stream, and with
+  /// host staging the copy to the host; then wait for it, so that MPI may send.
+  virtual void pack(const std::vector<float*>& fields, const FieldLayout& layout,
+                    const std::vector<HaloBox>& boxes) = 0;
+  /// Queue (with host staging) the copy of the received buffer to the device, and the unpacking
+  /// of `boxes` into the ghost planes of `fields` on the stream; the steps queued after it see
+  /// them.
+  virtual void unpack(const std::vector<float*>& fields, const FieldLayout& layout,
+                      const std::vector<HaloBox>& boxes) = 0;
+};
+
+/// The CUDA implementation on `stream` (the backend's, a gpuStream_t), buffers of `send_floats`
+/// and `recv_floats`. Throws RuntimeFailure in a build without CUDA, or when allocation fails.
+std::unique_ptr<DeviceHalo> make_cuda_halo(void* stream, std::size_t send_floats,
+                                           std::size_t recv_floats, bool host_staging);
+
+} // namespace minimod
