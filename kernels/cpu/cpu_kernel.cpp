@@ -13,7 +13,10 @@ namespace {
 
 /// Points [x0, x1) of the row starting at `row` (the linear index of x = 0), inner update.
 inline void inner_row(const IsoFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
-                      std::int64_t sz, const StencilCoefs& c) {
+                      std::int64_t sz, const StencilCoefs& coefs) {
+  // A local copy: its coefficients stay in vector registers across the loop, where the caller's
+  // (captured by reference) are broadcast from memory at every use.
+  const StencilCoefs c = coefs;
   const float* __restrict__ u = f.u;
   float* __restrict__ v = f.v;
   const float* __restrict__ vp2dt2 = f.vp2dt2;
@@ -26,7 +29,8 @@ inline void inner_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
 
 /// Points [x0, x1) of the row starting at `row`, absorbing-layer update (u and phi).
 inline void layer_row(const IsoFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
-                      std::int64_t sz, const StencilCoefs& c) {
+                      std::int64_t sz, const StencilCoefs& coefs) {
+  const StencilCoefs c = coefs;
   const float* __restrict__ u = f.u;
   float* __restrict__ v = f.v;
   const float* __restrict__ vp2dt2 = f.vp2dt2;
@@ -47,7 +51,7 @@ inline void layer_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
 void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs& coefs,
                     const Region* regions, int count) {
   const std::int64_t sy = l.pitch, sz = l.plane;
-  const StencilCoefs c = coefs;
+  const StencilCoefs& c = coefs;
   cpu_sweep(regions, count, CpuTile{}, [&](const Region& r, int j, int k) {
     const std::int64_t row = l.index(0, j, k);
     if (r.kind() == RegionKind::Inner)

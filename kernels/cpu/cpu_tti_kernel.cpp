@@ -19,7 +19,9 @@ namespace {
 /// Points [x0, x1) of the row starting at `row` (the linear index of x = 0), in one form.
 template <bool kAzimuth, bool kLayer, bool kPhi>
 void update_row(const TtiFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
-                std::int64_t sz, const TtiCoefs& c) {
+                std::int64_t sz, const TtiCoefs& coefs) {
+  // A local copy, whose coefficients the loop keeps in registers (cpu_kernel.cpp: inner_row).
+  const TtiCoefs c = coefs;
 #pragma omp simd
   for (int i = x0; i < x1; ++i)
     tti_update_point<kAzimuth, kLayer, kPhi>(f, row + i, sy, sz, c);
@@ -32,7 +34,7 @@ void update_regions(const TtiFields& f, const FieldLayout& l, const TtiCoefs& co
   // The layer without phi where no point of it is driven (tti_layer_store).
   const bool phi = f.phi_p != nullptr;
   const std::int64_t sy = l.pitch, sz = l.plane;
-  const TtiCoefs c = coefs;
+  const TtiCoefs& c = coefs;
   // The 73-point stencil reads 9 planes of p and of q: half the inner tile's rows of the
   // isotropic sweep keep them in L2.
   cpu_sweep(regions, count, CpuTile{16, 64}, [&](const Region& r, int j, int k) {
