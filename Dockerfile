@@ -4,6 +4,9 @@
 FROM nvidia/cuda:13.0.0-devel-ubuntu24.04
 
 ARG CUDA_ARCHITECTURES=90
+# The host code's vector level (MINIMOD_CPU_ARCH): a portable one, since the image moves between
+# machines; `--build-arg CPU_ARCH=native` for an image built where it runs.
+ARG CPU_ARCH=x86-64-v3
 # The commit to bake into the binary when the build context has no .git (docker build
 # --build-arg GIT_COMMIT=$(git rev-parse --short=12 HEAD) .)
 ARG GIT_COMMIT=
@@ -21,6 +24,7 @@ COPY . .
 RUN rm -rf build \
  && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMINIMOD_CUDA=ON \
       -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES} -DMINIMOD_GIT_COMMIT=${GIT_COMMIT} \
+      -DMINIMOD_CPU_ARCH=${CPU_ARCH} \
  && cmake --build build -j"$(nproc)"
 
 ENTRYPOINT ["/opt/minimod-gpu/build/minimod-gpu"]

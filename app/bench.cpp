@@ -68,8 +68,14 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-/// The survey of the seeds' benchmark on an nx x ny x nz grid, `steps` steps.
-Survey benchmark_survey(const std::array<int, 3>& shape, int steps) {
+/// The seeds' layer width in points (ntaper vmax / fmax / h), or `layer` when it is given (>= 0).
+int bench_layer_width(int layer) {
+  return layer >= 0 ? layer : layer_width_points(kNtaper, kVmax, kFmax, kSpacing);
+}
+
+/// The survey of the seeds' benchmark on an nx x ny x nz grid, `steps` steps; a layer of `layer`
+/// points on every face, or the seeds' one when `layer` is negative.
+Survey benchmark_survey(const std::array<int, 3>& shape, int steps, int layer) {
   Survey s;
   s.path = "bench";
   s.name = "seeds_benchmark";
@@ -87,6 +93,10 @@ Survey benchmark_survey(const std::array<int, 3>& shape, int steps) {
   s.boundary.ntaper = kNtaper;
   s.boundary.fmax = kFmax;
   s.boundary.loc = SourceLoc{"bench", 0, "--grid"};
+  if (layer >= 0) {
+    s.boundary.width = layer;
+    s.boundary.width_loc = SourceLoc{"bench", 0, "--layer"};
+  }
   SourceSpec src;
   const int ci = shape[0] / 2, cj = shape[1] / 2, ck = shape[2] / 2;
   src.position = {ci * kSpacing, cj * kSpacing, ck * kSpacing};
@@ -335,6 +345,9 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
               "tti: azimuth 0, so that no axis_y array is stored or read (the 36 B/point floor)");
   b->add_option("--json", a.json, "Write one JSON record per kernel to this file");
   b->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
+  b->add_option("--layer", a.layer,
+                "Absorbing layer points on every face (0: none; default: the seeds' 27, ntaper "
+                "vmax / fmax / h)");
   return b;
 }
 
@@ -383,7 +396,11 @@ BenchOptions bench_options(const BenchArgs& a) {
   if (a.grid > 0 && !a.shape.empty()) throw InputError("--grid and --shape: give one of them");
   if (a.grid > 0) o.shape = {a.grid, a.grid, a.grid};
   if (!a.shape.empty()) o.shape = parse_shape(a.shape, "--shape");
-  const int layer = layer_width_points(kNtaper, kVmax, kFmax, kSpacing);
+  if (a.layer < -1)
+    throw InputError("--layer: " + std::to_string(a.layer) +
+                     "; allowed: a width >= 0 in points (0: no layer)");
+  o.layer = a.layer;
+  const int layer = bench_layer_width(a.layer);
   for (int ax = 0; ax < 3; ++ax)
     if (o.shape[ax] <= 2 * layer)
       throw InputError(std::string(a.shape.empty() ? "--grid" : "--shape") + ": " +
@@ -414,10 +431,6 @@ BenchOptions bench_options(const BenchArgs& a) {
     o.backend = BackendKind::Cpu;
   else
     throw InputError("--backend: '" + a.backend + "'; allowed: cuda, cpu");
-  if (o.physics == Physics::Tti && o.backend != BackendKind::Cuda)
-    throw InputError("--backend: '" + a.backend +
-                     "' with --physics tti; allowed: cuda (the TTI CPU reference is not "
-                     "benchmarked)");
   if (o.physics == Physics::Tti && a.grid == 0 && a.shape.empty()) o.shape = {900, 900, 900};
   o.json_path = a.json;
   return o;
@@ -431,8 +444,9 @@ namespace {
 BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log,
                           const std::function<void(const BenchReport&)>& on_record) {
   BenchReport rep = new_report(o);
-  std::unique_ptr<Backend> backend = make_cuda_backend(Physics::Tti);
+  std::unique_ptr<Backend> backend = make_backend(o.backend, Physics::Tti);
   rep.device = backend->device_name();
+  const bool cuda = o.backend == BackendKind::Cuda;
 
   Grid g;
   g.nx = o.shape[0];
@@ -456,7 +470,7 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
     po.cfl = kCfl;
     po.vmax = kVmax;
     // The seeds' 27-point layer (ntaper vmax / fmax / h), not widened for the faster P wave.
-    po.layer_width = static_cast<int>(std::ceil(kNtaper * kVmax / kFmax / kSpacing - 1e-9));
+    po.layer_width = bench_layer_width(o.layer);
     plan = make_tti_plan(g, m, po);
     const int ci = g.nx / 2, cj = g.ny / 2, ck = g.nz / 2;
     WaveletSpec w;
@@ -477,27 +491,32 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
   const auto points = static_cast<std::int64_t>(g.points());
   rep.bytes_per_point = tti_floor_bytes_per_point(problem);
 
-  const StencilKernel* fallback = kernel_registry().find("gmem_3d", o.backend, o.physics);
-  if (!fallback) throw RuntimeFailure("this build has no CUDA TTI kernels");
+  const StencilKernel* fallback = kernel_registry().find(
+      cuda ? "gmem_3d" : default_kernel_name(o.backend), o.backend, o.physics);
+  if (!fallback)
+    throw RuntimeFailure(std::string("this build has no ") + backend_name(o.backend) +
+                         " TTI kernels");
   std::vector<Entry> entries = plan_entries(o, problem.regions, problem.layout, fallback);
   log("bench: " + rep.device + ", tti " + (problem.has_azimuth() ? "with" : "without") +
       " azimuth, " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
       std::to_string(g.nz) + " (layer " + std::to_string(plan.layer.x_lo) + "), " +
       std::to_string(entries.size()) + " configurations; measuring the memory floor");
-  rep.floor = measure_gpu_memory_floor(points);
+  rep.floor = cuda ? measure_gpu_memory_floor(points) : measure_host_memory_floor(points);
   rep.floor_ms = rep.bytes_per_point * static_cast<double>(points) / (rep.floor.stream_gbps * 1e6);
   log("bench: floor " + fmt("%.3f", rep.floor_ms) + " ms per step at " +
       fmt("%.1f", rep.bytes_per_point) + " B/point (stream " + fmt("%.1f", rep.floor.stream_gbps) +
       " GB/s)");
   backend->setup(
       problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
-  // The host copy of the medium (tens of GB at 900^3) is not needed any more; the problem's shape
-  // stays for autotuning.
-  for (auto* a : {&problem.aniso, &problem.axis_xz})
-    std::vector<std::uint32_t>().swap(*a);
-  std::vector<std::int16_t>().swap(problem.axis_y);
-  for (auto* a : {&problem.vp2dt2, &problem.eta})
-    std::vector<float>().swap(*a);
+  // The host copy of the medium (tens of GB at 900^3) is not needed any more by a GPU backend;
+  // the problem's shape stays for autotuning. The CPU backend reads it at every step.
+  if (cuda) {
+    for (auto* a : {&problem.aniso, &problem.axis_xz})
+      std::vector<std::uint32_t>().swap(*a);
+    std::vector<std::int16_t>().swap(problem.axis_y);
+    for (auto* a : {&problem.vp2dt2, &problem.eta})
+      std::vector<float>().swap(*a);
+  }
   run_entries(*backend, entries, problem.regions, o, rep, log, on_record,
               [&](Entry& e) { tune_entry(*backend, problem, e, o, log); });
   return rep;
@@ -518,7 +537,8 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   rep.device = backend->device_name();
 
   // The problem, on the host: enough source samples for the longest run of consecutive steps.
-  const Survey survey = benchmark_survey(o.shape, std::max(o.steps, std::max(o.warmup, 1)));
+  const Survey survey =
+      benchmark_survey(o.shape, std::max(o.steps, std::max(o.warmup, 1)), o.layer);
   Grid g;
   g.nx = o.shape[0];
   g.ny = o.shape[1];

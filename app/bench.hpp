@@ -32,6 +32,7 @@ struct BenchArgs {
   bool no_azimuth = false;      ///< tti: azimuth 0 (no axis_y array)
   std::string json;             ///< JSON output file (empty: none)
   std::string backend = "cuda"; ///< cuda | cpu
+  int layer = -1;               ///< absorbing layer points on every face (-1: the seeds' 27)
 };
 
 /// Checked options of a benchmark.
@@ -45,6 +46,8 @@ struct BenchOptions {
   bool tti_azimuth = true; ///< tti: a medium with azimuth (axis_y stored and read)
   std::string json_path;
   BackendKind backend = BackendKind::Cuda;
+  /// Absorbing layer points on every face; negative: the seeds' layer (ntaper vmax / fmax / h).
+  int layer = -1;
   /// Options of `auto` items (the cache path among them; empty: autotune_cache_path()).
   std::string autotune_cache;
 };

@@ -58,6 +58,12 @@ public:
   /// Kernels of Physics::Tti throw std::logic_error: they are launched with launch_tti.
   virtual void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
                       const Region& region, void* stream) const = 0;
+  /// Enqueue one update of each of `count` disjoint regions (the pieces of a step part). The
+  /// default launches them one by one with launch; the CPU kernels sweep them all in one parallel
+  /// region.
+  virtual void launch_regions(const IsoFields& f, const FieldLayout& layout,
+                              const StencilCoefs& coefs, const Region* regions, int count,
+                              void* stream) const;
   /// Enqueue one TTI update of `region` (p and q together; azimuth terms when f.axis_y is set).
   /// A layer region needs f.eta, and f.phi_p where a point of it is driven (TtiFields): with a
   /// null f.phi_p the kernel runs its layer form without phi, which has no drive. The default,

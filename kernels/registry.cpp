@@ -27,6 +27,13 @@ std::string StencilKernel::can_run(const Region& region, const FieldLayout& layo
   return {};
 }
 
+void StencilKernel::launch_regions(const IsoFields& f, const FieldLayout& layout,
+                                   const StencilCoefs& coefs, const Region* regions, int count,
+                                   void* stream) const {
+  for (int r = 0; r < count; ++r)
+    launch(f, layout, coefs, regions[r], stream);
+}
+
 void StencilKernel::launch_tti(const TtiFields&, const FieldLayout&, const TtiCoefs&, const Region&,
                                void*) const {
   throw std::logic_error(name() + " is a " + physics_name(physics()) +

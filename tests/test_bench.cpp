@@ -144,9 +144,9 @@ TEST(BenchArgs, Rejections) {
   for (const char* line :
        {"bench --shape 100x80", "bench --shape 100xx80x60", "bench --shape 0x100x100",
         "bench --shape 100x80x60x", "bench --shape axbxc", "bench --repeats 2", "bench --steps 0",
-        "bench --warmup -1", "bench --physics elastic", "bench --physics tti --backend cpu",
-        "bench --no-azimuth", "bench --backend hip", "bench --grid 54",
-        "bench --shape 1000x1000x40", "bench --kernel ,"}) {
+        "bench --warmup -1", "bench --physics elastic", "bench --layer -2",
+        "bench --grid 40 --layer 20", "bench --no-azimuth", "bench --backend hip",
+        "bench --grid 54", "bench --shape 1000x1000x40", "bench --kernel ,"}) {
     EXPECT_THROW(bench_options(parse_bench(line)), InputError) << line;
   }
   try {
@@ -154,6 +154,16 @@ TEST(BenchArgs, Rejections) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--repeats"), std::string::npos) << e.what();
   }
+}
+
+TEST(BenchArgs, LayerWidth) {
+  EXPECT_EQ(bench_options(parse_bench("bench")).layer, -1);
+  EXPECT_EQ(bench_options(parse_bench("bench --layer 0 --grid 64")).layer, 0);
+  // A thinner layer than the seeds' leaves an inner region on a smaller grid.
+  EXPECT_EQ(bench_options(parse_bench("bench --layer 8 --grid 20")).shape,
+            (std::array<int, 3>{20, 20, 20}));
+  EXPECT_EQ(bench_options(parse_bench("bench --physics tti --backend cpu --grid 64")).backend,
+            BackendKind::Cpu);
 }
 
 TEST(BenchArgs, TtiDefaultsToTheSeedsTtiGrid) {
@@ -221,6 +231,36 @@ TEST(BenchCpu, RecordsCarryEveryField) {
   const std::string table = bench_table(rep);
   EXPECT_NE(table.find("% floor"), std::string::npos) << table;
   EXPECT_NE(table.find("memory floor"), std::string::npos) << table;
+}
+
+TEST(BenchCpu, LayerWidthReachesTheProblem) {
+  BenchOptions o = tiny_cpu_options({"cpu"});
+  o.layer = 0;
+  BenchReport rep = run_bench(o, {});
+  EXPECT_EQ(rep.layer.x_lo, 0);
+  EXPECT_EQ(rep.layer.z_hi, 0);
+  ASSERT_EQ(rep.records.size(), 1u);
+  EXPECT_EQ(rep.records[0].status, "ok") << rep.records[0].reason;
+  o.layer = 6;
+  rep = run_bench(o, {});
+  EXPECT_EQ(rep.layer.y_hi, 6);
+  EXPECT_EQ(rep.records[0].status, "ok") << rep.records[0].reason;
+}
+
+TEST(BenchCpu, TtiOnTheCpuBackend) {
+  BenchOptions o = tiny_cpu_options({"cpu"});
+  o.physics = Physics::Tti;
+  o.shape = {40, 36, 34};
+  o.layer = 6;
+  const BenchReport rep = run_bench(o, {});
+  EXPECT_EQ(rep.physics, "tti");
+  EXPECT_EQ(rep.backend, "cpu");
+  EXPECT_EQ(rep.layer.x_lo, 6);
+  EXPECT_GT(rep.floor.stream_gbps, 0.0);
+  EXPECT_GT(rep.floor_ms, 0.0);
+  ASSERT_EQ(rep.records.size(), 1u);
+  EXPECT_EQ(rep.records[0].status, "ok") << rep.records[0].reason;
+  EXPECT_GT(rep.records[0].gpts_per_s, 0.0);
 }
 
 // The records' fields, in the order docs/benchmark.md lists them and scripts read them.

@@ -166,7 +166,8 @@ public:
   void fetch_traces(std::vector<float>& traces) override { traces = m_traces; }
 
 private:
-  /// The acoustic update: each piece by its region's kernel, u and v swapped per step.
+  /// The acoustic update: consecutive pieces that share a kernel in one launch_regions (one
+  /// parallel region a step for the CPU reference), u and v swapped per step.
   void update_acoustic(const AcousticProblem& p, const std::vector<Region>& regions) {
     IsoFields f;
     f.u = m_current[0].data();
@@ -174,8 +175,15 @@ private:
     f.vp2dt2 = p.vp2dt2.data();
     f.phi = m_phi.empty() ? nullptr : m_phi.data();
     f.eta = p.eta.empty() ? nullptr : p.eta.data();
-    for (const Region& r : regions)
-      m_kernels[static_cast<int>(r.id)]->launch(f, p.layout, p.coefs, r, nullptr);
+    for (std::size_t first = 0; first < regions.size();) {
+      const StencilKernel* k = m_kernels[static_cast<int>(regions[first].id)];
+      std::size_t last = first + 1;
+      while (last < regions.size() && m_kernels[static_cast<int>(regions[last].id)] == k)
+        ++last;
+      k->launch_regions(f, p.layout, p.coefs, regions.data() + first,
+                        static_cast<int>(last - first), nullptr);
+      first = last;
+    }
   }
 
   /// The TTI update: consecutive pieces that share a kernel in one launch_tti_regions (one

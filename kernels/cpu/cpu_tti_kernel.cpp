@@ -1,8 +1,10 @@
-/// The CPU reference TTI kernel `cpu`: the per-point math of tti_K.hpp over region boxes, OpenMP
-/// across (z, y) rows and SIMD along x, like the isotropic `cpu`. The regions of a step go through
-/// one parallel region (launch_tti_regions): seven fork-joins a step cost more than the small
-/// layer regions themselves when the cores are shared.
+/// The CPU reference TTI kernel `cpu`: the per-point math of tti_K.hpp over any list of region
+/// pieces in one OpenMP parallel region, like the isotropic `cpu` (cpu_sweep: (y, z) tiles taken
+/// by the threads one at a time, rows in memory order through every piece that holds them), SIMD
+/// along x. A row's x layer slabs and inner segment go one after another while the 73-point
+/// stencil's p and q planes are in cache.
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/cpu_sweep.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/tti_K.hpp"
 
@@ -14,42 +16,35 @@
 namespace minimod {
 namespace {
 
-/// One region of both fields, (z, y) rows shared among the threads of the enclosing parallel
-/// region and SIMD along x, like the isotropic `cpu`. No barrier: regions are disjoint and only
-/// read p and q, so the threads go on to the next region at once.
-template <bool kAzimuth, bool kLayer, bool kPhi = true>
-void update_box(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, const Box& b) {
-  const std::int64_t sy = l.pitch, sz = l.plane;
-#pragma omp for collapse(2) schedule(static) nowait
-  for (int k = b.z0; k < b.z1; ++k) {
-    for (int j = b.y0; j < b.y1; ++j) {
-      const std::int64_t row = l.index(0, j, k);
+/// Points [x0, x1) of the row starting at `row` (the linear index of x = 0), in one form.
+template <bool kAzimuth, bool kLayer, bool kPhi>
+void update_row(const TtiFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
+                std::int64_t sz, const TtiCoefs& coefs) {
+  // A local copy, whose coefficients the loop keeps in registers (cpu_kernel.cpp: inner_row).
+  const TtiCoefs c = coefs;
 #pragma omp simd
-      for (int i = b.x0; i < b.x1; ++i) {
-        tti_update_point<kAzimuth, kLayer, kPhi>(f, row + i, sy, sz, c);
-      }
-    }
-  }
+  for (int i = x0; i < x1; ++i)
+    tti_update_point<kAzimuth, kLayer, kPhi>(f, row + i, sy, sz, c);
 }
 
-/// Every region of `regions[0, count)` in one parallel region.
-void update_regions(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c,
+/// Every piece of regions[0, count) in one parallel region.
+void update_regions(const TtiFields& f, const FieldLayout& l, const TtiCoefs& coefs,
                     const Region* regions, int count) {
   const bool azimuth = f.axis_y != nullptr;
   // The layer without phi where no point of it is driven (tti_layer_store).
   const bool phi = f.phi_p != nullptr;
-  // One parallel region a step (not one a region): seven fork-joins a step cost more than the
-  // small layer regions themselves when the cores are shared.
-#pragma omp parallel
-  for (int n = 0; n < count; ++n) {
-    const Region& r = regions[n];
-    if (r.box.empty()) continue;
-    const bool layer = r.kind() == RegionKind::Layer;
-    tti_with_form(azimuth, layer, phi, [&](auto kAz, auto kLayer, auto kPhi) {
-      update_box<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(f, l, c,
-                                                                                       r.box);
-    });
-  }
+  const std::int64_t sy = l.pitch, sz = l.plane;
+  const TtiCoefs& c = coefs;
+  // The 73-point stencil reads 9 planes of p and of q: half the inner tile's rows of the
+  // isotropic sweep keep them in L2.
+  cpu_sweep(regions, count, CpuTile{16, 64}, [&](const Region& r, int j, int k) {
+    const std::int64_t row = l.index(0, j, k);
+    tti_with_form(
+        azimuth, r.kind() == RegionKind::Layer, phi, [&](auto kAz, auto kLayer, auto kPhi) {
+          update_row<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(
+              f, row, r.box.x0, r.box.x1, sy, sz, c);
+        });
+  });
 }
 
 /// The CPU reference of the TTI equation: handles every region kind, any box.
@@ -58,7 +53,7 @@ public:
   std::string name() const override { return "cpu"; }
   std::string family() const override { return "cpu"; }
   std::string description() const override {
-    return "CPU reference (TTI): OpenMP over (z, y) rows, SIMD along x";
+    return "CPU reference (TTI): one OpenMP region over (y, z) tiles of all pieces, SIMD along x";
   }
   BackendKind backend() const override { return BackendKind::Cpu; }
   Physics physics() const override { return Physics::Tti; }
