@@ -1,5 +1,6 @@
 /// The CPU reference kernel `cpu`: the per-point math of stencil_K.hpp over a region box, OpenMP
 /// across (z, y) rows and vectorised along x.
+#include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
@@ -60,11 +61,14 @@ public:
   BackendKind backend() const override { return BackendKind::Cpu; }
   Physics physics() const override { return Physics::Acoustic; }
   bool handles(RegionKind) const override { return true; }
+  bool handles_cpml() const override { return true; }
   void launch(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c, const Region& r,
               void*) const override {
     if (r.box.empty()) return;
     if (r.kind() == RegionKind::Inner) {
       update_inner(f, l, c, r.box);
+    } else if (f.cpml) {
+      cpml_update_layer_cpu(f, l, c, r.box);
     } else {
       update_layer(f, l, c, r.box);
     }
