@@ -514,6 +514,10 @@ Survey SurveyParser::parse(const std::string& document) {
     reject_at(survey.boundary.loc.line, "boundary.free_surface", "true",
               "false with physics: tti (the TTI free surface is not implemented)");
   }
+  if (survey.physics == "tti" && survey.boundary.type == BoundaryType::Cpml) {
+    reject_at(survey.boundary.loc.line, "boundary.type", "cpml",
+              "minimod with physics: tti (the TTI C-PML is not implemented)");
+  }
   if (auto node = top.find("interpolation")) {
     survey.interpolation = choice(*node, "interpolation", {"trilinear", "sinc"}) == 0
                                ? Interpolation::Trilinear
@@ -840,7 +844,34 @@ void SurveyParser::parse_time(const YAML::Node& node, TimeSpec& time) const {
 }
 
 void SurveyParser::parse_boundary(const YAML::Node& node, BoundarySpec& boundary) const {
-  const MapFields fields(*this, node, "boundary", {"width", "ntaper", "fmax", "free_surface"});
+  const MapFields fields(
+      *this, node, "boundary",
+      {"type", "width", "ntaper", "fmax", "free_surface", "reflection", "power", "alpha", "kappa"});
+  if (auto type = fields.find("type")) {
+    boundary.type = choice(*type, "boundary.type", {"minimod", "cpml"}) == 0 ? BoundaryType::Minimod
+                                                                             : BoundaryType::Cpml;
+  }
+  // The C-PML profile (docs/physics.md, "C-PML"), only with boundary.type: cpml.
+  const auto cpml_number = [&](const char* name, const NumberRule& rule) -> std::optional<double> {
+    const auto value = fields.find(name);
+    if (!value) return std::nullopt;
+    const std::string key = std::string("boundary.") + name;
+    if (boundary.type != BoundaryType::Cpml) {
+      reject(*value, key,
+             std::string("no ") + name +
+                 " with boundary.type: " + boundary_type_name(boundary.type) +
+                 " (the C-PML profile's keys need boundary.type: cpml)");
+    }
+    return number(*value, key, rule);
+  };
+  boundary.reflection = cpml_number(
+      "reflection", {[](double v) { return v > 0 && v < 1; }, "a number in (0, 1), e.g. 1e-4"});
+  boundary.power = cpml_number(
+      "power", {[](double v) { return v >= 0 && v <= 8; }, "a number from 0 to 8, e.g. 2"});
+  boundary.alpha = cpml_number(
+      "alpha", {[](double v) { return v >= 0 && fits_float32(v); }, "a number >= 0 (1/s)"});
+  boundary.kappa =
+      cpml_number("kappa", {[](double v) { return v >= 1 && v <= 100; }, "a number from 1 to 100"});
   if (auto flag = fields.find("free_surface")) {
     boundary.free_surface = choice(*flag, "boundary.free_surface", {"false", "true"}) == 1;
   }

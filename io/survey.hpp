@@ -2,6 +2,8 @@
 /// The survey: what a user asks for in SURVEY.yaml (docs/survey.md), parsed and checked field by
 /// field. Cross-field checks that need the model and the stability limit happen in solver/plan.
 
+#include "solver/grid.hpp"
+
 #include <array>
 #include <optional>
 #include <string>
@@ -102,8 +104,14 @@ struct TimeSpec {
 /// How off-grid sources and receivers meet the grid (docs/physics.md section 4).
 enum class Interpolation { Trilinear, Sinc };
 
+/// The layer's formulation when a survey names none (docs/physics.md, "C-PML").
+inline constexpr BoundaryType kDefaultBoundaryType = BoundaryType::Minimod;
+
 /// boundary: layer width in points, or ntaper wavelengths of vmax/fmax.
 struct BoundarySpec {
+  /// The layer's formulation; its C-PML parameters (unset: the defaults of docs/physics.md).
+  BoundaryType type = kDefaultBoundaryType;
+  std::optional<double> reflection, power, alpha, kappa;
   std::optional<int> width; ///< points on every face
   double ntaper = 3;
   std::optional<double> fmax; ///< Hz; default: highest source fmax

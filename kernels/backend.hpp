@@ -5,6 +5,7 @@
 /// (AcousticProblem here, TtiProblem in kernels/tti_problem.hpp). The backend owns the equation's
 /// wavefields and advances them one step at a time with the kernel chosen for each region.
 
+#include "kernels/cpml.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/finite_scan.hpp"
 #include "kernels/kernel.hpp"
@@ -68,6 +69,10 @@ struct Problem {
   /// Pressure-free top face: after each step the first field is zero at k = 0 and its ghost
   /// planes mirror u(-k) = -u(k) (physics.md section 3).
   bool free_surface = false;
+  /// The absorbing layer's formulation: Minimod's (eta, and phi for the acoustic equation) or
+  /// the C-PML (kernels/cpml.hpp; `cpml` holds its profile and the medium needs no eta).
+  BoundaryType boundary = BoundaryType::Minimod;
+  CpmlProfile cpml;
   /// Source taps into the first field; injection after the update of step n adds
   /// weight * source_samples[s * steps + n].
   TapTable sources;

@@ -3,6 +3,7 @@
 /// Name grammar (docs/kernels.md): FAMILY[_TILE] where TILE is DXxDY[xDZ]; FAMILY alone selects the
 /// family's default tile. The CPU reference is the kernel `cpu`.
 
+#include "kernels/cpml.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
 #include "kernels/tti_K.hpp"
@@ -26,13 +27,16 @@ const char* physics_name(Physics p);
 
 /// Pointers (host or device, matching the kernel's backend) to the isotropic fields, all in one
 /// FieldLayout. u is u^n, v holds u^{n-1} on entry and u^{n+1} on exit; phi and eta may be null
-/// when no region of kind Layer is launched.
+/// when no region of kind Layer is launched. cpml, when set, makes the layer regions C-PML
+/// regions (kernels/cpml.hpp): phi and eta are then unused, and the backend has run the memory
+/// pass of the step before any layer region.
 struct IsoFields {
   const float* u = nullptr;
   float* v = nullptr;
   const float* vp2dt2 = nullptr;
   float* phi = nullptr;
   const float* eta = nullptr;
+  const CpmlView* cpml = nullptr;
 };
 
 /// A stencil kernel for one backend and one physics, able to update regions of one or both kinds.
@@ -51,6 +55,9 @@ public:
   virtual Physics physics() const = 0;
   /// Whether the kernel implements the update of regions of this kind.
   virtual bool handles(RegionKind kind) const = 0;
+  /// Whether the kernel's layer update implements the C-PML (kernels/cpml.hpp) for its physics.
+  /// Kernels that do not are refused for the layer regions of a C-PML run.
+  virtual bool handles_cpml() const { return false; }
   /// Empty when the kernel can update `region` of a field with `layout`; else the reason it cannot.
   /// Called before time stepping so that a kernel never silently computes wrong numbers.
   virtual std::string can_run(const Region& region, const FieldLayout& layout) const;

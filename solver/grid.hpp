@@ -45,6 +45,14 @@ struct LayerWidths {
   bool any() const { return x_lo || x_hi || y_lo || y_hi || z_lo || z_hi; }
 };
 
+/// The formulation of the absorbing layer (docs/physics.md): Minimod's damping with its phi
+/// term, or the convolutional PML (kernels/cpml.hpp).
+enum class BoundaryType : int { Minimod = 0, Cpml = 1 };
+/// "minimod" / "cpml".
+inline const char* boundary_type_name(BoundaryType t) {
+  return t == BoundaryType::Cpml ? "cpml" : "minimod";
+}
+
 /// Half-open box [x0, x1) x [y0, y1) x [z0, z1) of grid points.
 struct Box {
   int x0 = 0, x1 = 0, y0 = 0, y1 = 0, z0 = 0, z1 = 0;

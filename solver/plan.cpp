@@ -3,6 +3,7 @@
 #include "io/errors.hpp"
 #include "io/segy.hpp"
 #include "io/text.hpp"
+#include "kernels/cpml.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
 #include "models/velocity.hpp"
@@ -485,8 +486,12 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
   const double receivers = static_cast<double>(s.receivers.size());
   const double sources = static_cast<double>(s.sources.size());
   const double steps = static_cast<double>(p.steps);
-  const double device = field * (p.layer.any() ? 5 : 3) + receivers * (steps + 1) * 4 +
-                        sources * steps * 4 + (receivers + sources) * 8 * 12;
+  // u, v, vp2dt2; Minimod's layer adds phi and eta, the C-PML psi and zeta in its slabs.
+  const bool cpml = s.boundary.type == BoundaryType::Cpml;
+  const double memory = 4.0 * static_cast<double>(cpml_memory_points(g, p.layer));
+  const double device = field * (p.layer.any() && !cpml ? 5 : 3) + (cpml ? memory : 0) +
+                        receivers * (steps + 1) * 4 + sources * steps * 4 +
+                        (receivers + sources) * 8 * 12;
   const auto& sg = p.snapshot_geometry;
   const double shots = static_cast<double>(std::max<std::size_t>(1, s.shots.size()));
   const double traces = shots * receivers * static_cast<double>(p.trace_samples) * 4;
@@ -508,8 +513,8 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
   p.output_bytes = static_cast<std::size_t>(output);
   // The model, the padded medium and damping, the source samples, and traces of every step
   // (twice: as recorded and resampled).
-  p.host_bytes = 4.0 * static_cast<double>(g.points()) + field * (p.layer.any() ? 2 : 1) +
-                 sources * steps * 4 + 2 * receivers * (steps + 1) * 4;
+  p.host_bytes = 4.0 * static_cast<double>(g.points()) + field * (p.layer.any() && !cpml ? 2 : 1) +
+                 (cpml ? memory : 0) + sources * steps * 4 + 2 * receivers * (steps + 1) * 4;
 
   // Inputs that only the run would otherwise meet: the wavelets sampled at this dt, and the
   // SEG-Y output (this build and the interval).
@@ -547,7 +552,8 @@ std::string describe_plan(const Survey& s, const Plan& p) {
   o << "time        dt " << num(p.dt) << " s (stability limit " << num(p.dt_limit) << " s, cfl "
     << num(p.cfl) << "), " << p.steps << " steps, " << num(p.duration) << " s\n";
   o << "layer       x " << p.layer.x_lo << "/" << p.layer.x_hi << ", y " << p.layer.y_lo << "/"
-    << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points (low/high face)\n";
+    << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points (low/high face), "
+    << boundary_type_name(s.boundary.type) << "\n";
   o << "wavelength  fmax " << num(p.fmax) << " Hz, " << num(p.points_per_wavelength)
     << " points per shortest wavelength\n";
   const std::size_t shots = std::max<std::size_t>(1, s.shots.size());

@@ -69,6 +69,27 @@ std::vector<float> build_eta(const Grid& g, const LayerWidths& w, const FieldLay
   return eta;
 }
 
+CpmlParams cpml_params(const BoundarySpec& boundary, double fmax) {
+  CpmlParams c;
+  c.reflection = boundary.reflection.value_or(1e-4);
+  c.power = boundary.power.value_or(2.0);
+  c.alpha = boundary.alpha.value_or(3.14159265358979323846 * fmax / 2.5);
+  c.kappa = boundary.kappa.value_or(1.0);
+  return c;
+}
+
+std::vector<float> build_layer(const Survey& s, const Plan& plan, Problem& p) {
+  p.boundary = s.boundary.type;
+  p.cpml = CpmlProfile{};
+  if (!plan.layer.any()) return {};
+  if (p.boundary == BoundaryType::Cpml) {
+    p.cpml = make_cpml_profile(plan.grid, plan.layer, plan.dt, plan.vmax,
+                               cpml_params(s.boundary, plan.fmax));
+    return {};
+  }
+  return build_eta(plan.grid, plan.layer, p.layout, plan.dt, plan.vmax);
+}
+
 void set_shot_taps(const Survey& s, const Plan& plan, const std::vector<float>& velocity,
                    AcousticProblem& p) {
   const Grid& g = plan.grid;
@@ -120,10 +141,10 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
 
   // The padded medium and damping, and the source samples: refused with the sizes when they do
   // not fit (the model is already held, and counted in what is available).
-  require_host_memory(4.0 * static_cast<double>(p.layout.size) * (plan.layer.any() ? 2 : 1) +
+  const bool eta = plan.layer.any() && s.boundary.type == BoundaryType::Minimod;
+  require_host_memory(4.0 * static_cast<double>(p.layout.size) * (eta ? 2 : 1) +
                           4.0 * static_cast<double>(s.sources.size()) * plan.steps,
-                      "the padded medium (vp^2 dt^2" +
-                          std::string(plan.layer.any() ? ", eta" : "") +
+                      "the padded medium (vp^2 dt^2" + std::string(eta ? ", eta" : "") +
                           ") and the source samples");
   // Straight into the padded layout (ghosts and padding stay zero), in parallel.
   p.vp2dt2.assign(static_cast<std::size_t>(p.layout.size), 0.0f);
@@ -139,7 +160,7 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
       }
     }
   }
-  if (plan.layer.any()) p.eta = build_eta(g, plan.layer, p.layout, plan.dt, plan.vmax);
+  p.eta = build_layer(s, plan, p);
   set_shot_taps(s, plan, velocity, p);
   return p;
 }

@@ -15,6 +15,15 @@ namespace minimod {
 std::vector<float> build_eta(const Grid& grid, const LayerWidths& layer, const FieldLayout& layout,
                              double dt, double vmax);
 
+/// The C-PML parameters of a survey's boundary (docs/physics.md, "C-PML"): the survey's values,
+/// else reflection 1e-4, power 2, alpha = pi fmax / 2.5 (pi times the Ricker peak frequency that
+/// fmax stands for), kappa 1.
+CpmlParams cpml_params(const BoundarySpec& boundary, double fmax);
+
+/// The absorbing layer of a problem from its survey and plan: `p.boundary`, and Minimod's eta
+/// (returned, in the padded layout) or the C-PML profile (`p.cpml`; eta empty). No layer: empty.
+std::vector<float> build_layer(const Survey& survey, const Plan& plan, Problem& p);
+
 /// (Re)build the source and receiver taps and the source samples of `survey` (one shot) in `p`.
 void set_shot_taps(const Survey& survey, const Plan& plan, const std::vector<float>& velocity,
                    AcousticProblem& p);

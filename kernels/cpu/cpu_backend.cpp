@@ -4,6 +4,7 @@
 /// update_tti); the taps, the swap, the free surface, timing and the fields out are shared.
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/tti_problem.hpp"
 
 #include <algorithm>
@@ -41,6 +42,8 @@ public:
     validate(p, kernels);
     if (p.physics() == Physics::Tti && p.free_surface)
       throw std::invalid_argument("TTI problem with a free surface: not implemented");
+    if (p.physics() == Physics::Tti && p.boundary == BoundaryType::Cpml)
+      throw std::invalid_argument("TTI problem with a C-PML: not implemented");
     m_problem = &p;
     m_kernels = kernels;
     // The layer's memory variable: phi of u wherever there is a layer; phi of p only where the
@@ -53,6 +56,8 @@ public:
     m_current.assign(fields, std::vector<float>(size, 0.0f));
     m_next.assign(fields, std::vector<float>(size, 0.0f));
     m_phi.assign(phi ? size : 0, 0.0f);
+    m_cpml_on = p.boundary == BoundaryType::Cpml;
+    if (m_cpml_on) m_cpml.setup(p.grid, p.layer, p.cpml);
     m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
     m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
     m_traces.assign(p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1), 0.0f);
@@ -65,6 +70,8 @@ public:
                                   "step count than setup's");
     // The taps are read from the problem at every step: only the trace buffer follows them.
     m_problem = &p;
+    // The C-PML view points at the problem's profile arrays.
+    if (m_cpml_on) m_cpml.setup(p.grid, p.layer, p.cpml);
     reset();
   }
 
@@ -74,6 +81,7 @@ public:
       for (auto& f : *set)
         std::fill(f.begin(), f.end(), 0.0f);
     std::fill(m_phi.begin(), m_phi.end(), 0.0f);
+    if (m_cpml_on) m_cpml.reset();
     m_traces.assign(
         m_problem->receivers.owners() * (static_cast<std::size_t>(m_problem->steps) + 1), 0.0f);
   }
@@ -86,6 +94,9 @@ public:
 
   void update(StepPart part) override {
     require_ready("update");
+    // The C-PML's memory pass reads u^n at every slab point: once a step, before any region.
+    if (m_cpml_on && part == StepPart::Shell)
+      cpml_memory_pass_cpu(m_cpml.view(), m_current[0].data(), m_problem->layout);
     const std::vector<Region>& regions = m_parts[part == StepPart::Shell ? 0 : 1];
     if (regions.empty()) return;
     if (m_problem->physics() == Physics::Tti) {
@@ -175,6 +186,7 @@ private:
     f.vp2dt2 = p.vp2dt2.data();
     f.phi = m_phi.empty() ? nullptr : m_phi.data();
     f.eta = p.eta.empty() ? nullptr : p.eta.data();
+    f.cpml = m_cpml_on ? &m_cpml.view() : nullptr;
     for (std::size_t first = 0; first < regions.size();) {
       const StencilKernel* k = m_kernels[static_cast<int>(regions[first].id)];
       std::size_t last = first + 1;
@@ -240,7 +252,13 @@ private:
       if (!why.empty())
         throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
                              region_name(region.id) + ": " + why);
-      if (region.kind() == RegionKind::Layer && eta.empty()) {
+      const bool cpml = p.boundary == BoundaryType::Cpml;
+      if (region.kind() == RegionKind::Layer && cpml && !k->handles_cpml()) {
+        throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
+                             region_name(region.id) +
+                             ": it has no C-PML layer update (boundary.type: cpml)");
+      }
+      if (region.kind() == RegionKind::Layer && !cpml && eta.empty()) {
         throw RuntimeFailure(std::string("region ") + region_name(region.id) +
                              " is an absorbing layer but the problem has no eta field");
       }
@@ -257,6 +275,8 @@ private:
   std::vector<std::vector<float>> m_current;  ///< the fields at step n (wavefield_names order)
   std::vector<std::vector<float>> m_next;     ///< step n - 1 on entry to update, n + 1 after it
   std::vector<float> m_phi;                   ///< the layer's memory variable; may be empty
+  bool m_cpml_on = false;                     ///< the problem's layer is a C-PML
+  CpmlHostMemory m_cpml;                      ///< its memory variables
   std::vector<float> m_traces;
   std::vector<float> m_snapshot; ///< the dense copy snapshot_begin made
   bool m_snapshot_pending = false;

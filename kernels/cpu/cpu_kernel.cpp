@@ -2,7 +2,9 @@
 /// pieces in one OpenMP parallel region (cpu_sweep: (y, z) tiles, dynamic schedule, rows in memory
 /// order), vectorised along x. Every point computes exactly the expressions of stencil_K.hpp in
 /// their order, and the build keeps the compiler from fusing them (-ffp-contract=off), so results
-/// do not depend on the tiling, the thread count or the vector width.
+/// do not depend on the tiling, the thread count or the vector width. Under a C-PML the layer
+/// pieces take the C-PML update (kernels/cpu/cpu_cpml.cpp) and the inner pieces this sweep.
+#include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/cpu_sweep.hpp"
 #include "kernels/kernel.hpp"
@@ -72,13 +74,25 @@ public:
   BackendKind backend() const override { return BackendKind::Cpu; }
   Physics physics() const override { return Physics::Acoustic; }
   bool handles(RegionKind) const override { return true; }
+  bool handles_cpml() const override { return true; }
   void launch(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c, const Region& r,
               void*) const override {
-    update_regions(f, l, c, &r, 1);
+    launch_regions(f, l, c, &r, 1, nullptr);
   }
   void launch_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
                       const Region* regions, int count, void*) const override {
-    update_regions(f, l, c, regions, count);
+    if (f.cpml == nullptr) {
+      update_regions(f, l, c, regions, count);
+      return;
+    }
+    for (int i = 0; i < count; ++i) {
+      const Region& r = regions[i];
+      if (r.box.empty()) continue;
+      if (r.kind() == RegionKind::Inner)
+        update_regions(f, l, c, &r, 1);
+      else
+        cpml_update_layer_cpu(f, l, c, r.box);
+    }
   }
 };
 

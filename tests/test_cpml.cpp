@@ -1,0 +1,197 @@
+/// The C-PML (kernels/cpml.hpp): its profile and storage, the survey keys, the reflection by
+/// angle against the targets (tests/reflection_harness.hpp) and long-time stability.
+#include "io/errors.hpp"
+#include "io/survey.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/cpml.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/selection.hpp"
+#include "solver/plan.hpp"
+#include "solver/problem.hpp"
+
+#include "reflection_harness.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace minimod {
+namespace {
+
+const std::string kSurvey = "grid: {shape: [20, 20, 20], spacing: 10}\n"
+                            "model: {type: constant, velocity: 2000}\n"
+                            "time: {steps: 10}\n"
+                            "sources:\n"
+                            "  - position: [100, 100, 50]\n"
+                            "    wavelet: {type: ricker, frequency: 10}\n";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_survey(text, "t.yaml", ".");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError for:\n" << text;
+  return "";
+}
+
+void expect_error(const std::string& text, std::initializer_list<const char*> pieces) {
+  const std::string message = error_of(text);
+  for (const char* piece : pieces)
+    EXPECT_NE(message.find(piece), std::string::npos) << message << "\nlacks: " << piece;
+}
+
+TEST(CpmlSurvey, TypeAndProfileKeys) {
+  const Survey d = parse_survey(kSurvey, "t.yaml", ".");
+  EXPECT_EQ(d.boundary.type, kDefaultBoundaryType);
+  const Survey m = parse_survey(kSurvey + "boundary: {type: minimod, width: 5}\n", "t.yaml", ".");
+  EXPECT_EQ(m.boundary.type, BoundaryType::Minimod);
+  const Survey c = parse_survey(kSurvey + "boundary: {type: cpml, width: 6, reflection: 1e-3, "
+                                          "power: 3, alpha: 20, kappa: 2}\n",
+                                "t.yaml", ".");
+  EXPECT_EQ(c.boundary.type, BoundaryType::Cpml);
+  EXPECT_DOUBLE_EQ(*c.boundary.reflection, 1e-3);
+  EXPECT_DOUBLE_EQ(*c.boundary.power, 3);
+  EXPECT_DOUBLE_EQ(*c.boundary.alpha, 20);
+  EXPECT_DOUBLE_EQ(*c.boundary.kappa, 2);
+  const CpmlParams p =
+      cpml_params(parse_survey(kSurvey + "boundary: {type: cpml}\n", "t.yaml", ".").boundary, 25.0);
+  EXPECT_DOUBLE_EQ(p.reflection, 1e-4);
+  EXPECT_DOUBLE_EQ(p.power, 2);
+  EXPECT_NEAR(p.alpha, 3.14159265358979 * 10.0, 1e-9);
+  EXPECT_DOUBLE_EQ(p.kappa, 1);
+}
+
+TEST(CpmlSurvey, BadValuesNameFieldValueAndAllowed) {
+  expect_error(kSurvey + "boundary: {type: pml}\n", {"boundary.type", "pml", "minimod", "cpml"});
+  expect_error(kSurvey + "boundary: {type: cpml, reflection: 2}\n",
+               {"boundary.reflection", "2", "(0, 1)"});
+  expect_error(kSurvey + "boundary: {type: cpml, reflection: 0}\n", {"boundary.reflection"});
+  expect_error(kSurvey + "boundary: {type: cpml, power: -1}\n", {"boundary.power", "-1"});
+  expect_error(kSurvey + "boundary: {type: cpml, alpha: -3}\n", {"boundary.alpha", "-3", ">= 0"});
+  expect_error(kSurvey + "boundary: {type: cpml, kappa: 0.5}\n", {"boundary.kappa", "0.5"});
+  expect_error(kSurvey + "boundary: {type: minimod, kappa: 2}\n", {"boundary.kappa", "type: cpml"});
+  expect_error(kSurvey + "boundary: {reflection: 1e-3}\n", {"boundary.reflection"});
+}
+
+TEST(CpmlProfile, CoefficientsAndSlabs) {
+  const Grid g{30, 20, 25, 10, 10, 10, 0, 0, 0};
+  const LayerWidths w{8, 6, 5, 0, 7, 7};
+  const CpmlProfile p = make_cpml_profile(g, w, 1e-3, 3000, CpmlParams{1e-4, 2, 30, 1});
+  // Outside the slabs: no convolution (a = 0, b = 1).
+  EXPECT_EQ(p.a[0][8], 0.0f);
+  EXPECT_EQ(p.b[0][8], 1.0f);
+  EXPECT_EQ(p.a[0][30 - 7], 0.0f);
+  EXPECT_EQ(p.a[1][19], 0.0f); // no layer on the high y face
+  // Inside: 0 < b < 1 and a < 0, stronger towards the outer face.
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_GT(p.b[0][i], 0.0f);
+    EXPECT_LT(p.b[0][i], 1.0f);
+    EXPECT_LT(p.a[0][i], 0.0f);
+    if (i > 0) {
+      EXPECT_LT(p.b[0][i - 1], p.b[0][i]);
+    }
+  }
+  EXPECT_EQ(p.ik[0][0], 1.0f);
+  EXPECT_EQ(p.dik[0][0], 0.0f);
+  // The slabs: width times the cross-section, psi with kHalo zero points on each side.
+  EXPECT_EQ(cpml_slab_points(g, w, 0, false), 8u * 20 * 25);
+  EXPECT_EQ(cpml_slab_points(g, w, 0, false, kHalo), 16u * 20 * 25);
+  EXPECT_EQ(cpml_slab_points(g, w, 1, true, kHalo), 0u);
+  // kappa > 1: 1 / kappa falls towards the outer face, and its derivative has the sign of that.
+  const CpmlProfile k = make_cpml_profile(g, w, 1e-3, 3000, CpmlParams{1e-4, 2, 30, 3});
+  EXPECT_LT(k.ik[0][0], k.ik[0][7]);
+  EXPECT_GT(k.dik[0][0], 0.0f);  // low face: 1/kappa grows with the index
+  EXPECT_LT(k.dik[0][29], 0.0f); // high face: it falls
+  EXPECT_THROW(make_cpml_profile(g, w, 1e-3, 3000, CpmlParams{2, 2, 0, 1}), std::invalid_argument);
+}
+
+TEST(CpmlReflection, MeetsTheTargetsAtTheDefaultWidth) {
+  // Targets at 16 points: -45 dB at normal incidence, -40 dB at 45 degrees, -30 dB at 60.
+  ReflectionSetup small;
+  small.distance = 12;
+  small.other_width = 8;
+  const ReflectionRow row = measure_reflection(BoundaryType::Cpml, 16, {-1, -1, -1, -1}, small);
+  EXPECT_LE(row[0], -45.0);
+  EXPECT_LE(row[2], -40.0);
+  EXPECT_LE(row[3], -30.0);
+  EXPECT_LE(row[4], -30.0);
+  for (const double db : row)
+    EXPECT_GT(db, -120.0) << "no reflection measured at all: the harness is broken";
+}
+
+/// Steps an acoustic C-PML problem with strong contrasts for `steps` steps; returns the peak
+/// |u| over the run and over its last `tail` steps.
+std::pair<float, float> long_run(int steps, int tail, bool free_surface) {
+  const int n = 24, width = 6;
+  const double h = 10;
+  AcousticProblem p;
+  p.grid = Grid{n, n, n, h, h, h, 0, 0, 0};
+  p.layer = LayerWidths{width, width, width, width, free_surface ? 0 : width, width};
+  p.free_surface = free_surface;
+  p.regions = make_regions(p.grid, p.layer);
+  p.layout = make_field_layout(n, n, n, p.layer.x_lo);
+  p.coefs = make_stencil_coefs(p.grid);
+  const double vmax = 4500;
+  p.dt = 0.8 * stable_dt_limit(p.grid, vmax);
+  p.steps = steps;
+  p.vp2dt2.assign(static_cast<std::size_t>(p.layout.size), 0.0f);
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        // Layers of 1500, 4500 and 2000 m/s, and a fast block that reaches into the layer.
+        double v = k < 9 ? 1500 : (k < 15 ? 4500 : 2000);
+        if (i > 16 && j > 15) v = 4500;
+        const double c = v * p.dt;
+        p.vp2dt2[static_cast<std::size_t>(p.layout.index(i, j, k))] = static_cast<float>(c * c);
+      }
+  p.boundary = BoundaryType::Cpml;
+  p.cpml = make_cpml_profile(p.grid, p.layer, p.dt, vmax, CpmlParams{1e-4, 2, 3.14159 * 15, 1});
+  p.sources.begin = {0, 1};
+  p.sources.index = {p.layout.index(n / 2, n / 2, n / 2)};
+  p.sources.weight = {1.0f};
+  p.source_samples.assign(static_cast<std::size_t>(steps), 0.0f);
+  for (int s = 0; s < steps; ++s) {
+    const double a = 3.14159265 * 15 * (s * p.dt - 0.1);
+    p.source_samples[static_cast<std::size_t>(s)] =
+        static_cast<float>((1 - 2 * a * a) * std::exp(-a * a));
+  }
+  p.receivers.begin = {0};
+  auto backend = make_cpu_backend();
+  RegionKernels kernels;
+  kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
+  backend->setup(p, kernels);
+  float peak = 0, late = 0;
+  std::vector<float> u;
+  for (int s = 0; s < steps; ++s) {
+    backend->step(s);
+    if (s % 50 == 0 || s == steps - 1) {
+      backend->fetch_field(0, u);
+      float m = 0;
+      for (const float x : u)
+        m = std::max(m, std::isfinite(x) ? std::fabs(x) : INFINITY);
+      peak = std::max(peak, m);
+      if (s >= steps - tail) late = std::max(late, m);
+    }
+  }
+  return {peak, late};
+}
+
+TEST(CpmlStability, TwentyThousandStepsWithStrongContrasts) {
+  const auto [peak, late] = long_run(20000, 2000, false);
+  ASSERT_TRUE(std::isfinite(peak));
+  EXPECT_GT(peak, 0.0f);
+  EXPECT_LT(late, 1e-4f * peak) << "peak " << peak << ", late " << late;
+}
+
+TEST(CpmlStability, TwentyThousandStepsUnderAFreeSurface) {
+  const auto [peak, late] = long_run(20000, 2000, true);
+  ASSERT_TRUE(std::isfinite(peak));
+  EXPECT_LT(late, 1e-4f * peak) << "peak " << peak << ", late " << late;
+}
+
+} // namespace
+} // namespace minimod
