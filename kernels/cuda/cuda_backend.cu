@@ -66,8 +66,8 @@ public:
       throw std::invalid_argument(std::string("a CUDA backend made for the ") +
                                   physics_name(m_physics) + " equation cannot step a " +
                                   physics_name(p.physics()) + " problem");
-    if (m_physics == Physics::Tti && p.free_surface)
-      throw std::invalid_argument("TTI problem with a free surface: not implemented");
+    if (p.boundary == BoundaryType::Cpml && m_physics == Physics::Tti)
+      throw std::invalid_argument("TTI problem with a C-PML: not implemented on the GPU");
     validate_medium(p);
     check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
     validate_kernels(p.regions, p.layout, has_eta(p), kernels);
@@ -188,8 +188,11 @@ public:
       const dim3 block(32, 8);
       const dim3 grid(static_cast<unsigned>((m_layout.nx + 31) / 32),
                       static_cast<unsigned>((m_layout.ny + 7) / 8));
-      free_surface_kernel<<<grid, block, 0, s>>>(m_current[0].as<float>(), m_layout);
-      MINIMOD_GPU_CHECK_LAUNCH("free_surface_kernel", grid, block, 0);
+      // Every field: TTI's p and q are both odd across the surface (docs/tti.md).
+      for (auto& field : m_current) {
+        free_surface_kernel<<<grid, block, 0, s>>>(field.as<float>(), m_layout);
+        MINIMOD_GPU_CHECK_LAUNCH("free_surface_kernel", grid, block, 0);
+      }
     }
     m_taps.sample(m_current[0].as<const float>(), n, s,
                   tti ? "sample_receivers_kernel (TTI p)" : "sample_receivers_kernel");
