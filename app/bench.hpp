@@ -29,9 +29,10 @@ struct BenchArgs {
   int warmup = 10;            ///< untimed steps before each kernel's repeats
   int repeats = 3;            ///< timed repeats per kernel (the median counts)
   std::string physics = "acoustic";
-  bool no_azimuth = false;      ///< tti: azimuth 0 (no axis_y array)
-  std::string json;             ///< JSON output file (empty: none)
-  std::string backend = "cuda"; ///< cuda | cpu
+  bool no_azimuth = false;          ///< tti: azimuth 0 (no axis_y array)
+  std::string json;                 ///< JSON output file (empty: none)
+  std::string backend = "cuda";     ///< cuda | cpu
+  std::string boundary = "minimod"; ///< minimod | cpml (the layer's formulation)
 };
 
 /// Checked options of a benchmark.
@@ -45,6 +46,8 @@ struct BenchOptions {
   bool tti_azimuth = true; ///< tti: a medium with azimuth (axis_y stored and read)
   std::string json_path;
   BackendKind backend = BackendKind::Cuda;
+  /// The absorbing layer's formulation (acoustic only: the TTI equation has Minimod's alone).
+  BoundaryType boundary = BoundaryType::Minimod;
   /// Options of `auto` items (the cache path among them; empty: autotune_cache_path()).
   std::string autotune_cache;
 };
