@@ -74,8 +74,9 @@ int bench_layer_width(int layer) {
 }
 
 /// The survey of the seeds' benchmark on an nx x ny x nz grid, `steps` steps; a layer of `layer`
-/// points on every face, or the seeds' one when `layer` is negative.
-Survey benchmark_survey(const std::array<int, 3>& shape, int steps, int layer) {
+/// points on every face, or the seeds' one when `layer` is negative, of formulation `boundary`.
+Survey benchmark_survey(const std::array<int, 3>& shape, int steps, int layer,
+                        BoundaryType boundary) {
   Survey s;
   s.path = "bench";
   s.name = "seeds_benchmark";
@@ -90,6 +91,7 @@ Survey benchmark_survey(const std::array<int, 3>& shape, int steps, int layer) {
   s.time.steps = steps;
   s.time.cfl = kCfl;
   s.time.loc = SourceLoc{"bench", 0, "--steps"};
+  s.boundary.type = boundary;
   s.boundary.ntaper = kNtaper;
   s.boundary.fmax = kFmax;
   s.boundary.loc = SourceLoc{"bench", 0, "--grid"};
@@ -343,6 +345,10 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
       ->capture_default_str();
   b->add_flag("--no-azimuth", a.no_azimuth,
               "tti: azimuth 0, so that no axis_y array is stored or read (the 36 B/point floor)");
+  b->add_option("--boundary", a.boundary,
+                "minimod (the seeds' layer) or cpml (the convolutional PML, docs/physics.md; "
+                "acoustic only)")
+      ->capture_default_str();
   b->add_option("--json", a.json, "Write one JSON record per kernel to this file");
   b->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
   b->add_option("--layer", a.layer,
@@ -431,6 +437,15 @@ BenchOptions bench_options(const BenchArgs& a) {
     o.backend = BackendKind::Cpu;
   else
     throw InputError("--backend: '" + a.backend + "'; allowed: cuda, cpu");
+  if (a.boundary == "minimod")
+    o.boundary = BoundaryType::Minimod;
+  else if (a.boundary == "cpml")
+    o.boundary = BoundaryType::Cpml;
+  else
+    throw InputError("--boundary: '" + a.boundary + "'; allowed: minimod, cpml");
+  if (o.boundary == BoundaryType::Cpml && o.physics == Physics::Tti)
+    throw InputError("--boundary: 'cpml' with --physics tti; allowed: minimod (the TTI equation "
+                     "has no C-PML)");
   if (o.physics == Physics::Tti && a.grid == 0 && a.shape.empty()) o.shape = {900, 900, 900};
   o.json_path = a.json;
   return o;
@@ -538,7 +553,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
 
   // The problem, on the host: enough source samples for the longest run of consecutive steps.
   const Survey survey =
-      benchmark_survey(o.shape, std::max(o.steps, std::max(o.warmup, 1)), o.layer);
+      benchmark_survey(o.shape, std::max(o.steps, std::max(o.warmup, 1)), o.layer, o.boundary);
   Grid g;
   g.nx = o.shape[0];
   g.ny = o.shape[1];
@@ -563,8 +578,9 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
 
   const auto points = static_cast<std::int64_t>(problem.grid.points());
   log("bench: " + rep.device + ", " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
-      std::to_string(g.nz) + " (layer " + std::to_string(problem.layer.x_lo) + "), " +
-      std::to_string(entries.size()) + " configurations; measuring the memory floor");
+      std::to_string(g.nz) + " (layer " + std::to_string(problem.layer.x_lo) + ", " +
+      boundary_type_name(problem.boundary) + "), " + std::to_string(entries.size()) +
+      " configurations; measuring the memory floor");
   // Before the backend allocates: the probe's arrays and the fields are never held together.
   rep.floor = o.backend == BackendKind::Cuda ? measure_gpu_memory_floor(points)
                                              : measure_host_memory_floor(points);

@@ -29,10 +29,11 @@ struct BenchArgs {
   int warmup = 10;            ///< untimed steps before each kernel's repeats
   int repeats = 3;            ///< timed repeats per kernel (the median counts)
   std::string physics = "acoustic";
-  bool no_azimuth = false;      ///< tti: azimuth 0 (no axis_y array)
-  std::string json;             ///< JSON output file (empty: none)
-  std::string backend = "cuda"; ///< cuda | cpu
-  int layer = -1;               ///< absorbing layer points on every face (-1: the seeds' 27)
+  bool no_azimuth = false;          ///< tti: azimuth 0 (no axis_y array)
+  std::string json;                 ///< JSON output file (empty: none)
+  std::string backend = "cuda";     ///< cuda | cpu
+  int layer = -1;                   ///< absorbing layer points on every face (-1: the seeds' 27)
+  std::string boundary = "minimod"; ///< minimod | cpml (the layer's formulation)
 };
 
 /// Checked options of a benchmark.
@@ -48,6 +49,8 @@ struct BenchOptions {
   BackendKind backend = BackendKind::Cuda;
   /// Absorbing layer points on every face; negative: the seeds' layer (ntaper vmax / fmax / h).
   int layer = -1;
+  /// The absorbing layer's formulation (acoustic only: the TTI equation has Minimod's alone).
+  BoundaryType boundary = BoundaryType::Minimod;
   /// Options of `auto` items (the cache path among them; empty: autotune_cache_path()).
   std::string autotune_cache;
 };

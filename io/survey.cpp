@@ -510,10 +510,6 @@ Survey SurveyParser::parse(const std::string& document) {
     missing(physics_line, "anisotropy",
             "physics: tti needs anisotropy: {angle_unit, epsilon, delta, theta, optional phi}");
   }
-  if (survey.physics == "tti" && survey.boundary.free_surface) {
-    reject_at(survey.boundary.loc.line, "boundary.free_surface", "true",
-              "false with physics: tti (the TTI free surface is not implemented)");
-  }
   if (survey.physics == "tti" && survey.boundary.type == BoundaryType::Cpml) {
     reject_at(survey.boundary.loc.line, "boundary.type", "cpml",
               "minimod with physics: tti (the TTI C-PML is not implemented)");

@@ -182,6 +182,9 @@ std::vector<const StencilKernel*> candidates_for(BackendKind backend, Physics ph
   std::vector<const StencilKernel*> out;
   for (const StencilKernel* k : kernel_registry().all()) {
     if (k->backend() != backend || k->physics() != physics || !k->handles(kind)) continue;
+    // A C-PML run's layer regions need a kernel with the C-PML update.
+    if (kind == RegionKind::Layer && p.boundary == BoundaryType::Cpml && !k->handles_cpml())
+      continue;
     bool ok = true;
     for (const Region& r : p.regions)
       if (!r.box.empty() && r.kind() == kind && !k->can_run(r, p.layout).empty()) ok = false;

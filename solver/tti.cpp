@@ -249,6 +249,9 @@ TtiPlan make_tti_plan(const Grid& g, const TtiModel& m, const TtiPlanOptions& o)
       w[a] = layer_width_points(o.ntaper, p.speed_max, o.fmax, g.spacing(a));
     p.layer = LayerWidths{w[0], w[0], w[1], w[1], w[2], w[2]};
   }
+  // A free surface replaces the top layer, as in the acoustic plan.
+  p.free_surface = o.free_surface;
+  if (o.free_surface) p.layer.z_lo = 0;
   for (int a = 0; a < 3; ++a) {
     if (p.layer.on(a, false) + p.layer.on(a, true) >= g.extent(a)) {
       throw InputError("tti plan: a layer of " + std::to_string(p.layer.on(a, false)) +
@@ -271,6 +274,7 @@ TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
   TtiProblem p;
   p.grid = g;
   p.layer = plan.layer;
+  p.free_surface = plan.free_surface;
   p.dt = plan.dt;
   p.steps = plan.steps;
   p.layout = make_field_layout(g.nx, g.ny, g.nz, plan.layer.x_lo);
@@ -341,7 +345,7 @@ void set_tti_shot(TtiProblem& p, const std::vector<TtiSource>& sources,
   auto add_taps = [&](TapTable& t, const Vec3& position, const std::string& what, bool physical) {
     std::vector<GridTap> taps;
     try {
-      taps = point_taps(g, position, interpolation, false);
+      taps = point_taps(g, position, interpolation, p.free_surface);
     } catch (const std::out_of_range& e) {
       throw InputError("tti simulation: " + what + ": " + e.what());
     }

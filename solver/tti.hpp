@@ -80,6 +80,7 @@ struct TtiPlanOptions {
   std::optional<int> layer_width; ///< points on every face; default from ntaper and fmax
   double ntaper = 3;              ///< layer width in wavelengths of the fastest P wave at fmax
   double fmax = 0;                ///< Hz; needed when layer_width is not given
+  bool free_surface = false;      ///< pressure-free top face: no layer there (docs/tti.md)
 };
 
 /// Everything derived before stepping a TTI run.
@@ -94,6 +95,9 @@ struct TtiPlan {
   double dt = 0;
   double cfl = 0; ///< effective: dt / dt_limit
   int steps = 0;
+  /// Pressure-free top face: p and q zero at k = 0 and mirrored into the ghost planes after each
+  /// step, as the acoustic u (docs/physics.md section 3, docs/tti.md); no top layer.
+  bool free_surface = false;
   /// What `validate` and `run` print before any work: the model's resampling notice and the
   /// survey checks (check_survey_traps), as for the acoustic plan.
   std::vector<std::string> warnings;

@@ -59,6 +59,7 @@ TtiPlan plan_tti(const Survey& s, const TtiModel& m, int steps_override) {
   o.layer_width = s.boundary.width;
   o.ntaper = s.boundary.ntaper;
   o.fmax = survey_fmax(s);
+  o.free_surface = s.boundary.free_surface;
   TtiPlan p = make_tti_plan(make_grid(s.grid), m, o);
   // The survey checks of the acoustic plan, on the TTI layer and time axis.
   const auto [vmin, vmax] = std::minmax_element(m.vp.begin(), m.vp.end());

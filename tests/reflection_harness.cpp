@@ -116,9 +116,14 @@ ReflectionRow measure_reflection(BoundaryType type, int width, CpmlParams params
   if (params.alpha < 0) params.alpha = kPi * fmax / 2.5;
   if (params.kappa < 0) params.kappa = defaults.kappa;
 
-  // The window: the source's delay, the longest specular path (70 degrees) and the pulse.
+  // The window: the source's delay, the longest path of a wave returned by the layer and the
+  // pulse. A layer returns waves from its inner edge (the specular ray of each receiver) and from
+  // its outer face, as if from an image 2 (distance + width) away: the longest is the outer
+  // face's return to the farthest receiver.
   const double t0 = 1.5 / s.peak;
-  const double longest = 2.0 * s.distance * s.h / std::cos(kReflectionAngles.back() * kPi / 180.0);
+  const double offset = s.distance * std::tan(kReflectionAngles.back() * kPi / 180.0);
+  const double depth = s.distance + width;
+  const double longest = 2.0 * s.h * std::sqrt(depth * depth + offset * offset);
   const double window = t0 + longest / s.velocity + 1.2 / s.peak;
   // The reference's face is far enough that its echo (path 2 (distance + extension), starting
   // half a pulse early) arrives after the window.

@@ -5,8 +5,10 @@
 /// specular reflection meets the face at 0, 30, 45, 60 and 70 degrees. The reference is the same
 /// grid extended on that face far enough that nothing returns from it within the window; every
 /// other face is the same in both runs, so the difference of the traces is the face's reflection
-/// alone. It is compared with the incident wave at the image distance (the direct wave of the
-/// reference, scaled by 1/r, which is exact for the 3-D scalar wave).
+/// alone (within a window that holds the returns from the layer's inner edge and from its outer
+/// face, which a receiver sees as from an image behind the outer face, at a steeper angle). It is
+/// compared with the incident wave at the image distance (the direct wave of the reference, scaled
+/// by 1/r, which is exact for the 3-D scalar wave).
 
 #include "kernels/cpml.hpp"
 #include "solver/grid.hpp"

@@ -787,10 +787,15 @@ TEST(SurveyTti, AnisotropyOfEveryKind) {
   expect_error("physics: tti\n" + kGrid + kModel + kTime + kSources +
                    "anisotropy: {epsilon: 0.2, delta: 0.1, theta: 30}\n",
                {"anisotropy.angle_unit", "missing"});
+  const Survey fs =
+      parse("physics: tti\n" + kGrid + kModel + kTime + kSources +
+            "boundary: {free_surface: true}\n"
+            "anisotropy: {angle_unit: degrees, epsilon: 0.2, delta: 0.1, theta: 30}\n");
+  EXPECT_TRUE(fs.boundary.free_surface);
   expect_error("physics: tti\n" + kGrid + kModel + kTime + kSources +
-                   "boundary: {free_surface: true}\n"
+                   "boundary: {type: cpml}\n"
                    "anisotropy: {angle_unit: degrees, epsilon: 0.2, delta: 0.1, theta: 30}\n",
-               {"boundary.free_surface", "physics: tti"});
+               {"boundary.type", "cpml", "physics: tti"});
 }
 
 TEST(SurveyOptions, InterpolationAndFreeSurface) {

@@ -40,8 +40,6 @@ public:
 
   void setup(const Problem& p, const RegionKernels& kernels) override {
     validate(p, kernels);
-    if (p.physics() == Physics::Tti && p.free_surface)
-      throw std::invalid_argument("TTI problem with a free surface: not implemented");
     if (p.physics() == Physics::Tti && p.boundary == BoundaryType::Cpml)
       throw std::invalid_argument("TTI problem with a C-PML: not implemented");
     m_problem = &p;
@@ -132,7 +130,10 @@ public:
         next[static_cast<std::size_t>(s.index[t])] += s.weight[t] * amplitude;
     }
     std::swap(m_current, m_next);
-    if (p.free_surface) apply_free_surface(m_current[0].data(), p.layout);
+    // The free surface of both TTI fields: p and q are odd across it (docs/tti.md).
+    if (p.free_surface)
+      for (auto& field : m_current)
+        apply_free_surface(field.data(), p.layout);
     const std::vector<float>& u = m_current[0];
     const TapTable& rcv = p.receivers;
     const std::size_t samples = static_cast<std::size_t>(p.steps) + 1;

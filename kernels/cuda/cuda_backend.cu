@@ -8,6 +8,7 @@
 
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/cuda/cpml_gpu.cuh"
 #include "kernels/cuda/cuda_support.cuh"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/finite_scan.cuh"
@@ -66,10 +67,11 @@ public:
       throw std::invalid_argument(std::string("a CUDA backend made for the ") +
                                   physics_name(m_physics) + " equation cannot step a " +
                                   physics_name(p.physics()) + " problem");
-    if (m_physics == Physics::Tti && p.free_surface)
-      throw std::invalid_argument("TTI problem with a free surface: not implemented");
+    if (p.boundary == BoundaryType::Cpml && m_physics == Physics::Tti)
+      throw std::invalid_argument("TTI problem with a C-PML: not implemented on the GPU");
     validate_medium(p);
     check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
+    m_cpml_requested = p.boundary == BoundaryType::Cpml;
     validate_kernels(p.regions, p.layout, has_eta(p), kernels);
     MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
     synchronize();
@@ -103,6 +105,7 @@ public:
     }
     upload_medium(p);
     if (phi) m_phi = DeviceBuffer(bytes, "phi");
+    if (m_cpml_requested) m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
     upload_taps(p);
     // The uploads read pageable host memory that the caller may free once setup returns.
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
@@ -132,6 +135,7 @@ public:
       for (DeviceBuffer& b : *set)
         zero(b, s);
     zero(m_phi, s);
+    if (m_cpml.on()) m_cpml.zero(s);
     m_taps.zero_traces(s);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
   }
@@ -145,6 +149,10 @@ public:
 
   void update(StepPart part) override {
     require_ready("update");
+    // The C-PML's memory pass reads u^n at every slab point: once a step, before any region (the
+    // layer stream forks from the main one after it).
+    if (m_cpml.on() && part == StepPart::Shell)
+      m_cpml.memory_pass(m_current[0].as<const float>(), m_layout, m_streams.main());
     const std::vector<Region>& pieces = m_parts[part == StepPart::Shell ? 0 : 1];
     if (pieces.empty()) return;
     // The next fields are about to be overwritten: if a snapshot copy of one is in flight, wait
@@ -188,8 +196,11 @@ public:
       const dim3 block(32, 8);
       const dim3 grid(static_cast<unsigned>((m_layout.nx + 31) / 32),
                       static_cast<unsigned>((m_layout.ny + 7) / 8));
-      free_surface_kernel<<<grid, block, 0, s>>>(m_current[0].as<float>(), m_layout);
-      MINIMOD_GPU_CHECK_LAUNCH("free_surface_kernel", grid, block, 0);
+      // Every field: TTI's p and q are both odd across the surface (docs/tti.md).
+      for (auto& field : m_current) {
+        free_surface_kernel<<<grid, block, 0, s>>>(field.as<float>(), m_layout);
+        MINIMOD_GPU_CHECK_LAUNCH("free_surface_kernel", grid, block, 0);
+      }
     }
     m_taps.sample(m_current[0].as<const float>(), n, s,
                   tti ? "sample_receivers_kernel (TTI p)" : "sample_receivers_kernel");
@@ -322,6 +333,7 @@ private:
     f.vp2dt2 = m_vp2dt2.as<const float>();
     f.phi = m_phi.empty() ? nullptr : m_phi.as<float>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
+    f.cpml = m_cpml.on() ? &m_cpml.view() : nullptr;
     auto launch_kind = [&](RegionKind kind, gpuStream_t stream) {
       for (const Region& r : pieces) {
         if (r.kind() == kind)
@@ -389,7 +401,7 @@ private:
   /// Throws unless every non-empty region gets a CUDA kernel of the equation that can update it.
   void validate_kernels(const std::array<Region, kRegionCount>& regions, const FieldLayout& layout,
                         bool have_eta, const RegionKernels& kernels) const {
-    check_region_kernels(regions, layout, have_eta, kernels, m_physics);
+    check_region_kernels(regions, layout, have_eta, kernels, m_physics, m_cpml_requested);
   }
 
   const DeviceBuffer& current(int field, const char* what) const {
@@ -427,10 +439,13 @@ private:
     for (DeviceBuffer* b : {&m_vp2dt2, &m_eta, &m_phi, &m_aniso, &m_axis_xz, &m_axis_y})
       *b = DeviceBuffer();
     m_taps = DeviceTaps();
+    m_cpml.release();
   }
 
   const Physics m_physics;
   bool m_free_surface = false;
+  bool m_cpml_requested = false; ///< the problem's layer is a C-PML (kernels/cpml.hpp)
+  CpmlDevice m_cpml;             ///< its profile and memory variables
   StepStreams m_streams;      ///< the device; every step's kernels (the layers on a stream forked
                               ///< from the main one and joined back), timing
   StreamHandle m_copy;        ///< snapshot copies

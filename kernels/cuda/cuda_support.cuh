@@ -313,7 +313,7 @@ private:
 inline void check_region_kernels(const std::array<Region, kRegionCount>& regions,
                                  const FieldLayout& layout, bool have_eta,
                                  const std::array<const StencilKernel*, kRegionCount>& kernels,
-                                 Physics physics) {
+                                 Physics physics, bool cpml = false) {
   for (int r = 0; r < kRegionCount; ++r) {
     const Region& region = regions[r];
     if (region.box.empty()) continue;
@@ -328,7 +328,12 @@ inline void check_region_kernels(const std::array<Region, kRegionCount>& regions
     if (!why.empty())
       throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
                            region_name(region.id) + ": " + why);
-    if (region.kind() == RegionKind::Layer && !have_eta)
+    if (region.kind() == RegionKind::Layer && cpml && !k->handles_cpml())
+      throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
+                           region_name(region.id) +
+                           ": it has no C-PML layer update (boundary.type: cpml; the layer "
+                           "kernels gmem_3d and gmem_3d_f4 have one)");
+    if (region.kind() == RegionKind::Layer && !cpml && !have_eta)
       throw RuntimeFailure(std::string("region ") + region_name(region.id) +
                            " is an absorbing layer but the problem has no eta field");
   }

@@ -2,6 +2,8 @@
 
 #include "kernels/cuda/gmem_3d.cuh"
 
+#include "kernels/cuda/cpml_gpu.cuh"
+
 #include "kernels/cuda/gpu_check.hpp"
 
 #include <memory>
@@ -19,6 +21,10 @@ void Gmem3dKernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& lay
                                       void* stream) const {
   const Box& b = region.box;
   if (b.empty()) return;
+  if (region.kind() == RegionKind::Layer && f.cpml) {
+    cpml_layer_update_gpu(f, layout, coefs, b, static_cast<gpuStream_t>(stream));
+    return;
+  }
   const dim3 block(Dx, Dy, Dz);
   const dim3 grid = tile_grid(b);
   const auto s = static_cast<gpuStream_t>(stream);

@@ -73,6 +73,8 @@ public:
 
   Gmem3dKernel() : TiledCudaKernel("gmem_3d", Dx, Dy, Dz, true, true) {}
   std::string description() const override;
+  /// Its C-PML layer regions run the shared C-PML layer kernel (kernels/cuda/cpml_gpu.cuh).
+  bool handles_cpml() const override { return true; }
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
               const Region& region, void* stream) const override;
 };

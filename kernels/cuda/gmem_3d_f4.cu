@@ -1,6 +1,8 @@
 /// Launchers, explicit instantiations and registration of the gmem_3d_f4 family.
 
 #include "kernels/cuda/gmem_3d_f4.cuh"
+
+#include "kernels/cuda/cpml_gpu.cuh"
 #include "kernels/cuda/launch_limits.hpp"
 
 #include "kernels/cuda/gpu_check.hpp"
@@ -84,6 +86,10 @@ void Gmem3dF4Kernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& l
                                         void* stream) const {
   const Box& b = region.box;
   if (b.empty()) return;
+  if (region.kind() == RegionKind::Layer && f.cpml) {
+    cpml_layer_update_gpu(f, layout, coefs, b, static_cast<gpuStream_t>(stream));
+    return;
+  }
   if (!quad_aligned(f))
     throw std::invalid_argument(name() + ": float4 loads need 16-byte aligned field pointers");
   const QuadSpan quads = quad_span(b, layout);

@@ -197,6 +197,8 @@ public:
 
   Gmem3dF4Kernel() : TiledCudaKernel("gmem_3d_f4", Dx, Dy, Dz, true, true) {}
   std::string description() const override;
+  /// Its C-PML layer regions run the shared C-PML layer kernel (kernels/cuda/cpml_gpu.cuh).
+  bool handles_cpml() const override { return true; }
   /// Also the float4 layout conditions; the block grid covers quads, reshaped for narrow slabs.
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,

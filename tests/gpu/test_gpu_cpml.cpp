@@ -1,0 +1,110 @@
+/// The C-PML on the GPU against the CPU reference (kernels/cpml.hpp): the default acoustic pair
+/// and the baseline on an awkward grid, with kappa = 1 and kappa > 1, and the refusal of a layer
+/// kernel that has no C-PML.
+#include "io/errors.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/cpml.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/selection.hpp"
+#include "tests/gpu/compare.hpp"
+#include "tests/gpu/gpu_environment.hpp"
+#include "tests/gpu/problem_builder.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace minimod {
+namespace {
+
+using test_support::ProblemSpec;
+
+/// An awkward grid (no size a multiple of a tile) with a C-PML instead of Minimod's layer.
+AcousticProblem cpml_problem(double kappa) {
+  ProblemSpec s;
+  s.nx = 67;
+  s.ny = 45;
+  s.nz = 38;
+  s.n_layer = 9;
+  s.steps = 160;
+  AcousticProblem p = test_support::build_acoustic_problem(s);
+  p.eta.clear();
+  p.boundary = BoundaryType::Cpml;
+  const float c2 = *std::max_element(p.vp2dt2.begin(), p.vp2dt2.end());
+  const double vmax = std::sqrt(static_cast<double>(c2)) / p.dt;
+  p.cpml = make_cpml_profile(p.grid, p.layer, p.dt, vmax,
+                             CpmlParams{1e-4, 2, 3.14159265358979 * 15.0, kappa});
+  return p;
+}
+
+struct Result {
+  std::vector<float> field, traces;
+};
+
+Result run(Backend& b, const AcousticProblem& p, const RegionKernels& k) {
+  b.setup(p, k);
+  for (int n = 0; n < p.steps; ++n)
+    b.step(n);
+  Result r;
+  b.fetch_field(0, r.field);
+  b.fetch_traces(r.traces);
+  return r;
+}
+
+void compare_spec(const std::string& spec, double kappa) {
+  const AcousticProblem p = cpml_problem(kappa);
+  RegionKernels cpu_k;
+  cpu_k.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
+  auto cpu = make_cpu_backend();
+  const Result ref = run(*cpu, p, cpu_k);
+  const RegionKernels gpu_k =
+      resolve_kernels(spec, BackendKind::Cuda, Physics::Acoustic, p.regions, p.layout, "test");
+  auto gpu = make_cuda_backend();
+  const Result got = run(*gpu, p, gpu_k);
+  const std::string what = "C-PML " + (spec.empty() ? std::string("default pair") : spec) +
+                           ", kappa " + std::to_string(kappa);
+  test_support::expect_close(got.field, ref.field, (what + ": field").c_str());
+  test_support::expect_close(got.traces, ref.traces, (what + ": traces").c_str());
+}
+
+TEST(GpuCpml, DefaultPairMatchesTheCpuReference) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  compare_spec("", 1.0);
+}
+
+TEST(GpuCpml, DefaultPairWithKappaMatchesTheCpuReference) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  compare_spec("", 2.5);
+}
+
+TEST(GpuCpml, BaselineMatchesTheCpuReference) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  compare_spec("gmem_3d", 1.0);
+}
+
+TEST(GpuCpml, ALayerKernelWithoutCpmlIsRefused) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  const AcousticProblem p = cpml_problem(1.0);
+  for (const StencilKernel* k : kernel_registry().all()) {
+    if (k->backend() != BackendKind::Cuda || k->physics() != Physics::Acoustic ||
+        !k->handles(RegionKind::Layer) || k->handles_cpml())
+      continue;
+    RegionKernels kernels = resolve_kernels("pml=" + k->name(), BackendKind::Cuda,
+                                            Physics::Acoustic, p.regions, p.layout, "test");
+    auto gpu = make_cuda_backend();
+    try {
+      gpu->setup(p, kernels);
+      FAIL() << k->name() << " was accepted for the layer of a C-PML run";
+    } catch (const RuntimeFailure& e) {
+      EXPECT_NE(std::string(e.what()).find("C-PML"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  GTEST_SKIP() << "every CUDA layer kernel has a C-PML update";
+}
+
+} // namespace
+} // namespace minimod
