@@ -102,8 +102,12 @@ stage_compare() {
   compare "acoustic 2 ranks (2x1x1)" "$WORK/a1.h5" "$WORK/a2.h5" /shots /snapshots
   mpi 4 run "$acoustic" $common -o "$WORK/a4.h5" || failures=$((failures + 1))
   compare "acoustic 4 ranks, 2 a shot" "$WORK/a1.h5" "$WORK/a4.h5" /shots /snapshots
-  mpi 4 run "$acoustic" $common --decompose 2x1x2 -o "$WORK/a4s.h5" || failures=$((failures + 1))
-  compare "acoustic 4 ranks (2x1x2)" "$WORK/a1.h5" "$WORK/a4s.h5" /shots /snapshots
+  # Repeated: a race between the asynchronous unpacking and the next receive showed in one run of
+  # two before it was fixed.
+  for run in 1 2 3 4 5; do
+    mpi 4 run "$acoustic" $common --decompose 2x1x2 -o "$WORK/a4s.h5" || failures=$((failures + 1))
+    compare "acoustic 4 ranks (2x1x2), run $run" "$WORK/a1.h5" "$WORK/a4s.h5" /shots /snapshots
+  done
   MINIMOD_HALO_HOST_STAGING=1 "$MPIRUN" --oversubscribe -np 2 -x MINIMOD_HALO_HOST_STAGING \
     "$BIN" run "$acoustic" $common -o "$WORK/a2h.h5" || failures=$((failures + 1))
   compare "acoustic 2 ranks, staged through host memory" "$WORK/a1.h5" "$WORK/a2h.h5" /shots
