@@ -33,12 +33,14 @@ public:
   virtual float* send_buffer() = 0;
   virtual float* recv_buffer() = 0;
   /// Queue the packing of `boxes` of `fields` (device pointers, `layout`) on the stream, and with
-  /// host staging the copy to the host; then wait for it, so that MPI may send.
+  /// host staging the copy to the host; then wait for it, so that MPI may send. Everything queued
+  /// before on the stream is then done, the previous unpack included: its receive buffer may be
+  /// written again.
   virtual void pack(const std::vector<float*>& fields, const FieldLayout& layout,
                     const std::vector<HaloBox>& boxes) = 0;
   /// Queue (with host staging) the copy of the received buffer to the device, and the unpacking
   /// of `boxes` into the ghost planes of `fields` on the stream; the steps queued after it see
-  /// them.
+  /// them. Asynchronous: the receive buffer is read until the next pack returns.
   virtual void unpack(const std::vector<float*>& fields, const FieldLayout& layout,
                       const std::vector<HaloBox>& boxes) = 0;
 };

@@ -51,12 +51,39 @@ stage_build() {
     }
 }
 
+# same_group A B GROUP: every dataset under GROUP of A and B has the same shape and bytes
+# (h5diff, or h5py where the machine has no hdf5-tools).
+same_group() {
+  if h5diff --version >/dev/null 2>&1; then
+    h5diff "$1" "$2" "$3" "$3"
+    return
+  fi
+  python3 - "$@" <<'PY'
+import sys
+import h5py
+import numpy as np
+a, b, group = sys.argv[1:4]
+with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+    names = []
+    fa[group].visit(lambda n: names.append(n) if isinstance(fa[group][n], h5py.Dataset) else None)
+    bad = 0
+    for n in names:
+        x, y = fa[group][n][()], fb[group][n][()]
+        if x.shape != y.shape or x.tobytes() != y.tobytes():
+            diff = int(np.count_nonzero(x != y)) if x.shape == y.shape else -1
+            print(f"{group}/{n}: differs ({diff} values)")
+            bad += 1
+    print(f"{len(names)} datasets compared, {bad} differ")
+    sys.exit(1 if bad or not names else 0)
+PY
+}
+
 # compare NAME REFERENCE OUTPUT GROUP...
 compare() {
   local name=$1 ref=$2 out=$3 ok=true
   shift 3
   for g in "$@"; do
-    if ! h5diff "$ref" "$out" "$g" "$g" >"$WORK/h5diff.txt" 2>&1; then
+    if ! same_group "$ref" "$out" "$g" >"$WORK/h5diff.txt" 2>&1; then
       ok=false
       echo "DIFFERS: $name $g"
       head -20 "$WORK/h5diff.txt"
@@ -75,8 +102,12 @@ stage_compare() {
   compare "acoustic 2 ranks (2x1x1)" "$WORK/a1.h5" "$WORK/a2.h5" /shots /snapshots
   mpi 4 run "$acoustic" $common -o "$WORK/a4.h5" || failures=$((failures + 1))
   compare "acoustic 4 ranks, 2 a shot" "$WORK/a1.h5" "$WORK/a4.h5" /shots /snapshots
-  mpi 4 run "$acoustic" $common --decompose 2x1x2 -o "$WORK/a4s.h5" || failures=$((failures + 1))
-  compare "acoustic 4 ranks (2x1x2)" "$WORK/a1.h5" "$WORK/a4s.h5" /shots /snapshots
+  # Repeated: a race between the asynchronous unpacking and the next receive showed in one run of
+  # two before it was fixed.
+  for run in 1 2 3 4 5; do
+    mpi 4 run "$acoustic" $common --decompose 2x1x2 -o "$WORK/a4s.h5" || failures=$((failures + 1))
+    compare "acoustic 4 ranks (2x1x2), run $run" "$WORK/a1.h5" "$WORK/a4s.h5" /shots /snapshots
+  done
   MINIMOD_HALO_HOST_STAGING=1 "$MPIRUN" --oversubscribe -np 2 -x MINIMOD_HALO_HOST_STAGING \
     "$BIN" run "$acoustic" $common -o "$WORK/a2h.h5" || failures=$((failures + 1))
   compare "acoustic 2 ranks, staged through host memory" "$WORK/a1.h5" "$WORK/a2h.h5" /shots

@@ -604,6 +604,17 @@ public:
     const std::vector<float*> fields = backend.halo_fields();
     float* out = m_device ? m_device->send_buffer() : m_send.data();
     float* in = m_device ? m_device->recv_buffer() : m_recv.data();
+    // The shell's update is queued before: the packing follows it on the backend's stream. On a
+    // GPU, pack returns once the stream has run up to it, so the previous step's unpacking (and
+    // its copy out of the receive buffer) is done too: only then may the receives be posted into
+    // that buffer.
+    if (m_device) {
+      m_device->pack(fields, m_layout, m_send_boxes);
+    } else {
+      backend.synchronize();
+      for (const Exchange& e : m_exchanges)
+        pack(fields, m_layout, e.send.box, e.send.zero_surface, out + e.send.offset);
+    }
     m_requests.clear();
     for (const Exchange& e : m_exchanges) {
       MPI_Request r;
@@ -611,14 +622,6 @@ public:
                           kHaloTagBase + direction_tag({-e.d[0], -e.d[1], -e.d[2]}), m_comm, &r),
                 "receive halo");
       m_requests.push_back(r);
-    }
-    // The shell's update is queued before: the packing follows it on the backend's stream.
-    if (m_device) {
-      m_device->pack(fields, m_layout, m_send_boxes);
-    } else {
-      backend.synchronize();
-      for (const Exchange& e : m_exchanges)
-        pack(fields, m_layout, e.send.box, e.send.zero_surface, out + e.send.offset);
     }
     for (const Exchange& e : m_exchanges) {
       MPI_Request r;
