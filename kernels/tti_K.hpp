@@ -42,16 +42,23 @@ MINIMOD_HD float tti_half_to_float(std::uint32_t h) {
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(static_cast<unsigned short>(h)));
   return f;
 #else
+  // Integer selects and one unconditional float subtraction, no branch, so that the CPU kernels'
+  // x loops vectorise (a float operation under a condition is not if-converted: it may trap).
   const std::uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu,
                       mantissa = h & 0x3ffu;
-  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in a float
-    const float v = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
-    return sign ? -v : v;
-  }
+  // Zero or subnormal: mantissa * 2^-24, exact, as 2^-14 (1 + mantissa / 1024) - 2^-14.
+  const std::uint32_t biased = (113u << 23) | (mantissa << 13);
+  float shifted;
+  std::memcpy(&shifted, &biased, sizeof shifted);
+  const float small = shifted - 6.103515625e-05f;
+  std::uint32_t small_bits;
+  std::memcpy(&small_bits, &small, sizeof small_bits);
   // Normal: rebias 15 -> 127; infinities and NaNs (never encoded) stay what they are, as on GPUs.
-  const std::uint32_t bits = exponent == 0x1fu
-                                 ? sign | 0x7f800000u | (mantissa << 13)
-                                 : sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  const std::uint32_t magnitude = exponent == 0u ? small_bits
+                                  : exponent == 0x1fu
+                                      ? 0x7f800000u | (mantissa << 13)
+                                      : ((exponent + 112u) << 23) | (mantissa << 13);
+  const std::uint32_t bits = sign | magnitude;
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;

@@ -13,6 +13,29 @@
 namespace minimod {
 namespace {
 
+/// Points a row goes in whole vectors (a 512-bit vector of floats; two 256-bit ones with AVX2).
+constexpr int kRowVector = 16;
+
+/// Calls body(s) for vectors of kRowVector points that cover [x0, x1) when the segment is at
+/// least a vector long and not a whole number of them: the vectors from x0 in place, the last two
+/// (the second ending at x1, so overlapping the first) through tail(s, slot) into a buffer of
+/// 2 kRowVector, which `flush(first, count)` then stores. A segment's remainder runs in vector
+/// code instead of the compiler's scalar epilogue (a 27-point layer slab has 11 such points, an
+/// inner segment of 202 has 10). The overlapping points are computed twice from the same inputs,
+/// none of which is written before the flush, so they get the same values.
+/// Returns false (nothing done) for the other segments, which the caller sweeps with one loop.
+template <class Body, class Tail, class Flush>
+inline bool sweep_with_vector_tail(int x0, int x1, Body&& body, Tail&& tail, Flush&& flush) {
+  const int n = x1 - x0, rest = n % kRowVector;
+  if (n < kRowVector || rest == 0) return false;
+  const int last = x1 - kRowVector - rest; // [x0, last): whole vectors, in place
+  body(x0, last);
+  tail(last, 0);
+  tail(x1 - kRowVector, rest);
+  flush(last, kRowVector + rest);
+  return true;
+}
+
 /// Points [x0, x1) of the row starting at `row` (the linear index of x = 0), inner update.
 inline void inner_row(const IsoFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
                       std::int64_t sz, const StencilCoefs& coefs) {
@@ -22,11 +45,26 @@ inline void inner_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
   const float* __restrict__ u = f.u;
   float* __restrict__ v = f.v;
   const float* __restrict__ vp2dt2 = f.vp2dt2;
+  auto body = [&](int b0, int b1) {
 #pragma omp simd
-  for (int i = x0; i < x1; ++i) {
-    const std::int64_t p = row + i;
-    v[p] = inner_update(u[p], v[p], vp2dt2[p], laplacian_25(u, p, sy, sz, c));
-  }
+    for (int i = b0; i < b1; ++i) {
+      const std::int64_t p = row + i;
+      v[p] = inner_update(u[p], v[p], vp2dt2[p], laplacian_25(u, p, sy, sz, c));
+    }
+  };
+  alignas(64) float out[2 * kRowVector];
+  auto tail = [&](int s, int slot) {
+#pragma omp simd
+    for (int t = 0; t < kRowVector; ++t) {
+      const std::int64_t p = row + s + t;
+      out[slot + t] = inner_update(u[p], v[p], vp2dt2[p], laplacian_25(u, p, sy, sz, c));
+    }
+  };
+  auto flush = [&](int first, int count) {
+    for (int t = 0; t < count; ++t)
+      v[row + first + t] = out[t];
+  };
+  if (!sweep_with_vector_tail(x0, x1, body, tail, flush)) body(x0, x1);
 }
 
 /// Points [x0, x1) of the row starting at `row`, absorbing-layer update (u and phi).
@@ -38,15 +76,37 @@ inline void layer_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
   const float* __restrict__ vp2dt2 = f.vp2dt2;
   float* __restrict__ phi = f.phi;
   const float* __restrict__ eta = f.eta;
+  auto body = [&](int b0, int b1) {
 #pragma omp simd
-  for (int i = x0; i < x1; ++i) {
-    const std::int64_t p = row + i;
-    const float lap = laplacian_25(u, p, sy, sz, c);
-    const float grad = eta_gradient_term(u, eta, p, sy, sz, c);
-    float phi_next;
-    v[p] = layer_update(u[p], v[p], vp2dt2[p], lap, phi[p], eta[p], grad, &phi_next);
-    phi[p] = phi_next;
-  }
+    for (int i = b0; i < b1; ++i) {
+      const std::int64_t p = row + i;
+      const float lap = laplacian_25(u, p, sy, sz, c);
+      const float grad = eta_gradient_term(u, eta, p, sy, sz, c);
+      float phi_next;
+      v[p] = layer_update(u[p], v[p], vp2dt2[p], lap, phi[p], eta[p], grad, &phi_next);
+      phi[p] = phi_next;
+    }
+  };
+  alignas(64) float out_v[2 * kRowVector];
+  alignas(64) float out_phi[2 * kRowVector];
+  auto tail = [&](int s, int slot) {
+#pragma omp simd
+    for (int t = 0; t < kRowVector; ++t) {
+      const std::int64_t p = row + s + t;
+      const float lap = laplacian_25(u, p, sy, sz, c);
+      const float grad = eta_gradient_term(u, eta, p, sy, sz, c);
+      float phi_next;
+      out_v[slot + t] = layer_update(u[p], v[p], vp2dt2[p], lap, phi[p], eta[p], grad, &phi_next);
+      out_phi[slot + t] = phi_next;
+    }
+  };
+  auto flush = [&](int first, int count) {
+    for (int t = 0; t < count; ++t) {
+      v[row + first + t] = out_v[t];
+      phi[row + first + t] = out_phi[t];
+    }
+  };
+  if (!sweep_with_vector_tail(x0, x1, body, tail, flush)) body(x0, x1);
 }
 
 /// Every piece of regions[0, count) in one parallel region.
