@@ -334,7 +334,9 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
   b->add_flag("--no-azimuth", a.no_azimuth,
               "tti: azimuth 0, so that no axis_y array is stored or read (the 36 B/point floor)");
   b->add_option("--json", a.json, "Write one JSON record per kernel to this file");
-  b->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
+  b->add_option("--backend", a.backend,
+                "gpu (this binary's GPU backend: cuda or hip), cuda, hip or cpu")
+      ->capture_default_str();
   return b;
 }
 
@@ -408,16 +410,17 @@ BenchOptions bench_options(const BenchArgs& a) {
   if (a.no_azimuth && o.physics != Physics::Tti)
     throw InputError("--no-azimuth: only with --physics tti");
   o.tti_azimuth = !a.no_azimuth;
-  if (a.backend == "cuda")
-    o.backend = BackendKind::Cuda;
+  // `gpu` (the default) is the binary's GPU backend, whichever it is.
+  if (a.backend == "gpu" || a.backend == backend_name(kGpuBackend))
+    o.backend = kGpuBackend;
   else if (a.backend == "cpu")
     o.backend = BackendKind::Cpu;
   else
-    throw InputError("--backend: '" + a.backend + "'; allowed: cuda, cpu");
-  if (o.physics == Physics::Tti && o.backend != BackendKind::Cuda)
-    throw InputError("--backend: '" + a.backend +
-                     "' with --physics tti; allowed: cuda (the TTI CPU reference is not "
-                     "benchmarked)");
+    throw InputError("--backend: '" + a.backend + "'; allowed: gpu, " + backend_name(kGpuBackend) +
+                     " (the GPU backend of this binary), cpu");
+  if (o.physics == Physics::Tti && o.backend == BackendKind::Cpu)
+    throw InputError("--backend: '" + a.backend + "' with --physics tti; allowed: gpu, " +
+                     backend_name(kGpuBackend) + " (the TTI CPU reference is not benchmarked)");
   if (o.physics == Physics::Tti && a.grid == 0 && a.shape.empty()) o.shape = {900, 900, 900};
   o.json_path = a.json;
   return o;
@@ -546,8 +549,8 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
       std::to_string(g.nz) + " (layer " + std::to_string(problem.layer.x_lo) + "), " +
       std::to_string(entries.size()) + " configurations; measuring the memory floor");
   // Before the backend allocates: the probe's arrays and the fields are never held together.
-  rep.floor = o.backend == BackendKind::Cuda ? measure_gpu_memory_floor(points)
-                                             : measure_host_memory_floor(points);
+  rep.floor = o.backend == BackendKind::Cpu ? measure_host_memory_floor(points)
+                                            : measure_gpu_memory_floor(points);
   rep.floor_ms = rep.floor.floor_ms(points);
   log("bench: floor " + fmt("%.3f", rep.floor_ms) + " ms per step (stream " +
       fmt("%.1f", rep.floor.stream_gbps) + " GB/s, copy " + fmt("%.1f", rep.floor.copy_gbps) +

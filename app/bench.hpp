@@ -29,9 +29,9 @@ struct BenchArgs {
   int warmup = 10;            ///< untimed steps before each kernel's repeats
   int repeats = 3;            ///< timed repeats per kernel (the median counts)
   std::string physics = "acoustic";
-  bool no_azimuth = false;      ///< tti: azimuth 0 (no axis_y array)
-  std::string json;             ///< JSON output file (empty: none)
-  std::string backend = "cuda"; ///< cuda | cpu
+  bool no_azimuth = false;     ///< tti: azimuth 0 (no axis_y array)
+  std::string json;            ///< JSON output file (empty: none)
+  std::string backend = "gpu"; ///< gpu (the binary's GPU backend) | cuda | hip | cpu
 };
 
 /// Checked options of a benchmark.
@@ -44,7 +44,7 @@ struct BenchOptions {
   Physics physics = Physics::Acoustic;
   bool tti_azimuth = true; ///< tti: a medium with azimuth (axis_y stored and read)
   std::string json_path;
-  BackendKind backend = BackendKind::Cuda;
+  BackendKind backend = kGpuBackend;
   /// Options of `auto` items (the cache path among them; empty: autotune_cache_path()).
   std::string autotune_cache;
 };
@@ -80,7 +80,7 @@ struct BenchRecord {
 /// Everything a benchmark measured.
 struct BenchReport {
   std::string device;  ///< GPU name (or CPU model)
-  std::string backend; ///< "cuda" / "cpu"
+  std::string backend; ///< "cuda" / "hip" / "cpu"
   std::string physics; ///< "acoustic"
   Grid grid;
   LayerWidths layer;
