@@ -481,7 +481,7 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
   rep.bytes_per_point = tti_floor_bytes_per_point(problem);
 
   const StencilKernel* fallback = kernel_registry().find("gmem_3d", o.backend, o.physics);
-  if (!fallback) throw RuntimeFailure("this build has no CUDA TTI kernels");
+  if (!fallback) throw RuntimeFailure("this build has no GPU TTI kernels");
   std::vector<Entry> entries = plan_entries(o, problem.regions, problem.layout, fallback);
   log("bench: " + rep.device + ", tti " + (problem.has_azimuth() ? "with" : "without") +
       " azimuth, " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
