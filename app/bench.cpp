@@ -350,7 +350,9 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
                 "acoustic only)")
       ->capture_default_str();
   b->add_option("--json", a.json, "Write one JSON record per kernel to this file");
-  b->add_option("--backend", a.backend, "cuda or cpu")->capture_default_str();
+  b->add_option("--backend", a.backend,
+                "gpu (this binary's GPU backend: cuda or hip), cuda, hip or cpu")
+      ->capture_default_str();
   b->add_option("--layer", a.layer,
                 "Absorbing layer points on every face (0: none; default: the seeds' 27, ntaper "
                 "vmax / fmax / h)");
@@ -431,12 +433,14 @@ BenchOptions bench_options(const BenchArgs& a) {
   if (a.no_azimuth && o.physics != Physics::Tti)
     throw InputError("--no-azimuth: only with --physics tti");
   o.tti_azimuth = !a.no_azimuth;
-  if (a.backend == "cuda")
-    o.backend = BackendKind::Cuda;
+  // `gpu` (the default) is the binary's GPU backend, whichever it is.
+  if (a.backend == "gpu" || a.backend == backend_name(kGpuBackend))
+    o.backend = kGpuBackend;
   else if (a.backend == "cpu")
     o.backend = BackendKind::Cpu;
   else
-    throw InputError("--backend: '" + a.backend + "'; allowed: cuda, cpu");
+    throw InputError("--backend: '" + a.backend + "'; allowed: gpu, " + backend_name(kGpuBackend) +
+                     " (the GPU backend of this binary), cpu");
   if (a.boundary == "minimod")
     o.boundary = BoundaryType::Minimod;
   else if (a.boundary == "cpml")
@@ -507,7 +511,8 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
   rep.bytes_per_point = tti_floor_bytes_per_point(problem);
 
   const StencilKernel* fallback = kernel_registry().find(
-      cuda ? "gmem_3d" : default_kernel_name(o.backend), o.backend, o.physics);
+      o.backend == BackendKind::Cpu ? default_kernel_name(o.backend) : "gmem_3d", o.backend,
+      o.physics);
   if (!fallback)
     throw RuntimeFailure(std::string("this build has no ") + backend_name(o.backend) +
                          " TTI kernels");
@@ -582,8 +587,8 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
       boundary_type_name(problem.boundary) + "), " + std::to_string(entries.size()) +
       " configurations; measuring the memory floor");
   // Before the backend allocates: the probe's arrays and the fields are never held together.
-  rep.floor = o.backend == BackendKind::Cuda ? measure_gpu_memory_floor(points)
-                                             : measure_host_memory_floor(points);
+  rep.floor = o.backend == BackendKind::Cpu ? measure_host_memory_floor(points)
+                                            : measure_gpu_memory_floor(points);
   rep.floor_ms = rep.floor.floor_ms(points);
   log("bench: floor " + fmt("%.3f", rep.floor_ms) + " ms per step (stream " +
       fmt("%.1f", rep.floor.stream_gbps) + " GB/s, copy " + fmt("%.1f", rep.floor.copy_gbps) +

@@ -31,7 +31,7 @@ struct BenchArgs {
   std::string physics = "acoustic";
   bool no_azimuth = false;          ///< tti: azimuth 0 (no axis_y array)
   std::string json;                 ///< JSON output file (empty: none)
-  std::string backend = "cuda";     ///< cuda | cpu
+  std::string backend = "gpu";      ///< gpu (the binary's GPU backend) | cuda | hip | cpu
   int layer = -1;                   ///< absorbing layer points on every face (-1: the seeds' 27)
   std::string boundary = "minimod"; ///< minimod | cpml (the layer's formulation)
 };
@@ -46,7 +46,7 @@ struct BenchOptions {
   Physics physics = Physics::Acoustic;
   bool tti_azimuth = true; ///< tti: a medium with azimuth (axis_y stored and read)
   std::string json_path;
-  BackendKind backend = BackendKind::Cuda;
+  BackendKind backend = kGpuBackend;
   /// Absorbing layer points on every face; negative: the seeds' layer (ntaper vmax / fmax / h).
   int layer = -1;
   /// The absorbing layer's formulation (acoustic only: the TTI equation has Minimod's alone).
@@ -86,7 +86,7 @@ struct BenchRecord {
 /// Everything a benchmark measured.
 struct BenchReport {
   std::string device;  ///< GPU name (or CPU model)
-  std::string backend; ///< "cuda" / "cpu"
+  std::string backend; ///< "cuda" / "hip" / "cpu"
   std::string physics; ///< "acoustic"
   Grid grid;
   LayerWidths layer;

@@ -344,7 +344,9 @@ int run_main(int argc, char** argv) {
       "--resume", run_args.resume,
       "Continue the interrupted run whose complete shots are kept in OUT.parts (same survey, "
       "input files, --steps, --backend and --kernel), modelling only the missing shots");
-  run->add_option("--backend", backend, "cpu, cuda or auto (cuda when a GPU is present)")
+  run->add_option("--backend", backend,
+                  "cpu, cuda, hip or auto (the GPU backend this binary was built with when a GPU "
+                  "is present)")
       ->capture_default_str();
   run->add_option("--kernel", kernel,
                   "Kernel spec: NAME or inner=NAME,pml=NAME,... (see `minimod-gpu kernels`), "

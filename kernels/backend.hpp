@@ -195,12 +195,12 @@ std::string cpu_model_name();
 
 /// The OpenMP CPU backend (always available), for either equation.
 std::unique_ptr<Backend> make_cpu_backend();
-/// The CUDA backend for problems of `physics`; throws RuntimeFailure when the binary has no CUDA
-/// or no GPU is usable.
+/// The binary's GPU backend (kGpuBackend: the kernels/cuda/ sources built by nvcc or by hipcc) for
+/// problems of `physics`; throws RuntimeFailure when the binary has none or no GPU is usable.
 std::unique_ptr<Backend> make_cuda_backend(Physics physics = Physics::Acoustic);
 /// The backend of `kind` for problems of `physics`.
 std::unique_ptr<Backend> make_backend(BackendKind kind, Physics physics);
-/// Whether a CUDA GPU can be used; when not, *why says why.
+/// Whether a GPU of the binary's GPU backend (CUDA or HIP) can be used; when not, *why says why.
 bool cuda_device_available(std::string* why);
 
 /// Device memory a GPU backend keeps free beyond the problem's own needs (context, launch
@@ -213,7 +213,8 @@ struct GpuMemory {
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
 };
-/// The GPU's memory, or empty when no GPU can be used (a build without CUDA, no device).
+/// The GPU's memory, or empty when no GPU can be used (a build without a GPU backend,
+/// no device).
 std::optional<GpuMemory> cuda_device_memory();
 
 /// The scan of a padded field's grid points in host memory (the CPU side of

@@ -132,17 +132,29 @@ std::vector<Region> step_part_regions(const std::array<Region, kRegionCount>& re
 }
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, Physics physics) {
-  return kind == BackendKind::Cpu ? make_cpu_backend() : make_cuda_backend(physics);
+  if (kind == BackendKind::Cpu) return make_cpu_backend();
+#if defined(MINIMOD_HAVE_GPU)
+  if (kind != kGpuBackend)
+    throw RuntimeFailure(std::string("this minimod-gpu was built with the ") +
+                         backend_name(kGpuBackend) + " backend, not " + backend_name(kind) +
+                         " (one GPU backend a binary); use --backend " + backend_name(kGpuBackend) +
+                         " or cpu");
+#else
+  if (kind == BackendKind::Hip)
+    throw RuntimeFailure("this minimod-gpu was built without HIP (configure with -DMINIMOD_HIP=ON "
+                         "-DMINIMOD_CUDA=OFF on a machine with hipcc); use --backend cpu");
+#endif
+  return make_cuda_backend(physics);
 }
 
-#if !defined(MINIMOD_HAVE_CUDA)
+#if !defined(MINIMOD_HAVE_GPU)
 std::unique_ptr<Backend> make_cuda_backend(Physics) {
   throw RuntimeFailure("this minimod-gpu was built without CUDA (configure with -DMINIMOD_CUDA=ON "
                        "on a machine with nvcc); use --backend cpu");
 }
 
 bool cuda_device_available(std::string* why) {
-  if (why) *why = "this minimod-gpu was built without CUDA";
+  if (why) *why = "this minimod-gpu was built without a GPU backend";
   return false;
 }
 

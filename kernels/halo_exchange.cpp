@@ -1,13 +1,15 @@
 #include "kernels/halo_exchange.hpp"
 
 #include "io/errors.hpp"
+#include "kernels/kernel.hpp"
 
 namespace minimod {
 
-#if !defined(MINIMOD_HAVE_CUDA)
+#if !defined(MINIMOD_HAVE_GPU)
 std::unique_ptr<DeviceHalo> make_cuda_halo(void*, std::size_t, std::size_t, bool) {
-  throw RuntimeFailure("this minimod-gpu was built without CUDA: no device halo exchange; use "
-                       "--backend cpu");
+  throw RuntimeFailure(
+      "this minimod-gpu was built without a GPU backend: no device halo exchange; use "
+      "--backend cpu");
 }
 #endif
 

@@ -1,7 +1,8 @@
 #pragma once
 /// Host/device qualifiers that compile in plain C++ translation units too.
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
+#include "kernels/cuda/gpu_runtime.hpp" // __host__, __device__, __forceinline__ (HIP)
 #define MINIMOD_HD __host__ __device__ __forceinline__
 #define MINIMOD_DEVICE_COMPILER 1
 #else

@@ -15,12 +15,26 @@
 
 namespace minimod {
 
-/// Where a kernel runs.
-enum class BackendKind : int { Cpu = 0, Cuda = 1 };
+/// Where a kernel runs. A binary holds the CPU backend and at most one GPU backend (kGpuBackend):
+/// the kernels under kernels/cuda/ compiled by nvcc (cuda) or by hipcc (hip).
+enum class BackendKind : int { Cpu = 0, Cuda = 1, Hip = 2 };
+
+#if defined(MINIMOD_HAVE_CUDA) && defined(MINIMOD_HAVE_HIP)
+#error "one GPU backend a binary: MINIMOD_HAVE_CUDA and MINIMOD_HAVE_HIP are both defined"
+#endif
+#if defined(MINIMOD_HAVE_CUDA) || defined(MINIMOD_HAVE_HIP)
+#define MINIMOD_HAVE_GPU 1
+#endif
+/// The GPU backend this binary's kernels/cuda/ sources were compiled into.
+#if defined(MINIMOD_HAVE_HIP)
+inline constexpr BackendKind kGpuBackend = BackendKind::Hip;
+#else
+inline constexpr BackendKind kGpuBackend = BackendKind::Cuda;
+#endif
 /// Which equation a kernel advances.
 enum class Physics : int { Acoustic = 0, Tti = 1 };
 
-/// "cpu" / "cuda".
+/// "cpu" / "cuda" / "hip".
 const char* backend_name(BackendKind b);
 /// "acoustic" / "tti".
 const char* physics_name(Physics p);
@@ -112,7 +126,8 @@ KernelRegistry& kernel_registry();
 
 /// Registration functions, one per backend (defined in kernels/cpu and kernels/cuda).
 void register_cpu_kernels(KernelRegistry& registry);
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
+/// The GPU backend's kernels (kGpuBackend), whichever compiler built them.
 void register_cuda_kernels(KernelRegistry& registry);
 #endif
 

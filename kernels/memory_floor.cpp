@@ -79,10 +79,10 @@ MemoryFloor measure_host_memory_floor(std::int64_t grid_points, int repeats) {
   return f;
 }
 
-#if !defined(MINIMOD_HAVE_CUDA)
+#if !defined(MINIMOD_HAVE_GPU)
 MemoryFloor measure_gpu_memory_floor(std::int64_t, int) {
-  throw RuntimeFailure("memory floor: this minimod-gpu was built without CUDA (configure with "
-                       "-DMINIMOD_CUDA=ON on a machine with nvcc); use --backend cpu");
+  throw RuntimeFailure("memory floor: this minimod-gpu was built without a GPU backend "
+                       "(configure with -DMINIMOD_CUDA=ON or -DMINIMOD_HIP=ON); use --backend cpu");
 }
 #endif
 

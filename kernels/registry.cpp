@@ -7,7 +7,15 @@
 namespace minimod {
 
 const char* backend_name(BackendKind b) {
-  return b == BackendKind::Cpu ? "cpu" : "cuda";
+  switch (b) {
+  case BackendKind::Cpu:
+    return "cpu";
+  case BackendKind::Cuda:
+    return "cuda";
+  case BackendKind::Hip:
+    return "hip";
+  }
+  return "unknown";
 }
 const char* physics_name(Physics p) {
   return p == Physics::Acoustic ? "acoustic" : "tti";
@@ -90,7 +98,7 @@ KernelRegistry& kernel_registry() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_cpu_kernels(registry);
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
     register_cuda_kernels(registry);
 #endif
   });

@@ -27,7 +27,7 @@ const StencilKernel* lookup(const std::string& name, BackendKind backend, Physic
                             const std::string& what, const std::string& spec) {
   const StencilKernel* k = kernel_registry().find(name, backend, physics);
   if (k) return k;
-  const BackendKind other = backend == BackendKind::Cpu ? BackendKind::Cuda : BackendKind::Cpu;
+  const BackendKind other = backend == BackendKind::Cpu ? kGpuBackend : BackendKind::Cpu;
   std::string hint;
   if (kernel_registry().find(name, other, physics)) {
     hint = std::string(" (it is a ") + backend_name(other) + " kernel: choose --backend " +
@@ -46,6 +46,15 @@ const char* default_kernel_name(BackendKind backend) {
 
 std::string default_kernel_spec(BackendKind backend, Physics physics) {
   if (backend == BackendKind::Cpu) return "cpu";
+  // HIP: tiles of whole 64-lane wavefronts, chosen from the seeds' MI100 measurements (Sai et al.
+  // 2022, Table 3; docs/kernels.md, "HIP"): st_reg_shft_32x32 47.0 ms (the fastest 2.5D tile
+  // without double buffering, 32x16: 49.2) inside and smem_u_32x4x4 44.9 ms, the fastest 3D
+  // tile, on the layer slabs, whose thin boxes suit 3D tiles. TTI (the seeds measured no AMD
+  // GPU): semi+2z_32x8, the fastest family on the H100 that needs neither cp.async nor the tensor
+  // copies (900^3: 16.35 ms a step without azimuth, 18.12 with; semi+b_32x8 16.65 and 19.23).
+  if (backend == BackendKind::Hip)
+    return physics == Physics::Acoustic ? "inner=st_reg_shft_25d_32x32,pml=smem_3d_32x4x4"
+                                        : "semi+2z_32x8";
   // The pair `--kernel auto` chose on the H100 at 1000^3 (docs/perf/README.md): 7.51 ms a step
   // against gmem_3d's 11.1. Other GPUs may prefer another pair: `--kernel auto`.
   if (physics == Physics::Acoustic) return "inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4";
@@ -63,8 +72,9 @@ std::string default_kernel_spec(BackendKind backend, Physics physics) {
 }
 
 const char* default_fallback_name(BackendKind backend, Physics physics) {
-  return backend == BackendKind::Cuda && physics == Physics::Tti ? "semi+b+a_32x8"
-                                                                 : default_kernel_name(backend);
+  if (physics == Physics::Tti && backend == BackendKind::Cuda) return "semi+b+a_32x8";
+  if (physics == Physics::Tti && backend == BackendKind::Hip) return "semi+2z_32x8";
+  return default_kernel_name(backend);
 }
 
 namespace {

@@ -454,7 +454,14 @@ std::unique_ptr<Problem> cut_problem(const Problem& global, const Split& s, int 
 bool mpi_reads_device_memory() {
   if (const char* force = std::getenv("MINIMOD_HALO_HOST_STAGING"))
     if (std::string(force) == "1") return false;
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+#if defined(MINIMOD_HAVE_HIP)
+      // A HIP build's device memory: Open MPI 5 answers for ROCm, older libraries cannot say.
+#if defined(MPIX_ROCM_AWARE_SUPPORT) && MPIX_ROCM_AWARE_SUPPORT
+  return MPIX_Query_rocm_support() == 1;
+#else
+  return false;
+#endif
+#elif defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   return MPIX_Query_cuda_support() == 1;
 #else
   return false;

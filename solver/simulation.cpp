@@ -29,7 +29,8 @@ BackendChoice parse_backend_choice(const std::string& text, const std::string& w
   if (text == "auto") return BackendChoice::Auto;
   if (text == "cpu") return BackendChoice::Cpu;
   if (text == "cuda") return BackendChoice::Cuda;
-  throw InputError(what + ": '" + text + "' is not a backend; allowed: auto, cpu, cuda");
+  if (text == "hip") return BackendChoice::Hip;
+  throw InputError(what + ": '" + text + "' is not a backend; allowed: auto, cpu, cuda, hip");
 }
 
 std::vector<float> extract_snapshot(const std::vector<float>& dense, const Grid& g, const Box& box,
@@ -150,12 +151,24 @@ BackendKind resolve_backend_choice(BackendChoice choice,
   case BackendChoice::Cpu:
     return BackendKind::Cpu;
   case BackendChoice::Cuda:
-    return BackendKind::Cuda;
+  case BackendChoice::Hip: {
+    const BackendKind want = choice == BackendChoice::Cuda ? BackendKind::Cuda : BackendKind::Hip;
+#if defined(MINIMOD_HAVE_GPU)
+    if (want != kGpuBackend)
+      throw RuntimeFailure(std::string("--backend ") + backend_name(want) +
+                           ": this minimod-gpu was built with the " + backend_name(kGpuBackend) +
+                           " backend (one GPU backend a binary); use --backend " +
+                           backend_name(kGpuBackend) + ", auto or cpu");
+#else
+    // make_backend says how to build one; a CPU-only binary still parses the name.
+#endif
+    return want;
+  }
   case BackendChoice::Auto:
     break;
   }
   std::string why;
-  if (cuda_device_available(&why)) return BackendKind::Cuda;
+  if (cuda_device_available(&why)) return kGpuBackend;
   // Plain words first; the technical reason (a CUDA error name) only after them.
   if (notice) notice("no GPU found: " + fallback + " (" + why + ")");
   return BackendKind::Cpu;

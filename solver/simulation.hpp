@@ -19,14 +19,16 @@
 namespace minimod {
 
 /// Which backend to run on.
-enum class BackendChoice { Auto, Cpu, Cuda };
+enum class BackendChoice { Auto, Cpu, Cuda, Hip };
 
-/// Parse "auto" / "cpu" / "cuda"; throws InputError naming `what` otherwise.
+/// Parse "auto" / "cpu" / "cuda" / "hip"; throws InputError naming `what` otherwise.
 BackendChoice parse_backend_choice(const std::string& text, const std::string& what);
 
-/// The backend a choice means on this machine: `auto` is CUDA when a GPU is usable, else the CPU,
+/// The backend a choice means on this machine: `auto` is the binary's GPU backend (kGpuBackend)
+/// when a GPU is usable, else the CPU,
 /// and then `notice` (may be empty) hears "no GPU found: <fallback> (<why>)", `fallback` saying
-/// what runs instead and `why` the technical reason.
+/// what runs instead and `why` the technical reason. `cuda` or `hip` in a binary built with the
+/// other GPU backend (or none) throws RuntimeFailure naming the backend it has.
 BackendKind resolve_backend_choice(BackendChoice choice,
                                    const std::function<void(const std::string&)>& notice,
                                    const std::string& fallback = "running on the CPU backend");

@@ -102,16 +102,17 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
   o << "backend     ";
   if (cuda_device_available(&why)) {
     // What the default resolves to on this GPU (semi+b+tma needs the Hopper tensor copies).
-    std::string kernels = default_kernel_spec(BackendKind::Cuda, Physics::Tti);
+    std::string kernels = default_kernel_spec(kGpuBackend, Physics::Tti);
     try {
-      const RegionKernels k = resolve_kernels("", BackendKind::Cuda, Physics::Tti,
-                                              make_regions(g, p.layer), l, "--kernel");
+      const RegionKernels k =
+          resolve_kernels("", kGpuBackend, Physics::Tti, make_regions(g, p.layer), l, "--kernel");
       kernels = "inner " + k[0]->name();
       if (p.layer.any()) kernels += ", layers " + k[1]->name();
     } catch (const InputError&) {
       // The run reports it; the summary shows the spec.
     }
-    o << "cuda (TTI kernels " << kernels << " unless --kernel says otherwise)";
+    o << backend_name(kGpuBackend) << " (TTI kernels " << kernels
+      << " unless --kernel says otherwise)";
   } else {
     o << "cpu reference (no GPU: " << why << ")";
   }

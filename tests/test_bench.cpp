@@ -117,7 +117,7 @@ TEST(BenchArgs, Defaults) {
   EXPECT_EQ(o.steps, 100);
   EXPECT_EQ(o.repeats, 3);
   EXPECT_GE(o.warmup, 1);
-  EXPECT_EQ(o.backend, BackendKind::Cuda);
+  EXPECT_EQ(o.backend, kGpuBackend);
   EXPECT_EQ(o.physics, Physics::Acoustic);
   EXPECT_TRUE(o.json_path.empty());
 }
@@ -145,10 +145,13 @@ TEST(BenchArgs, Rejections) {
        {"bench --shape 100x80", "bench --shape 100xx80x60", "bench --shape 0x100x100",
         "bench --shape 100x80x60x", "bench --shape axbxc", "bench --repeats 2", "bench --steps 0",
         "bench --warmup -1", "bench --physics elastic", "bench --layer -2",
-        "bench --grid 40 --layer 20", "bench --no-azimuth", "bench --backend hip",
+        "bench --grid 40 --layer 20", "bench --no-azimuth", "bench --backend rocm",
         "bench --grid 54", "bench --shape 1000x1000x40", "bench --kernel ,"}) {
     EXPECT_THROW(bench_options(parse_bench(line)), InputError) << line;
   }
+  // A binary benchmarks its own GPU backend only.
+  const std::string other = kGpuBackend == BackendKind::Hip ? "cuda" : "hip";
+  EXPECT_THROW(bench_options(parse_bench("bench --backend " + other)), InputError) << other;
   try {
     bench_options(parse_bench("bench --repeats 2"));
   } catch (const InputError& e) {

@@ -1055,10 +1055,10 @@ TEST(SelectionKernels, GpuKernelOnCpuBackend) {
   } catch (const InputError& e) {
     const std::string msg = e.what();
     EXPECT_TRUE(contains(msg, "gmem_3d")) << msg;
-#if !defined(MINIMOD_HAVE_CUDA)
+#if !defined(MINIMOD_HAVE_GPU)
     EXPECT_TRUE(contains(msg, "allowed: cpu")) << msg;
 #else
-    EXPECT_TRUE(contains(msg, "cuda")) << msg;
+    EXPECT_TRUE(contains(msg, backend_name(kGpuBackend))) << msg;
 #endif
   }
 }
@@ -1115,19 +1115,81 @@ TEST(BackendChoice, ResolvesOnThisMachine) {
   std::vector<std::string> heard;
   auto notice = [&](const std::string& line) { heard.push_back(line); };
   EXPECT_EQ(resolve_backend_choice(BackendChoice::Cpu, notice), BackendKind::Cpu);
-  EXPECT_EQ(resolve_backend_choice(BackendChoice::Cuda, notice), BackendKind::Cuda);
+  const BackendChoice gpu_choice =
+      kGpuBackend == BackendKind::Hip ? BackendChoice::Hip : BackendChoice::Cuda;
+  EXPECT_EQ(resolve_backend_choice(gpu_choice, notice), kGpuBackend);
   EXPECT_TRUE(heard.empty()) << "an explicit choice says nothing";
   std::string why;
   const bool gpu = cuda_device_available(&why);
   const BackendKind kind = resolve_backend_choice(BackendChoice::Auto, notice, "running elsewhere");
   if (gpu) {
-    EXPECT_EQ(kind, BackendKind::Cuda);
+    EXPECT_EQ(kind, kGpuBackend);
     EXPECT_TRUE(heard.empty());
   } else {
     EXPECT_EQ(kind, BackendKind::Cpu);
     ASSERT_EQ(heard.size(), 1u);
     EXPECT_EQ(heard[0].rfind("no GPU found: running elsewhere (", 0), 0u) << heard[0];
   }
+}
+
+// A binary holds the CPU backend and one GPU backend at most (kGpuBackend): every registered
+// kernel is of one of the two, the other GPU backend is refused by name, and the GPU defaults
+// resolve to registered kernels. The HIP defaults are whole 64-lane wavefronts and use neither
+// cp.async nor the tensor copies (docs/kernels.md, "HIP").
+TEST(GpuRegistry, OneBackendItsDefaultsAndCapabilities) {
+  EXPECT_STREQ(backend_name(BackendKind::Cpu), "cpu");
+  EXPECT_STREQ(backend_name(BackendKind::Cuda), "cuda");
+  EXPECT_STREQ(backend_name(BackendKind::Hip), "hip");
+  EXPECT_EQ(parse_backend_choice("hip", "--backend"), BackendChoice::Hip);
+  EXPECT_EQ(parse_backend_choice("cuda", "--backend"), BackendChoice::Cuda);
+  try {
+    (void)parse_backend_choice("rocm", "--backend");
+    FAIL() << "rocm parsed as a backend";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(contains(e.what(), "allowed: auto, cpu, cuda, hip")) << e.what();
+  }
+  EXPECT_EQ(default_kernel_spec(BackendKind::Hip, Physics::Acoustic),
+            "inner=st_reg_shft_25d_32x32,pml=smem_3d_32x4x4");
+  EXPECT_EQ(default_kernel_spec(BackendKind::Hip, Physics::Tti), "semi+2z_32x8");
+  EXPECT_STREQ(default_fallback_name(BackendKind::Hip, Physics::Tti), "semi+2z_32x8");
+
+  int gpu_kernels = 0;
+  for (const StencilKernel* k : kernel_registry().all()) {
+    EXPECT_TRUE(k->backend() == BackendKind::Cpu || k->backend() == kGpuBackend)
+        << k->name() << " is a " << backend_name(k->backend()) << " kernel in a "
+        << backend_name(kGpuBackend) << " binary";
+    if (k->backend() == BackendKind::Cpu) continue;
+    ++gpu_kernels;
+    if (kGpuBackend == BackendKind::Hip) {
+      // The CUDA-only families (cp.async, TMA) are not built for HIP.
+      EXPECT_NE(k->family(), "semi+b+a") << k->name();
+      EXPECT_NE(k->family(), "semi+b+tma") << k->name();
+    }
+  }
+#if defined(MINIMOD_HAVE_GPU)
+  EXPECT_GT(gpu_kernels, 50) << "the GPU families registered";
+  const Grid grid = make_grid(70, 50, 40, 10, 10, 10);
+  const auto regions = make_regions(grid, widths(8, 8, 8, 8, 8, 8));
+  const FieldLayout layout = make_field_layout(70, 50, 40, 8);
+  for (const Physics physics : {Physics::Acoustic, Physics::Tti}) {
+    const RegionKernels k = resolve_kernels("", kGpuBackend, physics, regions, layout, "--kernel");
+    for (int r = 0; r < kRegionCount; ++r) {
+      ASSERT_NE(k[r], nullptr) << r;
+      EXPECT_EQ(k[r]->backend(), kGpuBackend);
+    }
+  }
+  const BackendChoice other =
+      kGpuBackend == BackendKind::Hip ? BackendChoice::Cuda : BackendChoice::Hip;
+  try {
+    (void)resolve_backend_choice(other, nullptr);
+    FAIL() << "the other GPU backend was accepted";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_TRUE(contains(e.what(), "one GPU backend a binary")) << e.what();
+  }
+#else
+  EXPECT_EQ(gpu_kernels, 0);
+  EXPECT_THROW((void)make_backend(BackendKind::Hip, Physics::Acoustic), RuntimeFailure);
+#endif
 }
 
 // std::getline drops a trailing empty item, so a spec ending in ',' needs its own check: the

@@ -59,12 +59,12 @@ public:
     if (m_copy) (void)gpuStreamSynchronize(m_copy.get());
   }
 
-  BackendKind kind() const override { return BackendKind::Cuda; }
+  BackendKind kind() const override { return kGpuBackend; }
   std::string device_name() const override { return m_streams.device_name(); }
 
   void setup(const Problem& p, const RegionKernels& kernels) override {
     if (p.physics() != m_physics)
-      throw std::invalid_argument(std::string("a CUDA backend made for the ") +
+      throw std::invalid_argument(std::string("a ") + kGpuRuntimeName + " backend made for the " +
                                   physics_name(m_physics) + " equation cannot step a " +
                                   physics_name(p.physics()) + " problem");
     if (p.boundary == BoundaryType::Cpml && m_physics == Physics::Tti)
@@ -406,14 +406,15 @@ private:
 
   const DeviceBuffer& current(int field, const char* what) const {
     if (field < 0 || field >= static_cast<int>(m_current.size()))
-      throw std::out_of_range(std::string("CUDA backend: ") + what + ": field " +
+      throw std::out_of_range(std::string(kGpuRuntimeName) + " backend: " + what + ": field " +
                               std::to_string(field) + " of the " + physics_name(m_physics) +
                               " equation's " + std::to_string(m_current.size()));
     return m_current[static_cast<std::size_t>(field)];
   }
 
   void require_ready(const char* what) const {
-    if (!m_ready) throw std::logic_error(std::string("CUDA backend: ") + what + " before setup");
+    if (!m_ready)
+      throw std::logic_error(std::string(kGpuRuntimeName) + " backend: " + what + " before setup");
   }
 
   /// Upload the source and receiver tap tables and the source samples; zero the traces.
@@ -509,7 +510,8 @@ std::optional<GpuMemory> cuda_device_memory() {
 
 std::unique_ptr<Backend> make_cuda_backend(Physics physics) {
   std::string why;
-  if (!cuda_device_available(&why)) throw RuntimeFailure("no CUDA device: " + why);
+  if (!cuda_device_available(&why))
+    throw RuntimeFailure(std::string("no ") + kGpuRuntimeName + " device: " + why);
   return std::make_unique<gpu::CudaBackend>(physics);
 }
 

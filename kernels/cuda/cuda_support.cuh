@@ -21,11 +21,6 @@
 #include <type_traits>
 #include <vector>
 
-// Elapsed time between two events; gpu_runtime.hpp does not map it yet (HIP: hipEventElapsedTime).
-#if !defined(gpuEventElapsedTime)
-#define gpuEventElapsedTime cudaEventElapsedTime
-#endif
-
 namespace minimod::gpu {
 
 // Internal linkage: each backend's translation unit gets its own copy of the kernels.
@@ -38,7 +33,7 @@ constexpr std::size_t kMemoryMarginBytes = kGpuMemoryMarginBytes;
 
 /// Source injection into u^{n+1} (held in v), one thread per tap. Atomic because taps of
 /// different sources may land on the same point.
-__global__ void __launch_bounds__(kTapThreads)
+__global__ void MINIMOD_LAUNCH_BOUNDS(kTapThreads)
     inject_sources_kernel(float* __restrict__ v, const std::int64_t* __restrict__ tap_index,
                           const float* __restrict__ tap_weight, const int* __restrict__ tap_owner,
                           const float* __restrict__ samples, std::int64_t taps, int steps, int n) {
@@ -50,7 +45,7 @@ __global__ void __launch_bounds__(kTapThreads)
 
 /// Receiver sampling of u^{n+1} into trace sample n+1, one thread per receiver, its taps summed in
 /// table order (the CPU reference's order).
-__global__ void __launch_bounds__(kTapThreads)
+__global__ void MINIMOD_LAUNCH_BOUNDS(kTapThreads)
     sample_receivers_kernel(const float* __restrict__ u, const std::int64_t* __restrict__ tap_begin,
                             const std::int64_t* __restrict__ tap_index,
                             const float* __restrict__ tap_weight, float* __restrict__ traces,
@@ -318,9 +313,10 @@ inline void check_region_kernels(const std::array<Region, kRegionCount>& regions
     const Region& region = regions[r];
     if (region.box.empty()) continue;
     const StencilKernel* k = kernels[r];
-    if (k == nullptr || k->backend() != BackendKind::Cuda || k->physics() != physics)
-      throw RuntimeFailure(std::string("no CUDA ") + physics_name(physics) +
-                           " kernel chosen for region " + region_name(region.id) +
+    if (k == nullptr || k->backend() != kGpuBackend || k->physics() != physics)
+      throw RuntimeFailure(std::string("no ") + backend_name(kGpuBackend) + " " +
+                           physics_name(physics) + " kernel chosen for region " +
+                           region_name(region.id) +
                            (k ? " (got " + k->name() + " for " + backend_name(k->backend()) + "/" +
                                     physics_name(k->physics()) + ")"
                               : std::string()));

@@ -30,7 +30,7 @@ constexpr int kScanMaxBlocks = 8192;
 /// The keys of finite_scan_point over f's grid points, added into out[0] (count), out[1] (first)
 /// and out[2] (max key). Threads stride over x within a row (coalesced) and over rows (j, k),
 /// kScanUnroll rows at a time; (j, k) advance by addition, with no division in the loop.
-__global__ void __launch_bounds__(kScanThreads)
+__global__ void MINIMOD_LAUNCH_BOUNDS(kScanThreads)
     finite_scan_kernel(const float* __restrict__ f, const FieldLayout l,
                        unsigned long long* __restrict__ out) {
   const std::int64_t rows = static_cast<std::int64_t>(l.ny) * l.nz;

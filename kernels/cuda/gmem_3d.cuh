@@ -27,7 +27,7 @@ template <int Dx, int Dy, int Dz> inline constexpr int kTileThreads = Dx* Dy* Dz
 /// \tparam Kind RegionKind::Inner: plain update (phi, eta unused and may be null);
 ///              RegionKind::Layer: Minimod's PML update, also writes phi
 template <int Dx, int Dy, int Dz, RegionKind Kind>
-__global__ void __launch_bounds__(kTileThreads<Dx, Dy, Dz>)
+__global__ void MINIMOD_LAUNCH_BOUNDS((kTileThreads<Dx, Dy, Dz>))
     gmem_3d_kernel(const float* __restrict__ u, float* __restrict__ v,
                    const float* __restrict__ vp2dt2, float* __restrict__ phi,
                    const float* __restrict__ eta, const FieldLayout layout,

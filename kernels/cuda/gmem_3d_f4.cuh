@@ -72,7 +72,7 @@ constexpr int log2_of(int n) {
 /// \tparam Kind RegionKind::Inner: plain update (phi, eta unused and may be null);
 ///              RegionKind::Layer: Minimod's PML update, also writes phi
 template <int Dx, int Dy, int Dz, RegionKind Kind>
-__global__ void __launch_bounds__(Dx* Dy* Dz)
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz)
     gmem_3d_f4_kernel(const float* __restrict__ u, float* __restrict__ v,
                       const float* __restrict__ vp2dt2, float* __restrict__ phi,
                       const float* __restrict__ eta, const FieldLayout layout,

@@ -16,7 +16,7 @@ constexpr int kHaloThreads = 256;
 
 /// Copy a box of one field to (pack) or from (unpack) its packed place.
 template <bool kPack>
-__global__ void __launch_bounds__(kHaloThreads)
+__global__ void MINIMOD_LAUNCH_BOUNDS(kHaloThreads)
     halo_box_kernel(float* __restrict__ field, float* __restrict__ packed, const FieldLayout l,
                     const Box b, bool zero_surface) {
   const std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;

@@ -17,11 +17,6 @@
 #include <string>
 #include <vector>
 
-// Elapsed time between two events; gpu_runtime.hpp does not map it yet (HIP: hipEventElapsedTime).
-#if !defined(gpuEventElapsedTime)
-#define gpuEventElapsedTime cudaEventElapsedTime
-#endif
-
 namespace minimod {
 namespace gpu {
 namespace {
@@ -46,7 +41,7 @@ __device__ __forceinline__ float4 stream_update4(float4 u, float4 v, float4 w) {
 }
 
 /// Non-zero, varying inputs: timing on zeros can mislead.
-__global__ void __launch_bounds__(kProbeThreads)
+__global__ void MINIMOD_LAUNCH_BOUNDS(kProbeThreads)
     fill_kernel(float* __restrict__ u, float* __restrict__ v, float* __restrict__ w,
                 std::int64_t n) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kProbeThreads;
@@ -60,7 +55,7 @@ __global__ void __launch_bounds__(kProbeThreads)
 }
 
 /// One float4 per thread, one block per 256 float4.
-__global__ void __launch_bounds__(kProbeThreads)
+__global__ void MINIMOD_LAUNCH_BOUNDS(kProbeThreads)
     stream_flat_kernel(const float4* __restrict__ u, float4* __restrict__ v,
                        const float4* __restrict__ w, std::int64_t n4) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kProbeThreads + threadIdx.x;
@@ -69,7 +64,7 @@ __global__ void __launch_bounds__(kProbeThreads)
 }
 
 /// A grid sized to the device, each thread with kStrideUnroll float4 of each array in flight.
-__global__ void __launch_bounds__(kProbeThreads)
+__global__ void MINIMOD_LAUNCH_BOUNDS(kProbeThreads)
     stream_strided_kernel(const float4* __restrict__ u, float4* __restrict__ v,
                           const float4* __restrict__ w, std::int64_t n4) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kProbeThreads;

@@ -82,9 +82,11 @@ void register_semi_25d_kernels(KernelRegistry& registry) {
   registry.add(std::make_unique<SemiKernel<SemiVariant::Buffered, 32, 16>>(), true);
   registry.add(std::make_unique<SemiKernel<SemiVariant::Buffered, 32, 32>>());
   registry.add(std::make_unique<SemiKernel<SemiVariant::Buffered, 64, 8>>());
+#if MINIMOD_GPU_CP_ASYNC
   registry.add(std::make_unique<SemiKernel<SemiVariant::Async, 32, 16>>(), true);
   registry.add(std::make_unique<SemiKernel<SemiVariant::Async, 32, 32>>());
   registry.add(std::make_unique<SemiKernel<SemiVariant::Async, 64, 8>>());
+#endif
   registry.add(std::make_unique<SemiKernel<SemiVariant::Fold2z, 32, 16>>(), true);
   registry.add(std::make_unique<SemiKernel<SemiVariant::Fold2z, 32, 32>>());
   registry.add(std::make_unique<SemiKernel<SemiVariant::Fold2z, 64, 8>>());

@@ -24,8 +24,10 @@
 /// Each handles the inner region and the layer slabs (eta's neighbours come from global memory).
 
 #include "kernels/cuda/gpu_check.hpp"
+#include "kernels/cuda/gpu_kernel.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/field_layout.hpp"
+#include "kernels/host_device.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
 #include "solver/grid.hpp"
@@ -108,7 +110,7 @@ template <int Dx, int Dy> struct SemiTile {
   static_assert(kThreads <= 1024, "a thread block holds at most 1024 threads");
 };
 
-#if defined(__CUDACC__)
+#if MINIMOD_DEVICE_COMPILER
 
 // ---- Device building blocks ------------------------------------------------------------------
 
@@ -124,6 +126,8 @@ __device__ __forceinline__ float semi_ldcs(const float* p) {
 __device__ __forceinline__ void semi_stcs(float* p, float x) {
   __stcs(p, x);
 }
+
+#if MINIMOD_GPU_CP_ASYNC
 
 /// Address of a shared-memory object in the shared window (what cp.async takes).
 __device__ __forceinline__ unsigned semi_smem_addr(const void* p) {
@@ -149,6 +153,8 @@ __device__ __forceinline__ void semi_cp_async_commit() {
 template <int N> __device__ __forceinline__ void semi_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+
+#endif // MINIMOD_GPU_CP_ASYNC
 
 /// Where the block and the thread sit: tile origin, the thread's column, the z chunk.
 template <int Dx, int Dy> struct SemiPlace {
@@ -422,7 +428,7 @@ template <int Dx, int Dy> inline constexpr int kSemiMinBlocks = Dx* Dy >= 1024 ?
 /// \tparam Kind inner or layer update
 /// \tparam MinBlocks resident blocks per SM asked of the register allocator
 template <int Dx, int Dy, RegionKind Kind, int MinBlocks = kSemiMinBlocks<Dx, Dy>>
-__global__ void __launch_bounds__(Dx* Dy, MinBlocks) semi_25d_kernel(const SemiArgs a) {
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks) semi_25d_kernel(const SemiArgs a) {
   using T = SemiTile<Dx, Dy>;
   __shared__ float sm[T::kCells];
   const SemiPlace<Dx, Dy> p(a);
@@ -468,7 +474,7 @@ __global__ void __launch_bounds__(Dx* Dy, MinBlocks) semi_25d_kernel(const SemiA
 /// registers before the current plane is computed, then stored to the other plane: one barrier
 /// per plane.
 template <int Dx, int Dy, RegionKind Kind, int MinBlocks = kSemiMinBlocks<Dx, Dy>>
-__global__ void __launch_bounds__(Dx* Dy, MinBlocks) semi_b_kernel(const SemiArgs a) {
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks) semi_b_kernel(const SemiArgs a) {
   using T = SemiTile<Dx, Dy>;
   __shared__ float sm[2][T::kCells];
   const SemiPlace<Dx, Dy> p(a);
@@ -540,6 +546,8 @@ template <int Dx, int Dy> struct SemiAsyncStage {
 template <int Dx, int Dy>
 inline constexpr int kSemiStages = 4 * sizeof(SemiAsyncStage<Dx, Dy>) <= 48 * 1024 ? 4 : 3;
 
+#if MINIMOD_GPU_CP_ASYNC
+
 /// semi+b+a: shared stages filled by cp.async Stages-1 planes ahead; each group also carries the
 /// v and vp2dt2 that the step using that stage emits (no staging registers). One barrier per
 /// plane. The steady state runs unrolled by the stage count, so that stage addresses are
@@ -548,7 +556,7 @@ inline constexpr int kSemiStages = 4 * sizeof(SemiAsyncStage<Dx, Dy>) <= 48 * 10
 /// \tparam Stages shared stages (at least 2)
 template <int Dx, int Dy, RegionKind Kind, bool Vec16, int MinBlocks = kSemiMinBlocks<Dx, Dy>,
           int Stages = kSemiStages<Dx, Dy>>
-__global__ void __launch_bounds__(Dx* Dy, MinBlocks) semi_b_a_kernel(const SemiArgs a) {
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks) semi_b_a_kernel(const SemiArgs a) {
   static_assert(Stages >= 2, "the pipeline needs at least two stages");
   using T = SemiTile<Dx, Dy>;
   using Stage = SemiAsyncStage<Dx, Dy>;
@@ -634,10 +642,12 @@ __global__ void __launch_bounds__(Dx* Dy, MinBlocks) semi_b_a_kernel(const SemiA
   semi_cp_async_wait<0>();
 }
 
+#endif // MINIMOD_GPU_CP_ASYNC
+
 /// semi+2z: two planes per iteration (2z thread folding). Both planes' loads and both outputs'
 /// v, vp2dt2 are in flight together; one barrier pair per two planes.
 template <int Dx, int Dy, RegionKind Kind, int MinBlocks = kSemiMinBlocks<Dx, Dy>>
-__global__ void __launch_bounds__(Dx* Dy, MinBlocks) semi_2z_kernel(const SemiArgs a) {
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks) semi_2z_kernel(const SemiArgs a) {
   using T = SemiTile<Dx, Dy>;
   __shared__ float sm[2][T::kCells];
   const SemiPlace<Dx, Dy> p(a);
@@ -697,7 +707,7 @@ __global__ void __launch_bounds__(Dx* Dy, MinBlocks) semi_2z_kernel(const SemiAr
     generic(q);
 }
 
-#endif // __CUDACC__
+#endif // MINIMOD_DEVICE_COMPILER
 
 // ---- Host side -------------------------------------------------------------------------------
 
@@ -719,23 +729,16 @@ void launch_semi(const IsoFields& f, const FieldLayout& layout, const StencilCoe
 /// \tparam V the variant (family)
 /// \tparam Dx threads per block along x
 /// \tparam Dy threads per block along y
-template <SemiVariant V, int Dx, int Dy> class SemiKernel final : public StencilKernel {
+template <SemiVariant V, int Dx, int Dy> class SemiKernel final : public GpuKernel {
 public:
-  SemiKernel() = default;
-  std::string name() const override {
-    return std::string(semi_family_name(V)) + "_" + std::to_string(Dx) + "x" + std::to_string(Dy);
-  }
-  std::string family() const override { return semi_family_name(V); }
+  SemiKernel() : GpuKernel(GpuKernelInfo{semi_family_name(V), Dx, Dy, 0, Physics::Acoustic}) {}
   std::string description() const override;
-  BackendKind backend() const override { return BackendKind::Cuda; }
-  Physics physics() const override { return Physics::Acoustic; }
-  bool handles(RegionKind) const override { return true; }
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
               const Region& region, void* stream) const override;
 };
 
-#if defined(__CUDACC__)
+#if MINIMOD_DEVICE_COMPILER
 
 /// Description of a variant, for `minimod-gpu kernels` (`stages`: semi+b+a's shared stages).
 inline std::string semi_description(SemiVariant v, int dx, int dy, int stages) {
@@ -795,8 +798,10 @@ constexpr auto semi_kernel_for() {
     return &semi_25d_kernel<Dx, Dy, Kind, kMin>;
   else if constexpr (V == SemiVariant::Buffered)
     return &semi_b_kernel<Dx, Dy, Kind, kMin>;
+#if MINIMOD_GPU_CP_ASYNC
   else if constexpr (V == SemiVariant::Async)
     return &semi_b_a_kernel<Dx, Dy, Kind, Vec16, kMin>;
+#endif
   else
     return &semi_2z_kernel<Dx, Dy, Kind, kMin>;
 }
@@ -832,7 +837,7 @@ void launch_semi(const IsoFields& f, const FieldLayout& layout, const StencilCoe
   MINIMOD_GPU_CHECK_LAUNCH(launch_name, grid, block, 0);
 }
 
-#endif // __CUDACC__
+#endif // MINIMOD_DEVICE_COMPILER
 
 /// The registered tiles of every variant (defined in the variant's .cu file).
 #define MINIMOD_SEMI_TILES(V)                                                                      \
@@ -841,7 +846,9 @@ void launch_semi(const IsoFields& f, const FieldLayout& layout, const StencilCoe
   extern template class SemiKernel<V, 64, 8>;
 MINIMOD_SEMI_TILES(SemiVariant::Plain)
 MINIMOD_SEMI_TILES(SemiVariant::Buffered)
+#if MINIMOD_GPU_CP_ASYNC
 MINIMOD_SEMI_TILES(SemiVariant::Async)
+#endif
 MINIMOD_SEMI_TILES(SemiVariant::Fold2z)
 #undef MINIMOD_SEMI_TILES
 

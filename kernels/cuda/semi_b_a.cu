@@ -1,7 +1,9 @@
-/// Instantiations of the semi+b+a variant of the semi-stencil family (semi_25d.cuh).
+/// Instantiations of the semi+b+a variant of the semi-stencil family (semi_25d.cuh): CUDA only
+/// (cp.async, MINIMOD_GPU_CP_ASYNC).
 
 #include "kernels/cuda/semi_25d.cuh"
 
+#if MINIMOD_GPU_CP_ASYNC
 namespace minimod::gpu {
 
 template class SemiKernel<SemiVariant::Async, 32, 16>;
@@ -9,3 +11,4 @@ template class SemiKernel<SemiVariant::Async, 32, 32>;
 template class SemiKernel<SemiVariant::Async, 64, 8>;
 
 } // namespace minimod::gpu
+#endif

@@ -28,7 +28,7 @@ inline constexpr int kEtaHalo = 1;
 /// \tparam Dy threads (and points) per block along y
 /// \tparam Dz threads (and points) per block along z
 template <int Dx, int Dy, int Dz>
-__global__ void __launch_bounds__(Dx* Dy* Dz)
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz)
     smem_eta_kernel(const float* __restrict__ u, float* __restrict__ v,
                     const float* __restrict__ vp2dt2, float* __restrict__ phi,
                     const float* __restrict__ eta, const FieldLayout layout,

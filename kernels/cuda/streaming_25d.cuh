@@ -16,6 +16,7 @@
 /// slabs (left/right: 27 x 946 points a plane) still give the GPU enough blocks; each chunk
 /// re-reads 2R planes of u. The chunk length is chosen per launch (default_z_chunk).
 
+#include "kernels/cuda/gpu_kernel.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
@@ -40,11 +41,8 @@ const char* stream_25d_family(Stream25d variant);
 
 /// What every 2.5D streaming kernel shares: both region kinds, the launch-grid checks and the
 /// choice of the z chunk. Public so that tuning tools can launch with a chosen chunk.
-class Streaming25dKernel : public StencilKernel {
+class Streaming25dKernel : public GpuKernel {
 public:
-  BackendKind backend() const override { return BackendKind::Cuda; }
-  Physics physics() const override { return Physics::Acoustic; }
-  bool handles(RegionKind) const override { return true; }
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
               const Region& region, void* stream) const override;
@@ -73,6 +71,9 @@ public:
   static constexpr int kTargetWaves = 8;
   /// Shortest z chunk default_z_chunk chooses (each chunk re-reads 2R planes).
   static constexpr int kMinZChunk = 8;
+
+protected:
+  using GpuKernel::GpuKernel;
 };
 
 /// One registered 2.5D streaming kernel: `<family>_<Dx>x<Dy>`.
@@ -84,11 +85,9 @@ class Streaming25dTileKernel final : public Streaming25dKernel {
 public:
   static_assert(Dx > 0 && Dy > 0, "tile extents must be positive");
   static_assert(Dx * Dy <= 1024, "a thread block holds at most 1024 threads");
-  static_assert(Dx * Dy % 32 == 0, "whole warps per block");
+  static_assert(Dx * Dy % kGpuWarpSize == 0, "whole warps (wavefronts) per block");
 
   Streaming25dTileKernel();
-  std::string name() const override;
-  std::string family() const override { return stream_25d_family(Variant); }
   std::string description() const override;
   Stream25d variant() const override { return Variant; }
   int tile_x() const override { return Dx; }

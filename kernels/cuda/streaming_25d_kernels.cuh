@@ -241,7 +241,7 @@ __device__ __forceinline__ constexpr int ring_slot(int ph, int d, int n) {
 ///         every load of the next plane (u, halo, v, vp2dt2, phi, eta) issued before the compute
 /// \tparam MinBlocks blocks per multiprocessor the register allocation must allow
 template <int Dx, int Dy, RegionKind Kind, ZColumn Column, PlaneBuffers Buffers, int MinBlocks>
-__global__ void __launch_bounds__(Dx* Dy, MinBlocks)
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks)
     st_reg_25d_kernel(const float* __restrict__ u, float* __restrict__ v,
                       const float* __restrict__ vp2dt2, float* __restrict__ phi,
                       const float* __restrict__ eta, const FieldLayout layout,
@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(Dx* Dy, MinBlocks)
 /// \tparam Kind inner or layer update
 /// \tparam MinBlocks blocks per multiprocessor the register allocation must allow
 template <int Dx, int Dy, RegionKind Kind, int MinBlocks>
-__global__ void __launch_bounds__(Dx* Dy, MinBlocks)
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks)
     st_smem_25d_kernel(const float* __restrict__ u, float* __restrict__ v,
                        const float* __restrict__ vp2dt2, float* __restrict__ phi,
                        const float* __restrict__ eta, const FieldLayout layout,
@@ -464,17 +464,11 @@ namespace minimod::gpu {
 
 template <Stream25d Variant, int Dx, int Dy>
 Streaming25dTileKernel<Variant, Dx, Dy>::Streaming25dTileKernel()
-    : m_inner_launch_name(Streaming25dTileKernel::name() + "<inner>"),
-      m_layer_launch_name(Streaming25dTileKernel::name() + "<layer>") {
+    : Streaming25dKernel(GpuKernelInfo{stream_25d_family(Variant), Dx, Dy, 0, Physics::Acoustic}),
+      m_inner_launch_name(name() + "<inner>"), m_layer_launch_name(name() + "<layer>") {
   // Static shared memory is limited to 48 KiB a block; more needs an opt-in attribute.
   static_assert(st25d::shared_bytes<Variant, Dx, Dy>() <= 48 * 1024,
                 "the tile's shared planes exceed 48 KiB of static shared memory");
-}
-
-template <Stream25d Variant, int Dx, int Dy>
-std::string Streaming25dTileKernel<Variant, Dx, Dy>::name() const {
-  return std::string(stream_25d_family(Variant)) + "_" + std::to_string(Dx) + "x" +
-         std::to_string(Dy);
 }
 
 template <Stream25d Variant, int Dx, int Dy>

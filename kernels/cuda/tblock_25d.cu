@@ -428,7 +428,7 @@ template <int Threads, unsigned Opt> constexpr int min_blocks() {
 /// One pass of K steps (1 or 2) over the whole grid; block (Dx * Dy), grid (tiles x, tiles y,
 /// z chunks); dynamic shared memory Geometry::kSharedFloats floats. Opt: TblockOption bits.
 template <int Dx, int Dy, int K, unsigned Opt>
-__global__ void __launch_bounds__(Dx* Dy, (min_blocks<Dx * Dy, Opt>()))
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, (min_blocks<Dx * Dy, Opt>()))
     tblock_kernel(const PassArgs a) {
   extern __shared__ float smem[];
   bool taps = true;
@@ -456,7 +456,7 @@ void launch_pass(const PassArgs& a, gpuStream_t stream) {
                            tblock_variant_name(Opt) + "<" + std::to_string(K) + " steps>";
   static const bool attributes = [&] {
     MINIMOD_GPU_CHECK_WHAT(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+        gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, bytes),
         what + ": " + std::to_string(bytes) + " B of dynamic shared memory");
     return true;
   }();

@@ -10,15 +10,9 @@
 namespace minimod::gpu {
 
 TiledCudaKernel::TiledCudaKernel(std::string family, int dx, int dy, int dz, bool inner, bool layer)
-    : m_family(std::move(family)),
-      m_tile(std::to_string(dx) + "x" + std::to_string(dy) + "x" + std::to_string(dz)),
-      m_name(m_family + "_" + m_tile), m_inner_launch(m_name + "<inner>"),
-      m_layer_launch(m_name + "<layer>"), m_dx(dx), m_dy(dy), m_dz(dz), m_inner(inner),
-      m_layer(layer) {}
-
-bool TiledCudaKernel::handles(RegionKind kind) const {
-  return kind == RegionKind::Inner ? m_inner : m_layer;
-}
+    : GpuKernel(GpuKernelInfo{std::move(family), dx, dy, dz, Physics::Acoustic, inner, layer}),
+      m_inner_launch(name() + "<inner>"), m_layer_launch(name() + "<layer>"), m_dx(dx), m_dy(dy),
+      m_dz(dz) {}
 
 std::string TiledCudaKernel::can_run(const Region& region, const FieldLayout& layout) const {
   // The common checks: the kind is handled and the box lies inside the field.
@@ -41,7 +35,7 @@ const char* TiledCudaKernel::launch_name(RegionKind kind) const {
 
 void TiledCudaKernel::require_layer_fields(const IsoFields& f) const {
   if (f.phi == nullptr || f.eta == nullptr)
-    throw std::invalid_argument(m_name + ": a layer region needs the phi and eta fields");
+    throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
 }
 
 } // namespace minimod::gpu

@@ -1,10 +1,12 @@
 #pragma once
-/// What the acoustic CUDA kernels with a Dx x Dy x Dz thread tile share (gmem_3d, gmem_3d_f4,
-/// smem_3d, smem_eta): the registry name `<family>_<Dx>x<Dy>x<Dz>`, the CUDA backend and the
-/// acoustic physics, the region kinds, can_run's checks for one block a tile, and what a launch
-/// needs around the kernel (the names launch errors give it, the layer fields it requires). A
-/// family's class adds its description and launch, and can_run where its grid differs.
+/// What the acoustic GPU kernels with a Dx x Dy x Dz thread tile share (gmem_3d, gmem_3d_f4,
+/// smem_3d, smem_eta): beside what GpuKernel answers (the name `<family>_<Dx>x<Dy>x<Dz>`, the
+/// backend, the acoustic physics, the region kinds), can_run's checks for one block a tile, and
+/// what a launch needs around the kernel (the names launch errors give it, the layer fields it
+/// requires). A family's class adds its description and launch, and can_run where its grid
+/// differs.
 
+#include "kernels/cuda/gpu_kernel.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/kernel.hpp"
 
@@ -12,13 +14,8 @@
 
 namespace minimod::gpu {
 
-class TiledCudaKernel : public StencilKernel {
+class TiledCudaKernel : public GpuKernel {
 public:
-  std::string name() const override { return m_name; }
-  std::string family() const override { return m_family; }
-  BackendKind backend() const override { return BackendKind::Cuda; }
-  Physics physics() const override { return Physics::Acoustic; }
-  bool handles(RegionKind kind) const override;
   /// StencilKernel's checks, then that one block a tile of the box can be launched.
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
 
@@ -27,8 +24,6 @@ protected:
   /// absorbing-layer slabs when `layer`.
   TiledCudaKernel(std::string family, int dx, int dy, int dz, bool inner, bool layer);
 
-  /// The tile, "32x4x4".
-  const std::string& tile() const { return m_tile; }
   /// The launch grid of one block a tile of `b`.
   dim3 tile_grid(const Box& b) const;
   /// The kernel's name in launch errors: "gmem_3d_32x4x4<inner>" or "...<layer>".
@@ -37,9 +32,8 @@ protected:
   void require_layer_fields(const IsoFields& f) const;
 
 private:
-  std::string m_family, m_tile, m_name, m_inner_launch, m_layer_launch;
+  std::string m_inner_launch, m_layer_launch;
   int m_dx, m_dy, m_dz;
-  bool m_inner, m_layer;
 };
 
 } // namespace minimod::gpu

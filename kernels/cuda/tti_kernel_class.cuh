@@ -8,6 +8,7 @@
 /// take 21.4 ms a step instead of 16.9 at 900^3).
 
 #include "kernels/cuda/gpu_check.hpp"
+#include "kernels/cuda/gpu_kernel.hpp"
 #include "kernels/cuda/launch_limits.hpp"
 #include "kernels/cuda/tensor_map.hpp"
 #include "kernels/cuda/tti_kernels.cuh"
@@ -30,15 +31,16 @@ inline int tti_z_chunk(const Box& b) {
 }
 
 /// A TTI kernel of method M with a Dx x Dy x Dz tile (Dz = 1 for the streaming methods).
-template <TtiMethod M, int Dx, int Dy, int Dz> class TtiCudaKernel final : public StencilKernel {
+template <TtiMethod M, int Dx, int Dy, int Dz> class TtiCudaKernel final : public GpuKernel {
   static_assert(Dx * Dy * Dz <= 1024, "a thread block holds at most 1024 threads");
   static_assert(tti_smem_bytes(M, Dx, Dy, Dz) <= 48 * 1024,
                 "static shared memory is limited to 48 KB");
   static_assert(tti_streams(M) == (Dz == 1), "streaming methods have 2D tiles");
 
 public:
-  std::string name() const override { return std::string(tti_family_name(M)) + "_" + tile(); }
-  std::string family() const override { return tti_family_name(M); }
+  TtiCudaKernel()
+      : GpuKernel(
+            GpuKernelInfo{tti_family_name(M), Dx, Dy, tti_streams(M) ? 0 : Dz, Physics::Tti}) {}
   std::string description() const override {
     static const char* const what[] = {
         "3D blocks, both fields' 73-point stencils read from global memory",
@@ -54,9 +56,6 @@ public:
     return std::string("TTI: ") + what[static_cast<int>(M)] + ", " + tile() + " threads, " +
            std::to_string(tti_smem_bytes(M, Dx, Dy, Dz) / 1024) + " KB shared (inner and layer)";
   }
-  BackendKind backend() const override { return BackendKind::Cuda; }
-  Physics physics() const override { return Physics::Tti; }
-  bool handles(RegionKind) const override { return true; }
 
   std::string can_run(const Region& region, const FieldLayout& layout) const override {
     std::string why = StencilKernel::can_run(region, layout);
@@ -166,13 +165,6 @@ public:
   }
 
 private:
-  /// The tile in names and descriptions: "32x8", or "32x4x4" for the 3D-blocked methods.
-  static std::string tile() {
-    std::string t = std::to_string(Dx) + "x" + std::to_string(Dy);
-    if (!tti_streams(M)) t += "x" + std::to_string(Dz);
-    return t;
-  }
-
   /// Launch the kernel on `a` with the form of the fields (azimuth or not) and regions (layer or
   /// inner; a layer with phi_p, or without: then no point of it is driven, tti_needs_phi), and
   /// check the launch.

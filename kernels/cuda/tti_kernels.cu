@@ -24,15 +24,19 @@ void register_tti_kernels(KernelRegistry& registry) {
   add<TtiMethod::Semi, 16, 16, 1>(registry);
   add<TtiMethod::Semi, 16, 8, 1>(registry);
   register_tti_semib_kernels(registry);
+#if MINIMOD_GPU_CP_ASYNC
   add<TtiMethod::SemiBA, 32, 8, 1>(registry, true);
   add<TtiMethod::SemiBA, 32, 16, 1>(registry);
   add<TtiMethod::SemiBA, 16, 16, 1>(registry);
   add<TtiMethod::SemiBA, 64, 8, 1>(registry);
+#endif
   add<TtiMethod::Semi2z, 32, 8, 1>(registry, true);
   add<TtiMethod::Semi2z, 32, 16, 1>(registry);
   add<TtiMethod::Semi2z, 16, 16, 1>(registry);
   add<TtiMethod::Semi2z, 16, 8, 1>(registry);
-  register_tti_tma_kernels(registry);
+#if MINIMOD_GPU_TENSOR_COPY
+  register_tti_tma_kernels(registry); // CUDA only (tti_kernels_tma.cu)
+#endif
 }
 
 } // namespace minimod::gpu

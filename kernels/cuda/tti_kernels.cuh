@@ -35,6 +35,7 @@
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/cuda/tensor_copy.cuh"
 #include "kernels/field_layout.hpp"
+#include "kernels/host_device.hpp"
 #include "kernels/stencil_K.hpp"
 #include "kernels/tti_K.hpp"
 #include "solver/grid.hpp"
@@ -134,7 +135,7 @@ struct TtiArgs {
   TtiBoxes boxes;  ///< the layer form of the streaming methods: its slabs on a 1D grid
 };
 
-#if defined(__CUDACC__)
+#if MINIMOD_DEVICE_COMPILER
 
 // ---- gmem_3d ---------------------------------------------------------------------------------
 
@@ -146,7 +147,7 @@ struct TtiArgs {
 template <int Threads> constexpr int kTtiMinBlocks = Threads >= 1024 ? 1 : 1024 / Threads;
 
 template <int Dx, int Dy, int Dz, bool kAz, bool kLayer, bool kPhi = true>
-__global__ void __launch_bounds__(Dx* Dy* Dz, kTtiMinBlocks<Dx * Dy * Dz>)
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz, kTtiMinBlocks<Dx * Dy * Dz>)
     tti_gmem_3d_kernel(const TtiArgs a) {
   const int i = a.box.x0 + static_cast<int>(blockIdx.x) * Dx + static_cast<int>(threadIdx.x);
   const int j = a.box.y0 + static_cast<int>(blockIdx.y) * Dy + static_cast<int>(threadIdx.y);
@@ -159,7 +160,7 @@ __global__ void __launch_bounds__(Dx* Dy* Dz, kTtiMinBlocks<Dx * Dy * Dz>)
 // ---- smem_3d ---------------------------------------------------------------------------------
 
 template <int Dx, int Dy, int Dz, bool kAz, bool kLayer, bool kPhi = true>
-__global__ void __launch_bounds__(Dx* Dy* Dz) tti_smem_3d_kernel(const TtiArgs a) {
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz) tti_smem_3d_kernel(const TtiArgs a) {
   constexpr int W = Dx + 2 * kHalo, H = Dy + 2 * kHalo, D = Dz + 2 * kHalo;
   constexpr int kCells = W * H * D, kThreads = Dx * Dy * Dz;
   __shared__ float sp[kCells];
@@ -331,7 +332,7 @@ template <int Dx, int Dy, bool kBoxes> struct TtiColumn {
 /// smem_25d: the nine planes k-4..k+4 of p and q in a circular buffer of shared planes; plane t
 /// lives in slot t mod 9.
 template <int Dx, int Dy, bool kAz, bool kLayer, bool kPhi = true>
-__global__ void __launch_bounds__(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, kTtiMinBlocks<Dx * Dy>)
     tti_smem_25d_kernel(const TtiArgs a) {
   using Col = TtiColumn<Dx, Dy, kLayer>;
   constexpr int W = Col::W;
@@ -558,6 +559,7 @@ __device__ __forceinline__ void tti_semi_phase(Plane u, int c0, const TtiCoefs& 
   }
 }
 
+#if MINIMOD_GPU_CP_ASYNC
 /// cp.async of 4 bytes global -> shared at a shared-window address plus a constant byte offset.
 template <int kOffset>
 __device__ __forceinline__ void tti_cp_async_4_at(unsigned smem, const float* gmem) {
@@ -572,6 +574,7 @@ __device__ __forceinline__ void tti_cp_async_commit() {
 template <int N> __device__ __forceinline__ void tti_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+#endif // MINIMOD_GPU_CP_ASYNC
 
 /// Registers a SM holds (sm_90), which the launch bounds below share among resident threads.
 inline constexpr int kTtiRegistersPerSm = 65536;
@@ -618,8 +621,8 @@ struct TtiTensorMaps {};
 /// the plane of p followed by that of q (a tensor copy writes one field's box), 128-byte
 /// aligned.
 template <TtiMethod M, int Dx, int Dy, bool kAz, bool kLayer, bool kPhi = true>
-__global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kLayer))
-    tti_semi_kernel(const TtiArgs a, const __grid_constant__ TtiTensorMaps maps) {
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kLayer))
+    tti_semi_kernel(const TtiArgs a, [[maybe_unused]] const __grid_constant__ TtiTensorMaps maps) {
   using Col = TtiColumn<Dx, Dy, kLayer>;
   constexpr bool kSplit = M == TtiMethod::SemiBT;
   // semi+b+tma's shared rows are its copy's box rows, 4 floats wider than the tile with its halos
@@ -633,7 +636,7 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
   static_assert(9 % NB == 0 || M == TtiMethod::Semi2z, "slots must be constant in the 9-loop");
   // A slot's planes of p and q start on 128 bytes (tensor copies write there).
   constexpr int kPlane = kSplit ? (W * Col::H + 31) / 32 * 32 : Col::kCells + tti_spare_cells(M);
-  __shared__ alignas(kSplit ? 128 : 8) float2 buffer[NB * kPlane];
+  alignas(kSplit ? 128 : 8) __shared__ float2 buffer[NB * kPlane];
 
   const Col col(a);
   const std::int64_t sy = a.layout.pitch, sz = a.layout.plane;
@@ -788,6 +791,7 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
       });
     }
   } else if constexpr (M == TtiMethod::SemiBA) {
+#if MINIMOD_GPU_CP_ASYNC
     // Planes t + 1 and t + 2 in flight by cp.async while plane t is computed.
     unsigned dst[L];
 #pragma unroll
@@ -823,6 +827,9 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
         __syncthreads();
       });
     }
+#else
+    static_assert(M != TtiMethod::SemiBA, "semi+b+a needs cp.async (MINIMOD_GPU_CP_ASYNC)");
+#endif
   } else {
     // semi+b+tma: planes t + 1 and t + 2 in flight by tensor copies while plane t is computed.
     // Thread 0 copies a plane as one (Dx + 12) x (Dy + 8) box of p and one of q into its slot,
@@ -877,6 +884,6 @@ __global__ void __launch_bounds__(Dx* Dy, tti_semi_min_blocks(M, Dx* Dy, kAz, kL
   }
 }
 
-#endif // __CUDACC__
+#endif // MINIMOD_DEVICE_COMPILER
 
 } // namespace minimod::gpu

@@ -13,16 +13,18 @@
 
 namespace minimod::test_support {
 
-/// Asks the runtime once, before any test, whether a CUDA device is usable.
+/// Asks the runtime once, before any test, whether a device of the binary's GPU backend (CUDA or
+/// HIP: kGpuBackend) is usable.
 class GpuEnvironment : public ::testing::Environment {
 public:
   void SetUp() override {
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
     s_available = cuda_device_available(&s_why);
     if (s_available) {
       try {
         s_device = make_cuda_backend()->device_name();
-        std::cout << "[ GPU      ] testing on " << s_device << "\n";
+        std::cout << "[ GPU      ] testing the " << backend_name(kGpuBackend) << " backend on "
+                  << s_device << "\n";
       } catch (const std::exception& e) {
         s_available = false;
         s_why = e.what();
@@ -30,9 +32,10 @@ public:
     }
 #else
     s_available = false;
-    s_why = "this build has no CUDA backend";
+    s_why = "this build has no GPU backend (CUDA or HIP)";
 #endif
-    if (!s_available) std::cout << "[ GPU      ] no CUDA device: " << s_why << "\n";
+    if (!s_available)
+      std::cout << "[ GPU      ] no " << backend_name(kGpuBackend) << " device: " << s_why << "\n";
   }
   static bool available() {
     return s_available;
@@ -53,5 +56,6 @@ private:
 #define MINIMOD_SKIP_WITHOUT_GPU()                                                                 \
   do {                                                                                             \
     if (!::minimod::test_support::GpuEnvironment::available())                                     \
-      GTEST_SKIP() << "no CUDA device: " << ::minimod::test_support::GpuEnvironment::why();        \
+      GTEST_SKIP() << "no " << ::minimod::backend_name(::minimod::kGpuBackend)                     \
+                   << " device: " << ::minimod::test_support::GpuEnvironment::why();               \
   } while (0)

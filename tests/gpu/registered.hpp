@@ -20,7 +20,7 @@ inline std::string test_name_of(std::string s) {
 
 /// The registered CUDA kernel `name` of `physics`; throws std::logic_error when it is gone.
 inline const StencilKernel& registered_cuda_kernel(const std::string& name, Physics physics) {
-  const StencilKernel* k = kernel_registry().find(name, BackendKind::Cuda, physics);
+  const StencilKernel* k = kernel_registry().find(name, kGpuBackend, physics);
   if (k == nullptr) throw std::logic_error("kernel " + name + " vanished");
   return *k;
 }

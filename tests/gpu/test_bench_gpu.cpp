@@ -50,7 +50,7 @@ private:
 };
 
 bool is_registered_cuda_kernel(const std::string& name) {
-  const StencilKernel* k = kernel_registry().find(name, BackendKind::Cuda, Physics::Acoustic);
+  const StencilKernel* k = kernel_registry().find(name, kGpuBackend, Physics::Acoustic);
   return k != nullptr && k->name() == name;
 }
 
@@ -61,7 +61,7 @@ BenchOptions small_gpu_options(std::vector<std::string> kernels) {
   o.steps = 10;
   o.warmup = 2;
   o.repeats = 3;
-  o.backend = BackendKind::Cuda;
+  o.backend = kGpuBackend;
   return o;
 }
 

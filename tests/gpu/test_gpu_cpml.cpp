@@ -61,7 +61,7 @@ void compare_spec(const std::string& spec, double kappa) {
   auto cpu = make_cpu_backend();
   const Result ref = run(*cpu, p, cpu_k);
   const RegionKernels gpu_k =
-      resolve_kernels(spec, BackendKind::Cuda, Physics::Acoustic, p.regions, p.layout, "test");
+      resolve_kernels(spec, kGpuBackend, Physics::Acoustic, p.regions, p.layout, "test");
   auto gpu = make_cuda_backend();
   const Result got = run(*gpu, p, gpu_k);
   const std::string what = "C-PML " + (spec.empty() ? std::string("default pair") : spec) +
@@ -89,11 +89,11 @@ TEST(GpuCpml, ALayerKernelWithoutCpmlIsRefused) {
   MINIMOD_SKIP_WITHOUT_GPU();
   const AcousticProblem p = cpml_problem(1.0);
   for (const StencilKernel* k : kernel_registry().all()) {
-    if (k->backend() != BackendKind::Cuda || k->physics() != Physics::Acoustic ||
+    if (k->backend() != kGpuBackend || k->physics() != Physics::Acoustic ||
         !k->handles(RegionKind::Layer) || k->handles_cpml())
       continue;
-    RegionKernels kernels = resolve_kernels("pml=" + k->name(), BackendKind::Cuda,
-                                            Physics::Acoustic, p.regions, p.layout, "test");
+    RegionKernels kernels = resolve_kernels("pml=" + k->name(), kGpuBackend, Physics::Acoustic,
+                                            p.regions, p.layout, "test");
     auto gpu = make_cuda_backend();
     try {
       gpu->setup(p, kernels);

@@ -94,8 +94,8 @@ TEST(GpuFiniteScan, AcousticAgreesWithTheCpuOnPlantedNaNAndInf) {
       cpu->setup(p, resolve_kernels("", BackendKind::Cpu, Physics::Acoustic, p.regions, p.layout,
                                     "--kernel"));
       auto gpu = make_cuda_backend();
-      gpu->setup(p, resolve_kernels("", BackendKind::Cuda, Physics::Acoustic, p.regions, p.layout,
-                                    "--kernel"));
+      gpu->setup(
+          p, resolve_kernels("", kGpuBackend, Physics::Acoustic, p.regions, p.layout, "--kernel"));
       // Before any step: all zero on both.
       expect_same(gpu->scan_field(0), cpu->scan_field(0), what + ", zero field");
       cpu->step(0);
@@ -126,8 +126,7 @@ TEST(GpuFiniteScan, TtiAgreesWithTheCpuOnPlantedNaNAndInf) {
     const std::string what =
         std::to_string(sh.nx) + "x" + std::to_string(sh.ny) + "x" + std::to_string(sh.nz);
     auto gpu = make_cuda_backend(Physics::Tti);
-    gpu->setup(
-        p, resolve_kernels("", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel"));
+    gpu->setup(p, resolve_kernels("", kGpuBackend, Physics::Tti, p.regions, p.layout, "--kernel"));
     TtiCpuRun cpu(plan, p);
     cpu.step(0);
     gpu->step(0);

@@ -10,7 +10,7 @@
 #include "tests/gpu/padded.hpp"
 #include "tests/gpu/problem_builder.hpp"
 #include "tests/gpu/registered.hpp"
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
 #include "tests/gpu/device_copies.hpp"
 #endif
 
@@ -58,8 +58,7 @@ cuda_kernels_for(const StencilKernel& under_test, const std::array<Region, kRegi
       continue;
     }
     for (const StencilKernel* k : kernel_registry().all())
-      if (k->backend() == BackendKind::Cuda && k->physics() == Physics::Acoustic &&
-          k->handles(kind)) {
+      if (k->backend() == kGpuBackend && k->physics() == Physics::Acoustic && k->handles(kind)) {
         out[r] = k;
         break;
       }
@@ -114,7 +113,7 @@ void PrintTo(const KernelCase& c, std::ostream* os) {
 std::vector<KernelCase> cuda_kernel_cases() {
   std::vector<KernelCase> out;
   for (const StencilKernel* k : kernel_registry().all())
-    if (k->backend() == BackendKind::Cuda && k->physics() == Physics::Acoustic)
+    if (k->backend() == kGpuBackend && k->physics() == Physics::Acoustic)
       for (const int n_layer : {8, 5})
         out.push_back({k->name(), n_layer});
   return out;
@@ -175,7 +174,7 @@ TEST_P(CudaKernelTest, MatchesCpuBackend) {
 /// outside the grid its NaN (nothing written there, and no NaN read into the grid).
 TEST_P(CudaKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   MINIMOD_SKIP_WITHOUT_GPU();
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
   ProblemSpec spec = spec_for_layer(GetParam().n_layer);
   spec.steps = 1;
   const AcousticProblem p = build_acoustic_problem(spec);
@@ -282,23 +281,23 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CudaKernelTest);
 
 /// Names encode the tile, the family name selects its default, descriptions are one line.
 TEST(CudaRegistry, NamesAndFamilyDefault) {
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
   const KernelRegistry& reg = kernel_registry();
   int count = 0;
   for (const StencilKernel* k : reg.all()) {
-    if (k->backend() != BackendKind::Cuda) continue;
+    if (k->backend() != kGpuBackend) continue;
     ++count;
     EXPECT_EQ(k->name().rfind(k->family(), 0), 0u) << k->name();
-    EXPECT_EQ(reg.find(k->name(), BackendKind::Cuda, k->physics()), k) << k->name();
+    EXPECT_EQ(reg.find(k->name(), kGpuBackend, k->physics()), k) << k->name();
     EXPECT_FALSE(k->description().empty()) << k->name();
     EXPECT_EQ(k->description().find('\n'), std::string::npos) << k->name();
   }
   EXPECT_GE(count, 4);
-  const StencilKernel* def = reg.find("gmem_3d", BackendKind::Cuda, Physics::Acoustic);
+  const StencilKernel* def = reg.find("gmem_3d", kGpuBackend, Physics::Acoustic);
   ASSERT_NE(def, nullptr);
   EXPECT_EQ(def->name(), "gmem_3d_32x4x4");
   for (const char* name : {"gmem_3d_32x4x4", "gmem_3d_32x8x4", "gmem_3d_64x4x2", "gmem_3d_16x8x8"})
-    EXPECT_NE(reg.find(name, BackendKind::Cuda, Physics::Acoustic), nullptr) << name;
+    EXPECT_NE(reg.find(name, kGpuBackend, Physics::Acoustic), nullptr) << name;
 #else
   GTEST_SKIP() << "this build has no CUDA backend";
 #endif
@@ -306,7 +305,7 @@ TEST(CudaRegistry, NamesAndFamilyDefault) {
 
 /// can_run refuses a box outside the field, with a reason (no device needed).
 TEST(CudaRegistry, CanRunRefusesBoxOutsideField) {
-  const StencilKernel* k = kernel_registry().find("gmem_3d", BackendKind::Cuda, Physics::Acoustic);
+  const StencilKernel* k = kernel_registry().find("gmem_3d", kGpuBackend, Physics::Acoustic);
   if (k == nullptr) GTEST_SKIP() << "this build has no CUDA backend";
   const FieldLayout l = make_field_layout(40, 30, 20, 4);
   Region inside{RegionId::Top, Box{0, 40, 0, 30, 0, 4}};
@@ -336,7 +335,7 @@ TEST(CudaBackend, SetupRefusesForeignKernel) {
   spec.steps = 2;
   const AcousticProblem p = build_acoustic_problem(spec);
   std::array<const StencilKernel*, kRegionCount> kernels;
-  kernels.fill(kernel_registry().find("gmem_3d", BackendKind::Cuda, Physics::Acoustic));
+  kernels.fill(kernel_registry().find("gmem_3d", kGpuBackend, Physics::Acoustic));
   kernels[static_cast<int>(RegionId::Left)] = cpu_kernel();
   auto gpu = make_cuda_backend();
   EXPECT_THROW(gpu->setup(p, kernels), RuntimeFailure);

@@ -11,7 +11,7 @@
 #include "tests/gpu/compare.hpp"
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
 #include "kernels/cuda/tblock_25d.hpp"
 #endif
 
@@ -51,7 +51,7 @@ void PrintTo(const TblockCase& c, std::ostream* os) {
       << "x" << c.tile_y << ", z chunk " << c.z_chunk;
 }
 
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
 /// The builder's problem plus sources and receivers whose trilinear taps straddle tile edges
 /// (x = tile_x - 1 | tile_x, y = tile_y - 1 | tile_y), one in the corner of the layer and one
 /// beside the free surface.
@@ -98,7 +98,7 @@ class TblockVsCpu : public ::testing::TestWithParam<TblockCase> {};
 
 TEST_P(TblockVsCpu, MatchesTheCpuReference) {
   MINIMOD_SKIP_WITHOUT_GPU();
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
   const TblockCase& c = GetParam();
   const AcousticProblem p = tblock_problem(c);
 
@@ -164,7 +164,7 @@ std::string case_name(const ::testing::TestParamInfo<TblockCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Tiles, TblockVsCpu, ::testing::ValuesIn(tblock_cases()), case_name);
 
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
 /// The seeds' benchmark problem (docs/physics.md section 7) on an n^3 grid: 20 m spacing,
 /// 2000 m/s, dt for vmax 4500 m/s at CFL 0.8, 27-point layers, one source at the centre.
 AcousticProblem seeds_problem(int n, int steps) {
@@ -237,7 +237,7 @@ TEST(TblockTiming, SeedsProblem) {
   MINIMOD_SKIP_WITHOUT_GPU();
   const char* env = std::getenv("MINIMOD_TBLOCK_BENCH");
   if (env == nullptr) GTEST_SKIP() << "set MINIMOD_TBLOCK_BENCH=N to time an N^3 grid";
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
   const int n = std::atoi(env) > 0 ? std::atoi(env) : 1000;
   constexpr int kSteps = 500, kTimed = 50, kRepeats = 3, kWarmup = 10;
   const AcousticProblem p = seeds_problem(n, kSteps);
@@ -253,9 +253,9 @@ TEST(TblockTiming, SeedsProblem) {
   {
     std::array<const StencilKernel*, kRegionCount> k;
     const StencilKernel* inner =
-        kernel_registry().find("st_reg_shft_25d_32x16", BackendKind::Cuda, Physics::Acoustic);
+        kernel_registry().find("st_reg_shft_25d_32x16", kGpuBackend, Physics::Acoustic);
     const StencilKernel* layer =
-        kernel_registry().find("gmem_3d_f4_32x4x4", BackendKind::Cuda, Physics::Acoustic);
+        kernel_registry().find("gmem_3d_f4_32x4x4", kGpuBackend, Physics::Acoustic);
     ASSERT_NE(inner, nullptr);
     ASSERT_NE(layer, nullptr);
     for (int r = 0; r < kRegionCount; ++r)

@@ -15,7 +15,7 @@
 #include "tests/gpu/registered.hpp"
 #include "tests/grid_helpers.hpp"
 #include "tests/tti_cpu.hpp"
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
 #include "tests/gpu/device_copies.hpp"
 #endif
 
@@ -111,7 +111,7 @@ const TtiReference& reference(bool azimuth) {
 std::vector<const StencilKernel*> tti_cuda_kernels() {
   std::vector<const StencilKernel*> out;
   for (const StencilKernel* k : kernel_registry().all())
-    if (k->backend() == BackendKind::Cuda && k->physics() == Physics::Tti) out.push_back(k);
+    if (k->backend() == kGpuBackend && k->physics() == Physics::Tti) out.push_back(k);
   return out;
 }
 
@@ -119,7 +119,7 @@ std::vector<const StencilKernel*> tti_cuda_kernels() {
 
 /// Whether this build registers semi+b+tma (CUDA builds do; HIP has no tensor copies).
 bool has_tensor_copies() {
-  return kernel_registry().find("semi+b+tma_32x4", BackendKind::Cuda, Physics::Tti) != nullptr;
+  return kernel_registry().find("semi+b+tma_32x4", kGpuBackend, Physics::Tti) != nullptr;
 }
 
 TEST(TtiRegistry, EveryFamilyOfThePaperIsRegistered) {
@@ -131,13 +131,18 @@ TEST(TtiRegistry, EveryFamilyOfThePaperIsRegistered) {
     EXPECT_TRUE(k->handles(RegionKind::Layer)) << k->name();
     EXPECT_EQ(k->name().rfind(k->family() + "_", 0), 0u) << k->name();
     // The family name finds its default tile.
-    EXPECT_NE(kernel_registry().find(k->family(), BackendKind::Cuda, Physics::Tti), nullptr);
+    EXPECT_NE(kernel_registry().find(k->family(), kGpuBackend, Physics::Tti), nullptr);
   }
-  for (const char* f :
-       {"gmem_3d", "smem_3d", "smem_25d", "semi_25d", "semi+b", "semi+b+a", "semi+2z"})
+  for (const char* f : {"gmem_3d", "smem_3d", "smem_25d", "semi_25d", "semi+b", "semi+2z"})
     EXPECT_TRUE(families.count(f)) << f << " is not registered for TTI";
-  EXPECT_NE(kernel_registry().find("semi+b+a_32x16", BackendKind::Cuda, Physics::Tti), nullptr)
-      << "the paper's best kernel on the A100";
+  // semi+b+a copies with cp.async, which only the CUDA build has (MINIMOD_GPU_CP_ASYNC).
+  if (kGpuBackend == BackendKind::Hip) {
+    EXPECT_FALSE(families.count("semi+b+a")) << "semi+b+a needs cp.async";
+  } else {
+    EXPECT_TRUE(families.count("semi+b+a")) << "semi+b+a is not registered for TTI";
+    EXPECT_NE(kernel_registry().find("semi+b+a_32x16", kGpuBackend, Physics::Tti), nullptr)
+        << "the paper's best kernel on the A100";
+  }
 }
 
 TEST(TtiRegistry, TensorCopyFamilyIsRegistered) {
@@ -147,21 +152,20 @@ TEST(TtiRegistry, TensorCopyFamilyIsRegistered) {
   // where the device and the compiled architecture are 9.0 or newer).
   for (const char* name : {"semi+b+tma_32x8", "semi+b+tma_32x16", "semi+b+tma_16x16",
                            "semi+b+tma_64x8", "semi+b+tma_32x4", "semi+b+tma_32x6"})
-    EXPECT_NE(kernel_registry().find(name, BackendKind::Cuda, Physics::Tti), nullptr) << name;
+    EXPECT_NE(kernel_registry().find(name, kGpuBackend, Physics::Tti), nullptr) << name;
   // The family's default tile: on the H100 the fastest with azimuth, and within 0.3% of the
   // fastest (32x6) without (docs/kernels.md).
-  const StencilKernel* k = kernel_registry().find("semi+b+tma", BackendKind::Cuda, Physics::Tti);
+  const StencilKernel* k = kernel_registry().find("semi+b+tma", kGpuBackend, Physics::Tti);
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->name(), "semi+b+tma_32x4");
 }
 
 TEST(TtiRegistry, IsotropicLaunchOfATtiKernelThrows) {
-  const StencilKernel* k = kernel_registry().find("semi_25d", BackendKind::Cuda, Physics::Tti);
+  const StencilKernel* k = kernel_registry().find("semi_25d", kGpuBackend, Physics::Tti);
   if (k == nullptr) GTEST_SKIP() << "this build has no CUDA backend";
   Region r;
   EXPECT_THROW(k->launch(IsoFields{}, FieldLayout{}, StencilCoefs{}, r, nullptr), std::logic_error);
-  const StencilKernel* iso =
-      kernel_registry().find("gmem_3d", BackendKind::Cuda, Physics::Acoustic);
+  const StencilKernel* iso = kernel_registry().find("gmem_3d", kGpuBackend, Physics::Acoustic);
   ASSERT_NE(iso, nullptr);
   EXPECT_THROW(iso->launch_tti(TtiFields{}, FieldLayout{}, TtiCoefs{}, r, nullptr),
                std::logic_error);
@@ -171,43 +175,44 @@ TEST(TtiRegistry, DefaultSpecResolvesForTti) {
   if (tti_cuda_kernels().empty()) GTEST_SKIP() << "this build has no CUDA backend";
   const TtiCase c = make_case(false, 2);
   const TtiProblem p = build_tti_problem(c.plan, c.model, {}, {});
-  RegionKernels k =
-      resolve_kernels("", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel");
+  RegionKernels k = resolve_kernels("", kGpuBackend, Physics::Tti, p.regions, p.layout, "--kernel");
   for (int r = 0; r < kRegionCount; ++r) {
     ASSERT_NE(k[r], nullptr);
     EXPECT_EQ(k[r]->physics(), Physics::Tti);
   }
   // The measured default (selection.cpp): semi+b+tma_32x4 inside and semi+b+tma_32x8 on the
   // layers where the tensor copies run (this device, or no device to ask), else the fallback
-  // semi+b+a_32x8 (everywhere in a build without tensor copies).
-  EXPECT_STREQ(default_fallback_name(BackendKind::Cuda, Physics::Tti), "semi+b+a_32x8");
+  // semi+b+a_32x8; HIP, without cp.async and tensor copies, semi+2z_32x8 everywhere.
+  const bool hip = kGpuBackend == BackendKind::Hip;
+  const std::string fallback = hip ? "semi+2z_32x8" : "semi+b+a_32x8";
+  EXPECT_EQ(default_fallback_name(kGpuBackend, Physics::Tti), fallback);
   if (has_tensor_copies()) {
-    EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Tti),
+    EXPECT_EQ(default_kernel_spec(kGpuBackend, Physics::Tti),
               "inner=semi+b+tma_32x4,pml=semi+b+tma_32x8");
     for (int r = 0; r < kRegionCount; ++r) {
       const char* tile = r == 0 ? "semi+b+tma_32x4" : "semi+b+tma_32x8";
-      const std::string why = kernel_registry()
-                                  .find(tile, BackendKind::Cuda, Physics::Tti)
-                                  ->can_run(p.regions[r], p.layout);
-      EXPECT_EQ(k[r]->name(), why.empty() ? tile : "semi+b+a_32x8") << r << ": " << why;
+      const std::string why =
+          kernel_registry().find(tile, kGpuBackend, Physics::Tti)->can_run(p.regions[r], p.layout);
+      EXPECT_EQ(k[r]->name(), why.empty() ? tile : fallback) << r << ": " << why;
     }
   } else {
-    EXPECT_EQ(default_kernel_spec(BackendKind::Cuda, Physics::Tti), "semi+b+a_32x8");
+    EXPECT_EQ(default_kernel_spec(kGpuBackend, Physics::Tti), fallback);
     for (int r = 0; r < kRegionCount; ++r)
-      EXPECT_EQ(k[r]->name(), "semi+b+a_32x8") << r;
+      EXPECT_EQ(k[r]->name(), fallback) << r;
   }
   // A pair keeps its layer kernel.
-  k = resolve_kernels("inner=semi+b+a_32x16,pml=smem_25d_32x8", BackendKind::Cuda, Physics::Tti,
+  const std::string semi = hip ? "semi+2z" : "semi+b+a";
+  k = resolve_kernels("inner=" + semi + "_32x16,pml=smem_25d_32x8", kGpuBackend, Physics::Tti,
                       p.regions, p.layout, "--kernel");
-  EXPECT_EQ(k[0]->name(), "semi+b+a_32x16");
+  EXPECT_EQ(k[0]->name(), semi + "_32x16");
   for (int r = 1; r < kRegionCount; ++r)
     EXPECT_EQ(k[r]->name(), "smem_25d_32x8") << r;
   // A bare family name sets every region.
-  k = resolve_kernels("semi+b+a", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel");
+  k = resolve_kernels(semi, kGpuBackend, Physics::Tti, p.regions, p.layout, "--kernel");
   for (int r = 0; r < kRegionCount; ++r)
-    EXPECT_EQ(k[r]->family(), "semi+b+a") << r;
-  EXPECT_THROW(resolve_kernels("st_reg_shft_25d", BackendKind::Cuda, Physics::Tti, p.regions,
-                               p.layout, "--kernel"),
+    EXPECT_EQ(k[r]->family(), semi) << r;
+  EXPECT_THROW(resolve_kernels("st_reg_shft_25d", kGpuBackend, Physics::Tti, p.regions, p.layout,
+                               "--kernel"),
                InputError);
 }
 
@@ -223,11 +228,9 @@ TEST(TtiRegistry, DefaultFallsBackWhereItsKernelsCannotRun) {
   odd.pitch += 1;
   odd.plane = static_cast<std::int64_t>(odd.pitch) * (odd.ny + 2 * kHalo);
   odd.size = odd.plane * (odd.nz + 2 * kHalo);
-  const StencilKernel* tma =
-      kernel_registry().find("semi+b+tma_32x4", BackendKind::Cuda, Physics::Tti);
+  const StencilKernel* tma = kernel_registry().find("semi+b+tma_32x4", kGpuBackend, Physics::Tti);
   EXPECT_NE(tma->can_run(p.regions[0], odd).find("multiple of 4 floats"), std::string::npos);
-  RegionKernels k =
-      resolve_kernels("", BackendKind::Cuda, Physics::Tti, p.regions, odd, "--kernel");
+  RegionKernels k = resolve_kernels("", kGpuBackend, Physics::Tti, p.regions, odd, "--kernel");
   for (int r = 0; r < kRegionCount; ++r)
     EXPECT_EQ(k[r]->name(), "semi+b+a_32x8") << r;
   // Planes too large for the streaming kernels' int offsets: neither the default nor the fallback
@@ -236,13 +239,13 @@ TEST(TtiRegistry, DefaultFallsBackWhereItsKernelsCannotRun) {
   huge.pitch = 1 << 20;
   huge.plane = static_cast<std::int64_t>(huge.pitch) * 4096;
   huge.size = huge.plane * (huge.nz + 2 * kHalo);
-  k = resolve_kernels("", BackendKind::Cuda, Physics::Tti, p.regions, huge, "--kernel");
+  k = resolve_kernels("", kGpuBackend, Physics::Tti, p.regions, huge, "--kernel");
   for (int r = 0; r < kRegionCount; ++r)
     EXPECT_EQ(k[r]->name(), "gmem_3d_32x4x4") << r;
   // Asked for by name, a kernel that cannot run its region is an error, not a fallback.
-  EXPECT_THROW(resolve_kernels("semi+b+tma_32x4", BackendKind::Cuda, Physics::Tti, p.regions, odd,
-                               "--kernel"),
-               InputError);
+  EXPECT_THROW(
+      resolve_kernels("semi+b+tma_32x4", kGpuBackend, Physics::Tti, p.regions, odd, "--kernel"),
+      InputError);
 }
 
 // ---- Every kernel against the CPU reference ----------------------------------------------------
@@ -328,7 +331,7 @@ TEST_P(TtiKernelTest, MatchesCpuReference) {
   EXPECT_EQ(again, got.p) << "a reset run differs from the first";
 }
 
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
 using test_support::download_floats;
 using test_support::upload_copy;
 
@@ -353,7 +356,7 @@ struct TtiDeviceArrays {
 };
 #endif
 
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
 /// The start of the one-launch tests, in layout l: p and q random in [-1, 1] inside the grid, zero
 /// in the ghosts, NaN beyond; p_next and q_next random inside and NaN outside; phi_p random in
 /// [-0.01, 0.01] inside and NaN outside.
@@ -382,7 +385,7 @@ TtiStart random_tti_start(const FieldLayout& l, std::mt19937& rng) {
 }
 #endif
 
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
 /// One launch of `kernel` per region on poisoned fields: p_next, q_next and phi_p random inside
 /// the grid and NaN outside; p and q random inside, zero in the ghosts, NaN beyond; eta NaN beyond
 /// its ghost ring. Each launched point must hold the host's one-step value (tti_update_point),
@@ -520,7 +523,7 @@ void one_step_per_region(const StencilKernel& kernel, bool az, bool with_phi) {
 
 TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   MINIMOD_SKIP_WITHOUT_GPU();
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
   one_step_per_region(kernel(), GetParam().azimuth, true);
 #endif
 }
@@ -529,7 +532,7 @@ TEST_P(TtiKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
 /// AnellipticLayerRunsWithoutPhi runs each family's default through the backend.
 TEST_P(TtiKernelTest, OneStepPerRegionWithoutPhiWritesExactlyItsPoints) {
   MINIMOD_SKIP_WITHOUT_GPU();
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
   one_step_per_region(kernel(), GetParam().azimuth, false);
 #endif
 }
@@ -542,7 +545,7 @@ TEST_P(TtiKernelTest, OneStepPerRegionWithoutPhiWritesExactlyItsPoints) {
 /// methods launch region by region either way.
 TEST_P(TtiKernelTest, LayerSlabsInOneLaunchEqualOneLaunchEach) {
   MINIMOD_SKIP_WITHOUT_GPU();
-#if defined(MINIMOD_HAVE_CUDA)
+#if defined(MINIMOD_HAVE_GPU)
   const bool az = GetParam().azimuth;
   const TtiCase c = make_case(az, 2);
   const TtiProblem p = build_tti_problem(c.plan, c.model, {}, {});
@@ -617,7 +620,7 @@ TEST(TtiGpu, IsotropicMediumKeepsQZero) {
   TtiCpuRun cpu(c.plan, p);
   cpu.run();
   const RegionKernels k =
-      resolve_kernels("", BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "--kernel");
+      resolve_kernels("", kGpuBackend, Physics::Tti, p.regions, p.layout, "--kernel");
   auto gpu = make_cuda_backend(Physics::Tti);
   const TtiGpuFields got = run_all_steps(*gpu, p, k);
   EXPECT_TRUE(std::all_of(got.q.begin(), got.q.end(), [](float x) { return x == 0.0f; }));
@@ -650,8 +653,7 @@ TEST(TtiGpu, AnellipticLayerRunsWithoutPhi) {
       SCOPED_TRACE("--kernel " + family);
       RegionKernels k;
       try {
-        k = resolve_kernels(family, BackendKind::Cuda, Physics::Tti, p.regions, p.layout,
-                            "--kernel");
+        k = resolve_kernels(family, kGpuBackend, Physics::Tti, p.regions, p.layout, "--kernel");
       } catch (const InputError& e) {
         // semi+b+tma where the tensor copies cannot run: its refusal is tested elsewhere.
         EXPECT_EQ(family, "semi+b+tma") << e.what();

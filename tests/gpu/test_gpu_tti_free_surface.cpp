@@ -51,7 +51,7 @@ void compare_free_surface(const std::string& spec) {
   const TtiProblem p = build_tti_problem(plan, m, sources, receivers, Interpolation::Sinc);
   ASSERT_TRUE(p.free_surface);
   const RegionKernels k =
-      resolve_kernels(spec, BackendKind::Cuda, Physics::Tti, p.regions, p.layout, "test");
+      resolve_kernels(spec, kGpuBackend, Physics::Tti, p.regions, p.layout, "test");
   auto gpu = make_cuda_backend(Physics::Tti);
   gpu->setup(p, k);
   for (int t = 0; t < p.steps; ++t)
