@@ -3,6 +3,7 @@
 /// one parallel region (launch_tti_regions): seven fork-joins a step cost more than the small
 /// layer regions themselves when the cores are shared.
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/cpu_tti_cpml.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/tti_K.hpp"
 
@@ -45,6 +46,10 @@ void update_regions(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c,
     const Region& r = regions[n];
     if (r.box.empty()) continue;
     const bool layer = r.kind() == RegionKind::Layer;
+    if (layer && f.cpml) { // the C-PML's layer (kernels/cpu/cpu_tti_cpml.cpp)
+      tti_cpml_update_box_cpu(f, l, c, r.box);
+      continue;
+    }
     tti_with_form(azimuth, layer, phi, [&](auto kAz, auto kLayer, auto kPhi) {
       update_box<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(f, l, c,
                                                                                        r.box);
@@ -63,6 +68,7 @@ public:
   BackendKind backend() const override { return BackendKind::Cpu; }
   Physics physics() const override { return Physics::Tti; }
   bool handles(RegionKind) const override { return true; }
+  bool handles_cpml() const override { return true; }
   void launch(const IsoFields&, const FieldLayout&, const StencilCoefs&, const Region&,
               void*) const override {
     throw std::logic_error(name() + " is a TTI kernel: launch it with launch_tti");
