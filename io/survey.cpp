@@ -510,10 +510,6 @@ Survey SurveyParser::parse(const std::string& document) {
     missing(physics_line, "anisotropy",
             "physics: tti needs anisotropy: {angle_unit, epsilon, delta, theta, optional phi}");
   }
-  if (survey.physics == "tti" && survey.boundary.type == BoundaryType::Cpml) {
-    reject_at(survey.boundary.loc.line, "boundary.type", "cpml",
-              "minimod with physics: tti (the TTI C-PML is not implemented)");
-  }
   if (auto node = top.find("interpolation")) {
     survey.interpolation = choice(*node, "interpolation", {"trilinear", "sinc"}) == 0
                                ? Interpolation::Trilinear

@@ -1,5 +1,6 @@
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/tti_cpml.hpp"
 #include "kernels/tti_problem.hpp"
 
 #include <algorithm>
@@ -228,8 +229,11 @@ std::size_t tti_device_bytes(const TtiProblem& p, bool phi) {
   const std::size_t samples = p.source_samples.size() * sizeof(float);
   const std::size_t traces =
       p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1) * sizeof(float);
-  return tti_array_bytes(p.layout.size, p.has_azimuth(), !p.eta.empty(), phi) + taps + samples +
-         traces;
+  const std::size_t cpml = p.boundary == BoundaryType::Cpml
+                               ? sizeof(float) * tti_cpml_memory_points(p.grid, p.layer)
+                               : 0;
+  return tti_array_bytes(p.layout.size, p.has_azimuth(), !p.eta.empty(), phi) + cpml + taps +
+         samples + traces;
 }
 
 } // namespace minimod

@@ -1,4 +1,5 @@
 #include "kernels/cpml.hpp"
+#include "kernels/tti_cpml.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -85,6 +86,14 @@ std::size_t cpml_memory_points(const Grid& grid, const LayerWidths& layer) {
       n += cpml_slab_points(grid, layer, axis, hi, 0) +
            cpml_slab_points(grid, layer, axis, hi, kHalo);
   return n;
+}
+
+std::size_t tti_cpml_memory_points(const Grid& grid, const LayerWidths& layer) {
+  std::size_t mix = 0;
+  for (int axis = 0; axis < 3; ++axis)
+    for (const bool hi : {false, true})
+      mix += cpml_slab_points(grid, layer, axis, hi, 0) * kTtiCpmlMix;
+  return 2 * cpml_memory_points(grid, layer) + mix;
 }
 
 CpmlView make_cpml_view(const Grid& grid, const LayerWidths& layer, const CpmlProfile& profile) {

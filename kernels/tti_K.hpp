@@ -23,6 +23,8 @@
 
 namespace minimod {
 
+struct TtiCpmlView; // kernels/tti_cpml.hpp
+
 // ---- The compact medium (docs/tti.md, "Medium layout and the TTI floor") ----------------------
 //
 // Besides vp2dt2 (a float, as in the isotropic update) a point's medium is four or five 16-bit
@@ -288,6 +290,9 @@ struct TtiFields {
   const std::int16_t* axis_y = nullptr;   ///< n_y, fixed point; null: no azimuth (n_y = 0)
   float* phi_p = nullptr;
   const float* eta = nullptr;
+  /// Set: the layer regions are C-PML regions (kernels/tti_cpml.hpp), eta and phi_p are unused,
+  /// and the backend has run the memory pass of the step before any layer region.
+  const TtiCpmlView* cpml = nullptr;
 };
 
 /// What the update of one point reads besides the stencil: the fields' centre values, the

@@ -330,6 +330,13 @@ TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
   return p;
 }
 
+void use_tti_cpml(TtiProblem& p, const TtiPlan& plan, const CpmlParams& params) {
+  if (!plan.layer.any()) return;
+  p.cpml = make_cpml_profile(plan.grid, plan.layer, plan.dt, plan.speed_max, params);
+  p.boundary = BoundaryType::Cpml;
+  std::vector<float>().swap(p.eta);
+}
+
 void set_tti_shot(TtiProblem& p, const std::vector<TtiSource>& sources,
                   const std::vector<Vec3>& receivers, Interpolation interpolation) {
   const Grid& g = p.grid;

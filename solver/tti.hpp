@@ -123,6 +123,11 @@ TtiProblem build_tti_problem(const TtiPlan& plan, const TtiModel& model,
                              const std::vector<Vec3>& receivers,
                              Interpolation interpolation = Interpolation::Sinc);
 
+/// Make the layer of `p` (built by build_tti_problem from `plan`) a C-PML with `params`
+/// (kernels/tti_cpml.hpp): its profile for the fastest P wave (plan.speed_max, as Minimod's eta),
+/// and no eta. No layer: nothing changes. Throws std::invalid_argument for bad parameters.
+void use_tti_cpml(TtiProblem& p, const TtiPlan& plan, const CpmlParams& params);
+
 /// Replace the taps and source samples of `p` with those of another shot (same grid and medium).
 /// Positions outside the grid and sources with fewer than p.steps samples: InputError.
 void set_tti_shot(TtiProblem& p, const std::vector<TtiSource>& sources,

@@ -4,9 +4,11 @@
 #include "io/h5_output.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/selection.hpp"
+#include "kernels/tti_cpml.hpp"
 #include "kernels/tti_problem.hpp"
 #include "models/velocity.hpp"
 #include "solver/equation.hpp"
+#include "solver/problem.hpp"
 #include "solver/wavelet.hpp"
 
 #include <algorithm>
@@ -82,19 +84,24 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
     << *dmin << " .. " << *dmax << ", fastest P wave " << p.speed_max << " m/s\n";
   o << "time        dt " << p.dt << " s (TTI stability limit " << p.dt_limit
     << " s; the isotropic one would be " << p.dt_limit_iso << " s), " << p.steps << " steps\n";
+  const bool cpml = s.boundary.type == BoundaryType::Cpml && p.layer.any();
   o << "layer       x " << p.layer.x_lo << "/" << p.layer.x_hi << ", y " << p.layer.y_lo << "/"
-    << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points\n";
+    << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points"
+    << (cpml ? " (C-PML)" : "") << "\n";
   o << "shots       " << s.shots.size() << ", receivers " << s.receivers.size() << "\n";
   const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, p.layer.x_lo);
   const bool azimuth = tti_model_has_azimuth(m);
-  const bool phi = tti_layer_has_elliptic_point(g, p.layer, m);
-  const auto bytes = static_cast<double>(tti_array_bytes(l.size, azimuth, p.layer.any(), phi));
+  const bool phi = !cpml && tti_layer_has_elliptic_point(g, p.layer, m);
+  const double memory = cpml ? 4.0 * static_cast<double>(tti_cpml_memory_points(g, p.layer)) : 0;
+  const auto bytes =
+      static_cast<double>(tti_array_bytes(l.size, azimuth, p.layer.any() && !cpml, phi)) + memory;
   const double arrays = bytes / (static_cast<double>(l.size) * 4.0); // 7 to 9.5
   o << "memory      " << format_bytes(bytes) << " (" << arrays
     << " padded float arrays: p, q and their previous steps, vp2dt2, the 16-bit anisotropy and "
        "axis"
     << (azimuth ? " with n_y" : "")
     << (!p.layer.any() ? ""
+        : cpml         ? ", and the C-PML's memory variables in the layer slabs"
         : phi          ? ", eta and phi"
                        : ", eta (no phi: the layer is nowhere elliptic)")
     << ")\n";
@@ -143,18 +150,21 @@ Plan tti_run_plan(const Survey& shot, const TtiModel& m, const TtiPlan& tti) {
   // (vp2dt2, the two pairs, n_y, eta), the source samples and the traces (recorded, resampled).
   const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, tti.layer.x_lo);
   const bool azimuth = tti_model_has_azimuth(m);
-  const bool phi = tti.layer.any() && tti_layer_has_elliptic_point(g, tti.layer, m);
+  // The C-PML: no eta and no phi, its memory variables in the slabs instead.
+  const bool cpml = shot.boundary.type == BoundaryType::Cpml && tti.layer.any();
+  const bool phi = !cpml && tti.layer.any() && tti_layer_has_elliptic_point(g, tti.layer, m);
+  const double memory = cpml ? 4.0 * static_cast<double>(tti_cpml_memory_points(g, tti.layer)) : 0;
   const double receivers = static_cast<double>(shot.receivers.size());
   const double sources = static_cast<double>(shot.sources.size());
   const double steps = static_cast<double>(p.steps);
   const double taps = (receivers + sources) * 8 * 12;
   p.device_bytes =
-      tti_array_bytes(l.size, azimuth, tti.layer.any(), phi) +
-      static_cast<std::size_t>(receivers * (steps + 1) * 4 + sources * steps * 4 + taps);
+      tti_array_bytes(l.size, azimuth, tti.layer.any() && !cpml, phi) +
+      static_cast<std::size_t>(memory + receivers * (steps + 1) * 4 + sources * steps * 4 + taps);
   const double field = 4.0 * static_cast<double>(l.size);
   const double model_arrays = m.phi.empty() ? 4 : 5;
   p.host_bytes = model_arrays * 4.0 * static_cast<double>(g.points()) +
-                 field * (3 + (azimuth ? 0.5 : 0) + (tti.layer.any() ? 1 : 0)) +
+                 field * (3 + (azimuth ? 0.5 : 0) + (tti.layer.any() && !cpml ? 1 : 0)) + memory +
                  sources * steps * 4 + 2 * receivers * (steps + 1) * 4;
   return p;
 }
@@ -189,8 +199,12 @@ public:
 
   std::unique_ptr<Problem> build_problem(const Survey& shot, const Plan& plan) const override {
     // The medium once (the taps of the shot with it); later shots replace the taps (set_shot).
-    return std::make_unique<TtiProblem>(build_tti_problem(
-        tti_plan(shot, plan), m_model, sources(shot, plan), receivers(shot), shot.interpolation));
+    const TtiPlan tti = tti_plan(shot, plan);
+    auto p = std::make_unique<TtiProblem>(
+        build_tti_problem(tti, m_model, sources(shot, plan), receivers(shot), shot.interpolation));
+    if (shot.boundary.type == BoundaryType::Cpml)
+      use_tti_cpml(*p, tti, cpml_params(shot.boundary, plan.fmax));
+    return p;
   }
 
   void set_shot(const Survey& shot, const Plan& plan, Problem& problem) const override {

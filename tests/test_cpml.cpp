@@ -9,6 +9,7 @@
 #include "solver/plan.hpp"
 #include "solver/problem.hpp"
 
+#include "omp_threads.hpp"
 #include "reflection_harness.hpp"
 
 #include <gtest/gtest.h>
@@ -110,6 +111,7 @@ TEST(CpmlProfile, CoefficientsAndSlabs) {
 }
 
 TEST(CpmlReflection, MeetsTheTargetsAtTheDefaultWidth) {
+  const test_support::OmpThreadCap threads(1); // small grids (tests/omp_threads.hpp)
   // Targets at 16 points: -45 dB at normal incidence, -40 dB at 45 degrees, -30 dB at 60.
   ReflectionSetup small;
   small.distance = 12;
@@ -181,6 +183,7 @@ std::pair<float, float> long_run(int steps, int tail, bool free_surface) {
 }
 
 TEST(CpmlStability, TwentyThousandStepsWithStrongContrasts) {
+  const test_support::OmpThreadCap threads(1); // small grids (tests/omp_threads.hpp)
   const auto [peak, late] = long_run(20000, 2000, false);
   ASSERT_TRUE(std::isfinite(peak));
   EXPECT_GT(peak, 0.0f);
@@ -188,6 +191,7 @@ TEST(CpmlStability, TwentyThousandStepsWithStrongContrasts) {
 }
 
 TEST(CpmlStability, TwentyThousandStepsUnderAFreeSurface) {
+  const test_support::OmpThreadCap threads(1); // small grids (tests/omp_threads.hpp)
   const auto [peak, late] = long_run(20000, 2000, true);
   ASSERT_TRUE(std::isfinite(peak));
   EXPECT_LT(late, 1e-4f * peak) << "peak " << peak << ", late " << late;

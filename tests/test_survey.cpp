@@ -792,10 +792,11 @@ TEST(SurveyTti, AnisotropyOfEveryKind) {
             "boundary: {free_surface: true}\n"
             "anisotropy: {angle_unit: degrees, epsilon: 0.2, delta: 0.1, theta: 30}\n");
   EXPECT_TRUE(fs.boundary.free_surface);
-  expect_error("physics: tti\n" + kGrid + kModel + kTime + kSources +
-                   "boundary: {type: cpml}\n"
-                   "anisotropy: {angle_unit: degrees, epsilon: 0.2, delta: 0.1, theta: 30}\n",
-               {"boundary.type", "cpml", "physics: tti"});
+  const Survey cpml =
+      parse("physics: tti\n" + kGrid + kModel + kTime + kSources +
+            "boundary: {type: cpml}\n"
+            "anisotropy: {angle_unit: degrees, epsilon: 0.2, delta: 0.1, theta: 30}\n");
+  EXPECT_EQ(cpml.boundary.type, BoundaryType::Cpml);
 }
 
 TEST(SurveyOptions, InterpolationAndFreeSurface) {

@@ -405,6 +405,43 @@ TEST_F(RunDir, TtiResumeAfterKillGivesTheSameFile) {
   expect_resume_after_kill(tti_multishot_survey(6), [this](const std::string& n) { return at(n); });
 }
 
+// boundary.type: cpml with physics: tti runs on the CPU reference: validate names the C-PML, the
+// gathers are finite, and they differ from those of Minimod's layer (the layers differ, the
+// direct wave and the medium do not).
+TEST_F(RunDir, TtiCpmlSurveyRunsOnTheCpuReference) {
+  std::string survey = tti_multishot_survey(2);
+  const std::string minimod = "boundary: {width: 7}\n";
+  const auto at_layer = survey.find(minimod);
+  ASSERT_NE(at_layer, std::string::npos);
+  std::ofstream(at("m.yaml")) << survey;
+  survey.replace(at_layer, minimod.size(), "boundary: {type: cpml, width: 7}\n");
+  std::ofstream(at("c.yaml")) << survey;
+  ASSERT_EQ(shell(kBinary + " validate " + at("c.yaml") + " > " + at("v.log") + " 2>&1"), 0)
+      << std::ifstream(at("v.log")).rdbuf();
+  std::stringstream plan;
+  plan << std::ifstream(at("v.log")).rdbuf();
+  EXPECT_NE(plan.str().find("(C-PML)"), std::string::npos) << plan.str();
+  ASSERT_EQ(shell("OMP_NUM_THREADS=1 " + kBinary + " run " + at("c.yaml") + " -o " + at("c.h5") +
+                  " --backend cpu --quiet"),
+            0);
+  ASSERT_EQ(shell("OMP_NUM_THREADS=1 " + kBinary + " run " + at("m.yaml") + " -o " + at("m.h5") +
+                  " --backend cpu --quiet"),
+            0);
+  const auto c = gathers(at("c.h5")), m = gathers(at("m.h5"));
+  ASSERT_EQ(c.size(), 2u);
+  ASSERT_EQ(m.size(), 2u);
+  ASSERT_EQ(c[0].size(), m[0].size());
+  double peak = 0, diff = 0;
+  for (std::size_t n = 0; n < c[0].size(); ++n) {
+    ASSERT_TRUE(std::isfinite(c[0][n]));
+    peak = std::max(peak, static_cast<double>(std::abs(c[0][n])));
+    diff = std::max(diff, static_cast<double>(std::abs(c[0][n] - m[0][n])));
+  }
+  EXPECT_GT(peak, 0) << "the receivers recorded nothing";
+  EXPECT_GT(diff, 0) << "the C-PML run is Minimod's";
+  EXPECT_LT(diff, peak) << "the C-PML run is not the same wave";
+}
+
 /// The snapshots of a file, [count][points], and their steps.
 std::pair<std::vector<float>, std::vector<int>> snapshots(const std::string& path) {
   std::vector<float> values;

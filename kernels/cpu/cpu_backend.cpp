@@ -5,6 +5,7 @@
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/cpu_cpml.hpp"
+#include "kernels/cpu/cpu_tti_cpml.hpp"
 #include "kernels/tti_problem.hpp"
 
 #include <algorithm>
@@ -40,22 +41,21 @@ public:
 
   void setup(const Problem& p, const RegionKernels& kernels) override {
     validate(p, kernels);
-    if (p.physics() == Physics::Tti && p.boundary == BoundaryType::Cpml)
-      throw std::invalid_argument("TTI problem with a C-PML: not implemented");
     m_problem = &p;
     m_kernels = kernels;
     // The layer's memory variable: phi of u wherever there is a layer; phi of p only where the
     // TTI layer drives it somewhere (tti_needs_phi).
-    const bool phi = p.physics() == Physics::Tti
-                         ? tti_needs_phi(static_cast<const TtiProblem&>(p))
-                         : !static_cast<const AcousticProblem&>(p).eta.empty();
+    // The C-PML has none (its memory variables live in the slabs).
+    m_cpml_on = p.boundary == BoundaryType::Cpml;
+    const bool phi = !m_cpml_on && (p.physics() == Physics::Tti
+                                        ? tti_needs_phi(static_cast<const TtiProblem&>(p))
+                                        : !static_cast<const AcousticProblem&>(p).eta.empty());
     const auto size = static_cast<std::size_t>(p.layout.size);
     const std::size_t fields = wavefield_names(p.physics()).size();
     m_current.assign(fields, std::vector<float>(size, 0.0f));
     m_next.assign(fields, std::vector<float>(size, 0.0f));
     m_phi.assign(phi ? size : 0, 0.0f);
-    m_cpml_on = p.boundary == BoundaryType::Cpml;
-    if (m_cpml_on) m_cpml.setup(p.grid, p.layer, p.cpml);
+    setup_cpml(p);
     m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
     m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
     m_traces.assign(p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1), 0.0f);
@@ -69,7 +69,7 @@ public:
     // The taps are read from the problem at every step: only the trace buffer follows them.
     m_problem = &p;
     // The C-PML view points at the problem's profile arrays.
-    if (m_cpml_on) m_cpml.setup(p.grid, p.layer, p.cpml);
+    setup_cpml(p);
     reset();
   }
 
@@ -79,7 +79,10 @@ public:
       for (auto& f : *set)
         std::fill(f.begin(), f.end(), 0.0f);
     std::fill(m_phi.begin(), m_phi.end(), 0.0f);
-    if (m_cpml_on) m_cpml.reset();
+    if (m_cpml_on) {
+      m_cpml.reset();
+      m_tti_cpml.reset();
+    }
     m_traces.assign(
         m_problem->receivers.owners() * (static_cast<std::size_t>(m_problem->steps) + 1), 0.0f);
   }
@@ -93,8 +96,13 @@ public:
   void update(StepPart part) override {
     require_ready("update");
     // The C-PML's memory pass reads u^n at every slab point: once a step, before any region.
-    if (m_cpml_on && part == StepPart::Shell)
-      cpml_memory_pass_cpu(m_cpml.view(), m_current[0].data(), m_problem->layout);
+    if (m_cpml_on && part == StepPart::Shell) {
+      if (m_problem->physics() == Physics::Tti)
+        tti_cpml_memory_pass_cpu(m_tti_cpml.view(), m_current[0].data(), m_current[1].data(),
+                                 m_problem->layout);
+      else
+        cpml_memory_pass_cpu(m_cpml.view(), m_current[0].data(), m_problem->layout);
+    }
     const std::vector<Region>& regions = m_parts[part == StepPart::Shell ? 0 : 1];
     if (regions.empty()) return;
     if (m_problem->physics() == Physics::Tti) {
@@ -208,6 +216,7 @@ private:
     f.q = m_current[1].data();
     f.q_next = m_next[1].data();
     f.phi_p = m_phi.empty() ? nullptr : m_phi.data();
+    f.cpml = m_cpml_on ? &m_tti_cpml.view() : nullptr;
     for (std::size_t first = 0; first < regions.size();) {
       const StencilKernel* k = m_kernels[static_cast<int>(regions[first].id)];
       std::size_t last = first + 1;
@@ -217,6 +226,15 @@ private:
                             static_cast<int>(last - first), nullptr);
       first = last;
     }
+  }
+
+  /// The C-PML's memory variables of the problem's equation (its view points at p.cpml).
+  void setup_cpml(const Problem& p) {
+    if (!m_cpml_on) return;
+    if (p.physics() == Physics::Tti)
+      m_tti_cpml.setup(p.grid, p.layer, p.cpml);
+    else
+      m_cpml.setup(p.grid, p.layer, p.cpml);
   }
 
   const std::vector<float>& current(int field, const char* what) const {
@@ -277,7 +295,8 @@ private:
   std::vector<std::vector<float>> m_next;     ///< step n - 1 on entry to update, n + 1 after it
   std::vector<float> m_phi;                   ///< the layer's memory variable; may be empty
   bool m_cpml_on = false;                     ///< the problem's layer is a C-PML
-  CpmlHostMemory m_cpml;                      ///< its memory variables
+  CpmlHostMemory m_cpml;                      ///< its memory variables (acoustic)
+  TtiCpmlHostMemory m_tti_cpml;               ///< those of p and q (TTI)
   std::vector<float> m_traces;
   std::vector<float> m_snapshot; ///< the dense copy snapshot_begin made
   bool m_snapshot_pending = false;

@@ -5,6 +5,7 @@
 /// stencil's p and q planes are in cache.
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/cpu_sweep.hpp"
+#include "kernels/cpu/cpu_tti_cpml.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/tti_K.hpp"
 
@@ -35,9 +36,18 @@ void update_regions(const TtiFields& f, const FieldLayout& l, const TtiCoefs& co
   const bool phi = f.phi_p != nullptr;
   const std::int64_t sy = l.pitch, sz = l.plane;
   const TtiCoefs& c = coefs;
+  // Under a C-PML the layer pieces take its update (kernels/cpu/cpu_tti_cpml.cpp: worksharing
+  // loops of one parallel region) and the sweep below only the inner ones.
+  if (f.cpml) {
+#pragma omp parallel
+    for (int n = 0; n < count; ++n)
+      if (!regions[n].box.empty() && regions[n].kind() == RegionKind::Layer)
+        tti_cpml_update_box_cpu(f, l, c, regions[n].box);
+  }
   // The 73-point stencil reads 9 planes of p and of q: half the inner tile's rows of the
   // isotropic sweep keep them in L2.
   cpu_sweep(regions, count, CpuTile{16, 64}, [&](const Region& r, int j, int k) {
+    if (f.cpml && r.kind() == RegionKind::Layer) return;
     const std::int64_t row = l.index(0, j, k);
     tti_with_form(
         azimuth, r.kind() == RegionKind::Layer, phi, [&](auto kAz, auto kLayer, auto kPhi) {
@@ -58,6 +68,7 @@ public:
   BackendKind backend() const override { return BackendKind::Cpu; }
   Physics physics() const override { return Physics::Tti; }
   bool handles(RegionKind) const override { return true; }
+  bool handles_cpml() const override { return true; }
   void launch(const IsoFields&, const FieldLayout&, const StencilCoefs&, const Region&,
               void*) const override {
     throw std::logic_error(name() + " is a TTI kernel: launch it with launch_tti");

@@ -14,6 +14,7 @@
 #include "kernels/cuda/finite_scan.cuh"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/cuda/tti_cpml_gpu.cuh"
 #include "kernels/tti_problem.hpp"
 
 #include <array>
@@ -67,8 +68,6 @@ public:
       throw std::invalid_argument(std::string("a ") + kGpuRuntimeName + " backend made for the " +
                                   physics_name(m_physics) + " equation cannot step a " +
                                   physics_name(p.physics()) + " problem");
-    if (p.boundary == BoundaryType::Cpml && m_physics == Physics::Tti)
-      throw std::invalid_argument("TTI problem with a C-PML: not implemented on the GPU");
     validate_medium(p);
     check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
     m_cpml_requested = p.boundary == BoundaryType::Cpml;
@@ -105,7 +104,8 @@ public:
     }
     upload_medium(p);
     if (phi) m_phi = DeviceBuffer(bytes, "phi");
-    if (m_cpml_requested) m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
+    if (m_cpml_requested && tti) m_tti_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
+    if (m_cpml_requested && !tti) m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
     upload_taps(p);
     // The uploads read pageable host memory that the caller may free once setup returns.
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
@@ -136,6 +136,7 @@ public:
         zero(b, s);
     zero(m_phi, s);
     if (m_cpml.on()) m_cpml.zero(s);
+    if (m_tti_cpml.on()) m_tti_cpml.zero(s);
     m_taps.zero_traces(s);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(s));
   }
@@ -153,6 +154,9 @@ public:
     // layer stream forks from the main one after it).
     if (m_cpml.on() && part == StepPart::Shell)
       m_cpml.memory_pass(m_current[0].as<const float>(), m_layout, m_streams.main());
+    if (m_tti_cpml.on() && part == StepPart::Shell)
+      m_tti_cpml.memory_pass(m_current[0].as<const float>(), m_current[1].as<const float>(),
+                             m_layout, m_streams.main());
     const std::vector<Region>& pieces = m_parts[part == StepPart::Shell ? 0 : 1];
     if (pieces.empty()) return;
     // The next fields are about to be overwritten: if a snapshot copy of one is in flight, wait
@@ -360,6 +364,7 @@ private:
     f.axis_y = m_axis_y.empty() ? nullptr : m_axis_y.as<const std::int16_t>();
     f.phi_p = m_phi.empty() ? nullptr : m_phi.as<float>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
+    f.cpml = m_tti_cpml.on() ? &m_tti_cpml.view() : nullptr;
     auto kernel_of = [&](const Region& r) { return m_kernels[static_cast<int>(r.id)]; };
     auto launch_layers = [&](gpuStream_t layers) {
       // Scratch kept between steps, so that a step allocates nothing on the host.
@@ -441,12 +446,14 @@ private:
       *b = DeviceBuffer();
     m_taps = DeviceTaps();
     m_cpml.release();
+    m_tti_cpml.release();
   }
 
   const Physics m_physics;
   bool m_free_surface = false;
   bool m_cpml_requested = false; ///< the problem's layer is a C-PML (kernels/cpml.hpp)
-  CpmlDevice m_cpml;             ///< its profile and memory variables
+  CpmlDevice m_cpml;             ///< its profile and memory variables (acoustic)
+  TtiCpmlDevice m_tti_cpml;      ///< those of p and q (TTI)
   StepStreams m_streams;      ///< the device; every step's kernels (the layers on a stream forked
                               ///< from the main one and joined back), timing
   StreamHandle m_copy;        ///< snapshot copies

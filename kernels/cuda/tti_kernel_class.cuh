@@ -11,6 +11,7 @@
 #include "kernels/cuda/gpu_kernel.hpp"
 #include "kernels/cuda/launch_limits.hpp"
 #include "kernels/cuda/tensor_map.hpp"
+#include "kernels/cuda/tti_cpml_gpu.cuh"
 #include "kernels/cuda/tti_kernels.cuh"
 #include "kernels/kernel.hpp"
 
@@ -56,6 +57,8 @@ public:
     return std::string("TTI: ") + what[static_cast<int>(M)] + ", " + tile() + " threads, " +
            std::to_string(tti_smem_bytes(M, Dx, Dy, Dz) / 1024) + " KB shared (inner and layer)";
   }
+  /// The C-PML's layer regions go to the shared slab kernel (tti_cpml_gpu.cuh).
+  bool handles_cpml() const override { return true; }
 
   std::string can_run(const Region& region, const FieldLayout& layout) const override {
     std::string why = StencilKernel::can_run(region, layout);
@@ -114,6 +117,12 @@ public:
                                     region_name(regions[first].id) + " and " +
                                     region_name(regions[r].id) + " differ");
     }
+    const auto s = static_cast<gpuStream_t>(stream);
+    if (layer && f.cpml) {
+      for (int r = first; r < count; ++r)
+        tti_cpml_layer_update_gpu(f, layout, coefs, regions[r].box, s);
+      return;
+    }
     // phi_p is needed only where the layer drives it (tti_needs_phi; the caller knows).
     if (layer && f.eta == nullptr)
       throw std::invalid_argument(name() + ": a layer region needs the eta field");
@@ -121,7 +130,6 @@ public:
     a.f = f;
     a.layout = layout;
     a.c = coefs;
-    const auto s = static_cast<gpuStream_t>(stream);
     if (!tti_streams(M) || !layer) {
       for (int r = first; r < count; ++r) {
         const Box& b = regions[r].box;
