@@ -83,6 +83,24 @@ TEST(DecompositionInput, CommandLineValues) {
   }
 }
 
+TEST(DecompositionInput, FaultInjectionIsParsedStrictly) {
+  const FaultInjection f = parse_fault_injection("shot=3,rank=1,step=25");
+  EXPECT_EQ(f.rank, 1);
+  EXPECT_EQ(f.shot, 3);
+  EXPECT_EQ(f.step, 25);
+  for (const char* bad :
+       {"", "rank=1,shot=3", "rank=1,shot=3,step=2,rank=0", "rank=-1,shot=0,step=0",
+        "rank=1,shot=3,step=", "rank=1,shot=3,step=2x", "rank=1,shot=3,steps=2",
+        "rank 1,shot=3,step=2", "rank=1,,shot=3,step=2", "rank=1,shot=3,step=2,"}) {
+    try {
+      parse_fault_injection(bad);
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const InputError& e) {
+      expect_has(e.what(), {"MINIMOD_FAULT_INJECT='", "allowed: rank=R,shot=S,step=N"});
+    }
+  }
+}
+
 TEST(DecompositionInput, SplitPiecesNeighboursAndRefusals) {
   const Grid g{40, 30, 24, 10, 10, 10, 0, 0, 0};
   const Split s{3, 1, 2};
