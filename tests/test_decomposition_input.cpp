@@ -195,13 +195,26 @@ TEST(DecompositionInput, ValidatePrintsTheSplitAndTheCap) {
   const Survey s = parse_survey(kSurvey + "decomposition: [2, 1, 1]\n", "d.yaml", ".");
   ValidateOptions o;
   o.backend = "cpu";
-  o.max_device_memory = "1MB";
   const std::string text = validate_survey(s, o);
   expect_has(text, {"decomposition 2x1x1: 2 ranks a shot",
                     "rank 0: [0, 20) x [0, 30) x [0, 24), 20 x 30 x 24 points; halo 4 planes "
-                    "toward x+, 11.25 KiB sent a step",
-                    "rank 1: [20, 40)", "halo        11.25 KiB a step", "memory      about",
-                    "cap         --max-device-memory", "does NOT fit"});
+                    "toward x+, 11.25 KiB sent a step; device memory about",
+                    "rank 1: [20, 40)", "halo        11.25 KiB a step", "memory      about"});
+  // With a cap: the figure `run` checks (the cut problem's Problem::device_bytes), refused as
+  // `run` refuses it when a rank's exceeds the cap.
+  o.max_device_memory = "1GB";
+  expect_has(validate_survey(s, o),
+             {"cap         --max-device-memory 953.67 MiB: fits (1.48 MiB a rank at most",
+              "as `run` computes it"});
+  o.max_device_memory = "1MB";
+  try {
+    validate_survey(s, o);
+    ADD_FAILURE() << "a cap of 1MB accepted";
+  } catch (const InputError& e) {
+    expect_has(e.what(),
+               {"--max-device-memory: 976.56 KiB: rank 0", "'s subdomain (split 2x1x1) of ",
+                " points needs 1.48 MiB", "allowed: a cap of at least that"});
+  }
   o.decompose = "1x1x1";
   o.max_device_memory.clear();
   expect_has(validate_survey(s, o), {"decomposition none"});
