@@ -681,8 +681,9 @@ public:
       return e;
     }
     const std::string named = "rank " + std::to_string(world_rank()) + ": " + error;
-    // The other ranks may wait for this one's halo or scan: tell each. The text stays alive
-    // until the shot's communicator is replaced (the sends are not waited for).
+    // The other ranks may wait for this one's halo or scan: tell each. The sends are not waited
+    // for (a rank that has finished the shot never receives its notice), so the text stays
+    // alive as long as the hooks.
     m_notices.push_back(named);
     const std::string& text = m_notices.back();
     for (int r = 0; r < split_ranks(m_state->split); ++r) {
@@ -769,20 +770,25 @@ public:
     std::vector<std::int64_t> all(static_cast<std::size_t>(4 * ranks));
     std::vector<float> maxima(static_cast<std::size_t>(ranks));
     // Non-blocking, so that a rank that failed before its scan cannot leave the others waiting.
+    // The buffers are on the heap: an abandoned collective keeps them (moved, so not moved in
+    // memory) for as long as the hooks live.
+    std::vector<std::int64_t> send(mine, mine + 4);
+    std::vector<float> send_max{local.max_abs};
     std::vector<MPI_Request> requests(2);
-    check_mpi(
-        MPI_Iallgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, m_comm, &requests[0]),
-        "reduce scan");
-    check_mpi(MPI_Iallgather(&local.max_abs, 1, MPI_FLOAT, maxima.data(), 1, MPI_FLOAT, m_comm,
+    check_mpi(MPI_Iallgather(send.data(), 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, m_comm,
+                             &requests[0]),
+              "reduce scan");
+    check_mpi(MPI_Iallgather(send_max.data(), 1, MPI_FLOAT, maxima.data(), 1, MPI_FLOAT, m_comm,
                              &requests[1]),
               "reduce scan");
     try {
       wait(requests, "reduce scan");
     } catch (...) {
-      // A collective cannot be cancelled: its buffers must outlive it, as long as the hooks.
+      // A collective cannot be cancelled or freed: it may still write or read these.
       m_abandoned_ints.push_back(std::move(all));
+      m_abandoned_ints.push_back(std::move(send));
       m_abandoned_floats.push_back(std::move(maxima));
-      m_abandoned_ints.emplace_back(mine, mine + 4);
+      m_abandoned_floats.push_back(std::move(send_max));
       throw;
     }
     FiniteScan out;
@@ -909,7 +915,7 @@ private:
   /// Wait for `requests`, while watching for another rank's failure (its notice: throw a
   /// RuntimeFailure with its error) and for SIGINT or SIGTERM (throw Interrupted).
   void wait(std::vector<MPI_Request>& requests, const char* what) {
-    for (int spins = 0;; ++spins) {
+    for (int spins = 0;;) {
       int done = 0;
       check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
                             MPI_STATUSES_IGNORE),
@@ -930,7 +936,11 @@ private:
       }
       throw_if_interrupted();
       // Spin while the wait is short (a step's halo); then let a shared core go to the others.
-      if (spins > 10000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      if (spins < 10000) {
+        ++spins;
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
     }
   }
 
