@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -32,6 +33,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <thread>
 
 namespace minimod {
 namespace {
@@ -324,6 +326,15 @@ int cmd_kernels() {
 
 namespace {
 
+/// Under MPI an input error is most often every rank's (the same command line and survey, or an
+/// error the ranks agree on): rank 0 prints it, and its MPI_Abort (main) ends the other ranks.
+/// Another rank waits for that before it prints, so that the error is printed once, and an error
+/// that only this rank has (a file its host cannot read) is still printed, 3 s later.
+void defer_input_error_to_rank_0() {
+  if (minimod::mpi_size() > 1 && minimod::mpi_rank() != 0)
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+}
+
 /// The program; main wraps it in MPI's start and end.
 int run_main(int argc, char** argv) {
   using namespace minimod;
@@ -426,6 +437,7 @@ int run_main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) defer_input_error_to_rank_0();
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
@@ -447,6 +459,7 @@ int run_main(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "; stopped\n";
     return 128 + e.signal(); // as a shell reports a process ended by that signal
   } catch (const InputError& e) {
+    defer_input_error_to_rank_0();
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const RuntimeFailure& e) {

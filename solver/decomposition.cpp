@@ -7,6 +7,7 @@
 #include "io/errors.hpp"
 #include "kernels/halo_exchange.hpp"
 #include "kernels/tti_problem.hpp"
+#include "solver/interrupt.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -15,8 +16,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <limits>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 namespace minimod {
@@ -450,6 +454,46 @@ std::unique_ptr<Problem> cut_problem(const Problem& global, const Split& s, int 
   return out;
 }
 
+FaultInjection parse_fault_injection(const std::string& text) {
+  const std::string what = "MINIMOD_FAULT_INJECT='" + text + "'";
+  const std::string allowed =
+      "; allowed: rank=R,shot=S,step=N, each once, as non-negative integers (rank R of the "
+      "group modelling shot S fails as step N starts)";
+  FaultInjection f;
+  bool seen[3] = {false, false, false};
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', at);
+    const std::string item =
+        text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    int index = key == "rank" ? 0 : key == "shot" ? 1 : key == "step" ? 2 : -1;
+    if (eq == std::string::npos || index < 0)
+      throw InputError(what + ": '" + item + "' is not rank=R, shot=S or step=N" + allowed);
+    if (seen[index]) throw InputError(what + ": " + key + " is given twice" + allowed);
+    const std::string digits = item.substr(eq + 1);
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }))
+      throw InputError(what + ": " + key + " '" + digits + "' is not a non-negative integer" +
+                       allowed);
+    seen[index] = true;
+    (index == 0 ? f.rank : index == 1 ? f.shot : f.step) = std::stoi(digits);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (!seen[i])
+      throw InputError(what + ": " +
+                       (i == 0   ? "rank"
+                        : i == 1 ? "shot"
+                                 : "step") +
+                       " is missing" + allowed);
+  }
+  return f;
+}
+
 #if defined(MINIMOD_HAVE_MPI)
 bool mpi_reads_device_memory() {
   if (const char* force = std::getenv("MINIMOD_HALO_HOST_STAGING"))
@@ -599,13 +643,73 @@ void unpack(const std::vector<float*>& fields, const FieldLayout& l, const Box& 
 }
 
 constexpr int kHaloTagBase = 1000;
+constexpr int kAbortTag = 999; ///< a rank of the shot failed: its error
 
 class DecomposedHooks final : public DomainHooks {
 public:
-  DecomposedHooks(std::shared_ptr<DecompositionState> state, MPI_Comm comm, Physics physics)
-      : m_state(std::move(state)), m_comm(comm), m_edges(physics == Physics::Tti) {}
+  /// `comm`: the ranks of the shot, for the agreement before each shot; the exchanges and
+  /// gathers go over a duplicate of it, replaced after a shot that a failure left unfinished.
+  DecomposedHooks(std::shared_ptr<DecompositionState> state, MPI_Comm comm, Physics physics,
+                  std::optional<FaultInjection> fault)
+      : m_state(std::move(state)), m_base(comm), m_edges(physics == Physics::Tti), m_fault(fault) {
+    check_mpi(MPI_Comm_dup(comm, &m_comm), "duplicate the shot's communicator");
+  }
+  ~DecomposedHooks() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&m_comm);
+  }
+  DecomposedHooks(const DecomposedHooks&) = delete;
+  DecomposedHooks& operator=(const DecomposedHooks&) = delete;
 
-  void start_exchange(Backend& backend, int) override {
+  void begin_shot(int shot) override {
+    m_shot = shot;
+    // Messages of a shot that a failure cut short may still be on their way (halos, an error
+    // notice, a scan): the next shot starts on a fresh communicator where any rank has some.
+    const int mine = m_dirty ? 1 : 0;
+    int any = 0;
+    check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, m_base), "begin a shot");
+    if (any) {
+      MPI_Comm fresh = MPI_COMM_NULL;
+      check_mpi(MPI_Comm_dup(m_base, &fresh), "renew the shot's communicator");
+      MPI_Comm_free(&m_comm); // freed once what is pending on it completes, if ever
+      m_comm = fresh;
+    }
+    m_dirty = false;
+  }
+
+  std::string abandon_shot(const std::string& error) override {
+    m_dirty = true;
+    drop_requests();
+    if (!m_peer_error.empty()) {
+      // Failed because another rank did: that rank's error is the shot's.
+      std::string e;
+      std::swap(e, m_peer_error);
+      return e;
+    }
+    const std::string named = "rank " + std::to_string(world_rank()) + ": " + error;
+    // The other ranks may wait for this one's halo or scan: tell each. The sends are not waited
+    // for (a rank that has finished the shot never receives its notice), so the text stays
+    // alive as long as the hooks.
+    m_notices.push_back(named);
+    const std::string& text = m_notices.back();
+    for (int r = 0; r < split_ranks(m_state->split); ++r) {
+      if (r == rank()) continue;
+      MPI_Request request;
+      check_mpi(MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, r, kAbortTag,
+                          m_comm, &request),
+                "tell the shot's ranks of a failure");
+      MPI_Request_free(&request);
+    }
+    return named;
+  }
+
+  void start_exchange(Backend& backend, int n) override {
+    if (m_fault && m_fault->shot == m_shot && m_fault->rank == rank() && m_fault->step == n) {
+      throw RuntimeFailure("injected failure (MINIMOD_FAULT_INJECT): shot " +
+                           std::to_string(m_shot) + ", step " + std::to_string(n) + ", rank " +
+                           std::to_string(rank()) + " of the shot");
+    }
     const auto t0 = Clock::now();
     prepare(backend);
     const std::vector<float*> fields = backend.halo_fields();
@@ -642,9 +746,7 @@ public:
 
   void finish_exchange(Backend& backend, int) override {
     const auto t0 = Clock::now();
-    check_mpi(
-        MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE),
-        "halo exchange");
+    wait(m_requests, "halo exchange");
     m_requests.clear();
     const std::vector<float*> fields = backend.halo_fields();
     if (m_device) {
@@ -674,10 +776,28 @@ public:
     const int ranks = split_ranks(m_state->split);
     std::vector<std::int64_t> all(static_cast<std::size_t>(4 * ranks));
     std::vector<float> maxima(static_cast<std::size_t>(ranks));
-    check_mpi(MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, m_comm),
+    // Non-blocking, so that a rank that failed before its scan cannot leave the others waiting.
+    // The buffers are on the heap: an abandoned collective keeps them (moved, so not moved in
+    // memory) for as long as the hooks live.
+    std::vector<std::int64_t> send(mine, mine + 4);
+    std::vector<float> send_max{local.max_abs};
+    std::vector<MPI_Request> requests(2);
+    check_mpi(MPI_Iallgather(send.data(), 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, m_comm,
+                             &requests[0]),
               "reduce scan");
-    check_mpi(MPI_Allgather(&local.max_abs, 1, MPI_FLOAT, maxima.data(), 1, MPI_FLOAT, m_comm),
+    check_mpi(MPI_Iallgather(send_max.data(), 1, MPI_FLOAT, maxima.data(), 1, MPI_FLOAT, m_comm,
+                             &requests[1]),
               "reduce scan");
+    try {
+      wait(requests, "reduce scan");
+    } catch (...) {
+      // A collective cannot be cancelled or freed: it may still write or read these.
+      m_abandoned_ints.push_back(std::move(all));
+      m_abandoned_ints.push_back(std::move(send));
+      m_abandoned_floats.push_back(std::move(maxima));
+      m_abandoned_floats.push_back(std::move(send_max));
+      throw;
+    }
     FiniteScan out;
     out.points = 0;
     for (int r = 0; r < ranks; ++r) {
@@ -792,7 +912,61 @@ public:
 
 private:
   int rank() const { return m_state->rank; }
+  static int world_rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+  }
   SubdomainBox box() const { return subdomain_box(m_state->grid, m_state->split, m_state->rank); }
+
+  /// Wait for `requests`, while watching for another rank's failure (its notice: throw a
+  /// RuntimeFailure with its error) and for SIGINT or SIGTERM (throw Interrupted).
+  void wait(std::vector<MPI_Request>& requests, const char* what) {
+    for (int spins = 0;;) {
+      int done = 0;
+      check_mpi(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
+                            MPI_STATUSES_IGNORE),
+                what);
+      if (done) return;
+      int notice = 0;
+      MPI_Status status;
+      check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, kAbortTag, m_comm, &notice, &status), what);
+      if (notice) {
+        int length = 0;
+        MPI_Get_count(&status, MPI_CHAR, &length);
+        std::string text(static_cast<std::size_t>(length), '\0');
+        check_mpi(MPI_Recv(text.data(), length, MPI_CHAR, status.MPI_SOURCE, kAbortTag, m_comm,
+                           MPI_STATUS_IGNORE),
+                  what);
+        m_peer_error = text;
+        throw RuntimeFailure(text);
+      }
+      throw_if_interrupted();
+      // Spin while the wait is short (a step's halo); then let a shared core go to the others.
+      if (spins < 10000) {
+        ++spins;
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+  }
+
+  /// Cancel the halo receives in flight (completed or cancelled, their buffer is free after) and
+  /// let go of the sends (the peers no longer receive them; the communicator is replaced).
+  void drop_requests() {
+    // start_exchange posts the receives first, one a neighbour, then the sends.
+    for (std::size_t i = 0; i < m_requests.size(); ++i) {
+      MPI_Request& r = m_requests[i];
+      if (r == MPI_REQUEST_NULL) continue;
+      if (i < m_exchanges.size()) {
+        MPI_Cancel(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Request_free(&r);
+      }
+    }
+    m_requests.clear();
+  }
 
   /// The exchanges of this subdomain and their buffers, set up on the first step: packed host
   /// buffers on the CPU; on a GPU, device buffers packed by kernels on the backend's stream and
@@ -833,8 +1007,16 @@ private:
   }
 
   std::shared_ptr<DecompositionState> m_state;
-  MPI_Comm m_comm;
+  MPI_Comm m_base;                 ///< the shot's ranks (begin_shot's agreement)
+  MPI_Comm m_comm = MPI_COMM_NULL; ///< exchanges and gathers
   bool m_edges = false;
+  std::optional<FaultInjection> m_fault;
+  int m_shot = -1;
+  bool m_dirty = false;     ///< this rank left messages of the shot unfinished
+  std::string m_peer_error; ///< the notice of another rank's failure, when that stopped this one
+  std::deque<std::string> m_notices; ///< texts of this rank's failure notices (sent unwaited)
+  std::deque<std::vector<std::int64_t>> m_abandoned_ints; ///< buffers of abandoned scans
+  std::deque<std::vector<float>> m_abandoned_floats;
   bool m_prepared = false;
   bool m_fused_traces = false; ///< GPU receivers sum with fused multiply-adds
   FieldLayout m_layout;
@@ -864,7 +1046,9 @@ DecomposedRun decompose(std::shared_ptr<const Equation> equation, const Split& s
   const Physics physics = equation->physics();
   DecomposedRun run;
   run.equation = std::make_shared<DecomposedEquation>(std::move(equation), state);
-  run.hooks = std::make_unique<DecomposedHooks>(state, comm, physics);
+  std::optional<FaultInjection> fault;
+  if (const char* text = std::getenv("MINIMOD_FAULT_INJECT")) fault = parse_fault_injection(text);
+  run.hooks = std::make_unique<DecomposedHooks>(state, comm, physics, fault);
   return run;
 }
 #endif

@@ -107,6 +107,19 @@ struct ReceiverMap {
 /// `map`. Returns the map (the same on every rank).
 ReceiverMap cut_taps(const Problem& global, const Split& split, int rank, Problem& local);
 
+/// A failure injected for tests of a decomposed run (MINIMOD_FAULT_INJECT="rank=R,shot=S,step=N",
+/// docs/architecture.md): rank R of the group modelling shot S (0 for the group's first) throws
+/// a RuntimeFailure as step N starts, so that the other ranks are left waiting for its halo.
+struct FaultInjection {
+  int rank = 0;
+  int shot = 0;
+  int step = 0;
+};
+
+/// Parse the value of MINIMOD_FAULT_INJECT: each of rank, shot and step exactly once, as
+/// non-negative integers, separated by commas; InputError naming the variable otherwise.
+FaultInjection parse_fault_injection(const std::string& text);
+
 #if defined(MINIMOD_HAVE_MPI)
 /// A run's side of one subdomain.
 struct DecomposedRun {

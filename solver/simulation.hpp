@@ -92,6 +92,12 @@ public:
   /// waiting, unpacking) since reset_halo_ms.
   virtual double halo_ms() const { return 0; }
   virtual void reset_halo_ms() {}
+  /// Before the run of shot `shot` (the survey's number), on every rank of the shot together.
+  virtual void begin_shot(int shot) { (void)shot; }
+  /// This rank failed during the shot with `error`: tell the other ranks of the shot, which would
+  /// otherwise wait for this one, and drop what this rank has in flight. Returns the error as the
+  /// shot reports it.
+  virtual std::string abandon_shot(const std::string& error) { return error; }
 };
 
 /// A prepared run.

@@ -78,6 +78,8 @@ public:
     r.timing.shot = shot;
     r.timing.rank = rank;
     r.timing.ranks = m_ranks;
+    DomainHooks* hooks = m_sim->domain_hooks();
+    bool begun = false; // the ranks of a decomposed shot are in its time loop together
     try {
       auto t0 = Clock::now();
       std::string load_error;
@@ -97,11 +99,15 @@ public:
       m_first_setup_ms = 0;
 
       t0 = Clock::now();
-      if (DomainHooks* hooks = m_sim->domain_hooks()) hooks->reset_halo_ms();
+      if (hooks) {
+        hooks->begin_shot(shot);
+        begun = true;
+        hooks->reset_halo_ms();
+      }
       r.loop = m_sim->run(m_options.hooks.on_progress, snapshots_to,
                           snapshots.value_or(snapshots_to != nullptr));
       r.timing.step_ms = ms_since(t0);
-      if (DomainHooks* hooks = m_sim->domain_hooks()) r.timing.halo_ms = hooks->halo_ms();
+      if (hooks) r.timing.halo_ms = hooks->halo_ms();
 
       t0 = Clock::now();
       const Plan& plan = m_sim->plan();
@@ -131,7 +137,9 @@ public:
     } catch (const std::exception& e) {
       if (rethrow) throw; // a survey of one shot fails as a whole, with the error's own type
       r.ok = false;
-      r.error = e.what();
+      // A decomposed shot: the other ranks learn of it (rather than wait for this one), and the
+      // error names the rank where it happened.
+      r.error = begun ? hooks->abandon_shot(e.what()) : e.what();
     }
     r.backend = backend_name(m_sim->backend().kind());
     r.device = m_sim->backend().device_name();

@@ -8,14 +8,17 @@
 #include "kernels/tti_problem.hpp"
 #include "models/velocity.hpp"
 #include "solver/decomposition.hpp"
+#include "solver/equation.hpp"
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
 #include "solver/tti_run.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 namespace minimod {
 
@@ -57,8 +60,32 @@ std::string estimate_text(const Survey& s, const Plan& plan, BackendKind kind) {
          " in docs/perf); an estimate, not a measurement\n";
 }
 
+/// The device memory of each rank's subdomain exactly as `run` checks it against
+/// --max-device-memory before allocating: Problem::device_bytes of the problem the rank builds
+/// for shot 0 (the whole grid's problem, cut to the subdomain with its taps). Builds the model and
+/// the whole grid's problem on the host, as each rank of the run does.
+std::vector<std::size_t> rank_device_bytes(const Survey& s, const Split& split, int steps) {
+  const std::shared_ptr<Equation> equation = make_equation(s);
+  equation->build_model(s);
+  const Survey first = survey_for_shot(s, 0);
+  const Plan plan = equation->make_plan(first, steps);
+  require_host_memory(plan.host_bytes - equation->model_bytes(),
+                      "the whole grid's problem (validate's device memory of each rank)");
+  const std::unique_ptr<Problem> global = equation->build_problem(first, plan);
+  std::vector<std::size_t> bytes;
+  if (split_ranks(split) == 1) {
+    bytes.push_back(global->device_bytes());
+    return bytes;
+  }
+  for (int r = 0; r < split_ranks(split); ++r)
+    bytes.push_back(cut_problem(*global, split, r)->device_bytes());
+  return bytes;
+}
+
 /// The split of each shot's grid, as `run` makes it: each rank's subgrid, neighbours, halo and
-/// device memory (the whole grid's scaled by the padded points, an estimate), against the cap.
+/// device memory (the whole grid's scaled by the padded points, an estimate; with a cap, the
+/// exact figure `run` checks, rank_device_bytes). A cap that a rank's figure exceeds is refused
+/// (InputError, with the numbers), as `run` refuses it.
 std::string describe_decomposition(const Survey& s, const Grid& grid, double whole_device_bytes,
                                    int fields, bool edges, const ValidateOptions& o) {
   std::optional<Split> override;
@@ -67,13 +94,15 @@ std::string describe_decomposition(const Survey& s, const Grid& grid, double who
   const std::size_t cap = o.max_device_memory.empty()
                               ? 0
                               : parse_memory_size(o.max_device_memory, "--max-device-memory");
+  const std::vector<std::size_t> exact =
+      cap > 0 ? rank_device_bytes(s, split, o.steps) : std::vector<std::size_t>{};
   const FieldLayout whole = make_field_layout(grid.nx, grid.ny, grid.nz, 0);
   std::ostringstream out;
   const int ranks = split_ranks(split);
   double most = 0;
   if (ranks == 1) {
     out << "decomposition none: one rank models a shot on the whole grid\n";
-    most = whole_device_bytes;
+    most = exact.empty() ? whole_device_bytes : static_cast<double>(exact.front());
   } else {
     out << "decomposition " << split_text(split) << ": " << ranks
         << " ranks a shot, one subdomain (and one GPU) each; run under mpirun -np N, N a multiple "
@@ -84,8 +113,9 @@ std::string describe_decomposition(const Survey& s, const Grid& grid, double who
     for (int r = 0; r < ranks; ++r) {
       const SubdomainBox b = subdomain_box(grid, split, r);
       const FieldLayout l = make_field_layout(b.size[0], b.size[1], b.size[2], 0);
-      const double bytes =
-          whole_device_bytes * static_cast<double>(l.size) / static_cast<double>(whole.size);
+      const double bytes = exact.empty() ? whole_device_bytes * static_cast<double>(l.size) /
+                                               static_cast<double>(whole.size)
+                                         : static_cast<double>(exact[static_cast<std::size_t>(r)]);
       const std::size_t halo = 4 * halo_floats_per_step(grid, split, r, fields, edges);
       most = std::max(most, bytes);
       halo_most = std::max(halo_most, halo);
@@ -100,26 +130,37 @@ std::string describe_decomposition(const Survey& s, const Grid& grid, double who
           << b.offset[1] << ", " << b.offset[1] + b.size[1] << ") x [" << b.offset[2] << ", "
           << b.offset[2] + b.size[2] << "), " << b.size[0] << " x " << b.size[1] << " x "
           << b.size[2] << " points; halo " << kHalo << " planes toward " << faces << ", "
-          << format_bytes(static_cast<double>(halo)) << " sent a step; device memory about "
-          << format_bytes(bytes) << "\n";
+          << format_bytes(static_cast<double>(halo)) << " sent a step; device memory "
+          << (exact.empty() ? "about " : "") << format_bytes(bytes) << "\n";
     }
     if (ranks > 64) out << "  (" << ranks - 64 << " more ranks)\n";
     out << "halo        " << format_bytes(static_cast<double>(halo_most))
         << " a step sent by a rank at most (as much received), "
         << format_bytes(static_cast<double>(halo_all)) << " a step by all ranks of a shot"
         << (edges ? " (faces, edges and corners: TTI's mixed derivatives)" : " (faces)") << "\n";
-    out << "memory      about " << format_bytes(most)
-        << " of device memory a rank (a GPU) at most, " << format_bytes(whole_device_bytes)
+    out << "memory      " << (exact.empty() ? "about " : "") << format_bytes(most)
+        << " of device memory a rank (a GPU) at most, about " << format_bytes(whole_device_bytes)
         << " for the whole grid on one\n";
   }
   if (cap > 0) {
-    const bool fits = most <= static_cast<double>(cap);
-    out << "cap         --max-device-memory " << format_bytes(static_cast<double>(cap)) << ": "
-        << (fits ? "fits" : "does NOT fit") << " (about " << format_bytes(most) << " a rank)\n";
-    if (!fits) {
-      out << "warning: `run` refuses this (exit 2) before allocating; split the grid over more "
-             "ranks (--decompose)\n";
+    // The largest rank's figure against the cap, as `run` compares them (Simulation).
+    const auto largest = std::max_element(exact.begin(), exact.end()) - exact.begin();
+    const std::size_t needed = exact[static_cast<std::size_t>(largest)];
+    if (needed > cap) {
+      const SubdomainBox b = subdomain_box(grid, split, static_cast<int>(largest));
+      throw InputError(
+          "--max-device-memory: " + format_bytes(static_cast<double>(cap)) + ": " +
+          (ranks > 1 ? "rank " + std::to_string(largest) + "'s subdomain (split " +
+                           split_text(split) + ") of "
+                     : std::string("the ")) +
+          std::to_string(b.size[0]) + " x " + std::to_string(b.size[1]) + " x " +
+          std::to_string(b.size[2]) + " points needs " + format_bytes(static_cast<double>(needed)) +
+          " of device memory (as `run` computes it before allocating, and refuses); allowed: a "
+          "cap of at least that, or the grid split over more ranks (--decompose, mpirun -np N)");
     }
+    out << "cap         --max-device-memory " << format_bytes(static_cast<double>(cap))
+        << ": fits (" << format_bytes(static_cast<double>(needed))
+        << " a rank at most, as `run` computes it)\n";
   }
   return out.str();
 }

@@ -83,6 +83,24 @@ TEST(DecompositionInput, CommandLineValues) {
   }
 }
 
+TEST(DecompositionInput, FaultInjectionIsParsedStrictly) {
+  const FaultInjection f = parse_fault_injection("shot=3,rank=1,step=25");
+  EXPECT_EQ(f.rank, 1);
+  EXPECT_EQ(f.shot, 3);
+  EXPECT_EQ(f.step, 25);
+  for (const char* bad :
+       {"", "rank=1,shot=3", "rank=1,shot=3,step=2,rank=0", "rank=-1,shot=0,step=0",
+        "rank=1,shot=3,step=", "rank=1,shot=3,step=2x", "rank=1,shot=3,steps=2",
+        "rank 1,shot=3,step=2", "rank=1,,shot=3,step=2", "rank=1,shot=3,step=2,"}) {
+    try {
+      parse_fault_injection(bad);
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const InputError& e) {
+      expect_has(e.what(), {"MINIMOD_FAULT_INJECT='", "allowed: rank=R,shot=S,step=N"});
+    }
+  }
+}
+
 TEST(DecompositionInput, SplitPiecesNeighboursAndRefusals) {
   const Grid g{40, 30, 24, 10, 10, 10, 0, 0, 0};
   const Split s{3, 1, 2};
@@ -177,13 +195,26 @@ TEST(DecompositionInput, ValidatePrintsTheSplitAndTheCap) {
   const Survey s = parse_survey(kSurvey + "decomposition: [2, 1, 1]\n", "d.yaml", ".");
   ValidateOptions o;
   o.backend = "cpu";
-  o.max_device_memory = "1MB";
   const std::string text = validate_survey(s, o);
   expect_has(text, {"decomposition 2x1x1: 2 ranks a shot",
                     "rank 0: [0, 20) x [0, 30) x [0, 24), 20 x 30 x 24 points; halo 4 planes "
-                    "toward x+, 11.25 KiB sent a step",
-                    "rank 1: [20, 40)", "halo        11.25 KiB a step", "memory      about",
-                    "cap         --max-device-memory", "does NOT fit"});
+                    "toward x+, 11.25 KiB sent a step; device memory about",
+                    "rank 1: [20, 40)", "halo        11.25 KiB a step", "memory      about"});
+  // With a cap: the figure `run` checks (the cut problem's Problem::device_bytes), refused as
+  // `run` refuses it when a rank's exceeds the cap.
+  o.max_device_memory = "1GB";
+  expect_has(validate_survey(s, o),
+             {"cap         --max-device-memory 953.67 MiB: fits (1.48 MiB a rank at most",
+              "as `run` computes it"});
+  o.max_device_memory = "1MB";
+  try {
+    validate_survey(s, o);
+    ADD_FAILURE() << "a cap of 1MB accepted";
+  } catch (const InputError& e) {
+    expect_has(e.what(),
+               {"--max-device-memory: 976.56 KiB: rank 0", "'s subdomain (split 2x1x1) of ",
+                " points needs 1.48 MiB", "allowed: a cap of at least that"});
+  }
   o.decompose = "1x1x1";
   o.max_device_memory.clear();
   expect_has(validate_survey(s, o), {"decomposition none"});

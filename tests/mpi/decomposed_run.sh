@@ -2,7 +2,8 @@
 # The program end to end with its grid split over MPI ranks (CPU backend): the example surveys
 # under mpirun give the one-process output's gathers and snapshots (h5diff), shots over two groups
 # of two ranks included; a device memory cap refuses the whole grid on one rank and admits the
-# same run split over two; a rank count the split does not divide is refused (exit 2).
+# same run split over two, and validate refuses and admits the same with run's figure; a rank
+# count the split does not divide is refused (exit 2).
 # Usage: decomposed_run.sh MINIMOD_BINARY SOURCE_DIR WORK_DIR. Exit 77 (skip) without mpirun or
 # h5diff.
 set -u
@@ -44,6 +45,18 @@ code=$?
 grep -q "needs .* of device memory" cap1.err || fail "cap on one rank: $(cat cap1.err)"
 mpi 2 run "$acoustic" $common --max-device-memory 9MB -o cap2.h5 || fail "cap on two ranks"
 same one.h5 cap2.h5 /shots
+# validate refuses what run refuses, with run's own figure, and admits what run admits.
+"$bin" validate "$acoustic" --steps 60 --decompose 1x1x1 --max-device-memory 9MB \
+  >cap1.validate 2>cap1.validate.err
+code=$?
+[ $code -eq 2 ] || fail "validate, cap on one rank: exit $code, expected 2"
+run_figure=$(grep -o "needs [^ ]* [^ ]* of device memory" cap1.err)
+validate_figure=$(grep -o "needs [^ ]* [^ ]* of device memory" cap1.validate.err)
+[ -n "$run_figure" ] && [ "$run_figure" = "$validate_figure" ] ||
+  fail "validate's figure '$validate_figure' is not run's '$run_figure'"
+"$bin" validate "$acoustic" --steps 60 --max-device-memory 9MB >cap2.validate ||
+  fail "validate, cap on two ranks: $(cat cap2.validate)"
+grep -q "max-device-memory .*: fits" cap2.validate || fail "validate, cap on two ranks: no fit"
 
 mpi 3 run "$acoustic" $common -o three.h5 2>three.err
 code=$?

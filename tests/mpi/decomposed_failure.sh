@@ -1,0 +1,88 @@
+#!/bin/sh
+# A decomposed run that loses a shot, and one that is killed, resume to the one-process output.
+# - 4 ranks, 2 a shot: rank 1 of the group modelling shot 1 fails at step 10
+#   (MINIMOD_FAULT_INJECT). Shot 1 fails, named with the rank; the other group carries on and
+#   shots 0, 2 and 3 are complete in OUT.parts; --resume models shot 1 alone and the output
+#   equals the one-process run's (h5diff).
+# - A run on 2 ranks given SIGTERM (to mpirun) once its first shot is complete: the ranks stop,
+#   the complete shots are kept, and --resume finishes it, with the one-process output.
+# - An input error that every rank meets is printed once, by rank 0.
+# Usage: decomposed_failure.sh MINIMOD_BINARY SOURCE_DIR WORK_DIR. Exit 77 (skip) without mpirun
+# or h5diff.
+set -u
+bin=$1 src=$2 work=$3
+mpirun=$(command -v mpirun || command -v mpiexec) || { echo "skipped: no mpirun"; exit 77; }
+command -v h5diff >/dev/null || { echo "skipped: no h5diff (hdf5-tools)"; exit 77; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+mpi() { np=$1; shift; "$mpirun" --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 "$bin" "$@"; }
+mpi_env() { # mpi_env NAME NP ARGS...: with the environment variable NAME passed to every rank
+  name=$1 np=$2; shift 2
+  "$mpirun" --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 -x "$name" "$bin" "$@"
+}
+same() { # same REFERENCE OUTPUT GROUP...
+  ref=$1 out=$2; shift 2
+  for g in "$@"; do
+    h5diff "$ref" "$out" "$g" "$g" >/dev/null || fail "$out: $g differs from $ref"
+  done
+}
+
+acoustic=$src/input/decomposed.yaml
+common="--backend cpu --steps 60"
+"$bin" run "$acoustic" $common -q --decompose 1x1x1 -o one.h5 || fail "one-process run"
+
+# One rank of one group fails.
+(
+  export MINIMOD_FAULT_INJECT=rank=1,shot=1,step=10
+  mpi_env MINIMOD_FAULT_INJECT 4 run "$acoustic" $common -o fault.h5 >fault.out 2>fault.err
+)
+code=$?
+[ $code -eq 3 ] || fail "injected failure: exit $code, expected 3"
+grep -Eq "shot 1 failed on ranks [0-9]-[0-9]: rank [0-9]: injected failure \(MINIMOD_FAULT_INJECT\): shot 1, step 10, rank 1 of the shot" \
+  fault.err || fail "injected failure: shot 1 not named with its rank: $(cat fault.err)"
+for s in 0 2 3; do
+  grep -q "shot $s done" fault.err || fail "injected failure: shot $s not done"
+  [ -f fault.h5.parts/shot-000$s.h5 ] || fail "injected failure: shot $s not kept in fault.h5.parts"
+done
+[ ! -f fault.h5.parts/shot-0001.h5 ] || fail "injected failure: the failed shot 1 was kept"
+[ ! -f fault.h5 ] || fail "injected failure: an output was assembled"
+mpi 4 run "$acoustic" $common -o fault.h5 --resume >resume.out 2>resume.err ||
+  fail "resume after the failure: $(cat resume.err)"
+grep -q "3 skipped (resume)" resume.out || fail "resume after the failure: $(cat resume.out)"
+same one.h5 fault.h5 /shots /snapshots
+
+# The run killed (SIGTERM to mpirun) once a shot is complete.
+# mpirun itself (not a subshell) gets the signal, and passes it on to the ranks. One group of 2
+# ranks models the shots one after another: the signal comes with 3 shots still to go.
+"$mpirun" --oversubscribe -np 2 -x OMP_NUM_THREADS=1 "$bin" run "$acoustic" $common -q \
+  -o killed.h5 >killed.out 2>killed.err &
+pid=$!
+waited=0
+until ls killed.h5.parts/shot-*.h5 >/dev/null 2>&1 || [ $waited -ge 600 ]; do
+  sleep 0.1
+  waited=$((waited + 1))
+done
+kill -TERM $pid
+wait $pid
+code=$?
+[ $code -ne 0 ] || fail "SIGTERM: mpirun exited 0 (the run finished before the signal?)"
+[ ! -f killed.h5 ] || fail "SIGTERM: an output was assembled (exit $code): $(cat killed.err)"
+grep -q "interrupted by SIGTERM" killed.err || fail "SIGTERM: no rank reports it: $(cat killed.err)"
+[ -f killed.h5.parts/shot-0000.h5 ] || fail "SIGTERM: shot 0 not kept in killed.h5.parts"
+mpi 2 run "$acoustic" $common -o killed.h5 --resume >resume_killed.out 2>resume_killed.err ||
+  fail "resume after SIGTERM: $(cat resume_killed.err)"
+grep -Eq "[1-3] skipped \(resume\)" resume_killed.out ||
+  fail "resume after SIGTERM: no shot kept: $(cat resume_killed.out)"
+same one.h5 killed.h5 /shots /snapshots
+
+# An input error that every rank meets is printed once (by rank 0), with exit 2.
+mpi 4 run "$acoustic" $common --decompose 3x1x1 -o refused.h5 >refused.out 2>refused.err
+code=$?
+[ $code -eq 2 ] || fail "--decompose 3x1x1 on 4 ranks: exit $code, expected 2"
+[ "$(grep -c '^error: ' refused.err)" -eq 1 ] ||
+  fail "--decompose 3x1x1 on 4 ranks: the error not printed once: $(cat refused.err)"
+
+[ $failures -eq 0 ] && echo "the failed and the killed decomposed runs resume to the one-process output"
+exit $((failures > 0))
