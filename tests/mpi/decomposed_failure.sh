@@ -55,8 +55,11 @@ same one.h5 fault.h5 /shots /snapshots
 
 # The run killed (SIGTERM to mpirun) once a shot is complete.
 # mpirun itself (not a subshell) gets the signal, and passes it on to the ranks. One group of 2
-# ranks models the shots one after another: the signal comes with 3 shots still to go.
-"$mpirun" --oversubscribe -np 2 -x OMP_NUM_THREADS=1 "$bin" run "$acoustic" $common -q \
+# ranks models the shots one after another: the signal comes with 3 shots still to go. The shots
+# are 10 times longer than above, so that the signal lands inside the run on a fast machine too.
+long="--backend cpu --steps 600"
+"$bin" run "$acoustic" $long -q --decompose 1x1x1 -o one_long.h5 || fail "one-process long run"
+"$mpirun" --oversubscribe -np 2 -x OMP_NUM_THREADS=1 "$bin" run "$acoustic" $long -q \
   -o killed.h5 >killed.out 2>killed.err &
 pid=$!
 waited=0
@@ -71,11 +74,11 @@ code=$?
 [ ! -f killed.h5 ] || fail "SIGTERM: an output was assembled (exit $code): $(cat killed.err)"
 grep -q "interrupted by SIGTERM" killed.err || fail "SIGTERM: no rank reports it: $(cat killed.err)"
 [ -f killed.h5.parts/shot-0000.h5 ] || fail "SIGTERM: shot 0 not kept in killed.h5.parts"
-mpi 2 run "$acoustic" $common -o killed.h5 --resume >resume_killed.out 2>resume_killed.err ||
+mpi 2 run "$acoustic" $long -o killed.h5 --resume >resume_killed.out 2>resume_killed.err ||
   fail "resume after SIGTERM: $(cat resume_killed.err)"
 grep -Eq "[1-3] skipped \(resume\)" resume_killed.out ||
   fail "resume after SIGTERM: no shot kept: $(cat resume_killed.out)"
-same one.h5 killed.h5 /shots /snapshots
+same one_long.h5 killed.h5 /shots /snapshots
 
 # An input error that every rank meets is printed once (by rank 0), with exit 2.
 mpi 4 run "$acoustic" $common --decompose 3x1x1 -o refused.h5 >refused.out 2>refused.err
