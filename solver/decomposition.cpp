@@ -416,6 +416,43 @@ std::unique_ptr<Problem> cut_problem(const Problem& global, const Split& s, int 
     hi[a] = std::clamp(w.on(a, true) - (g.extent(a) - (o + n)), 0, n);
   }
   p.layer = LayerWidths{lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]};
+  p.boundary = global.boundary;
+  if (global.boundary == BoundaryType::Cpml) {
+    // The C-PML's memory variable psi of an axis is differentiated along that axis inside its
+    // slabs: a slab cut along its own axis would need its neighbour's psi, which is not
+    // exchanged. Such a split is refused; any other keeps every slab whole on one rank, and the
+    // profile arrays (indexed by the grid's points) are sliced to the subgrid.
+    static const char* const axis_name[3] = {"x", "y", "z"};
+    for (int a = 0; a < 3; ++a) {
+      const int o = b.offset[static_cast<std::size_t>(a)], n = b.size[static_cast<std::size_t>(a)];
+      const int whole = g.extent(a), wl = w.on(a, false), wh = w.on(a, true);
+      for (const int cut : {o, o + n}) {
+        if (cut <= 0 || cut >= whole) continue;
+        if (cut < wl || cut > whole - wh)
+          throw InputError("decomposition: [" + std::to_string(s[0]) + ", " + std::to_string(s[1]) +
+                           ", " + std::to_string(s[2]) + "] cuts " + axis_name[a] + " at point " +
+                           std::to_string(cut) + ", inside the C-PML slab of " +
+                           std::to_string(cut < wl ? wl : wh) + " points on the " +
+                           (cut < wl ? "low" : "high") + " " + axis_name[a] +
+                           " face; allowed: cuts outside the C-PML slabs (fewer pieces along " +
+                           axis_name[a] + "), or boundary.type: minimod");
+      }
+    }
+    p.cpml.params = global.cpml.params;
+    p.cpml.d1 = global.cpml.d1;
+    for (int a = 0; a < 3; ++a) {
+      const auto o = static_cast<std::size_t>(b.offset[static_cast<std::size_t>(a)]);
+      const auto n = static_cast<std::size_t>(b.size[static_cast<std::size_t>(a)]);
+      auto slice = [&](const std::vector<float>& v) {
+        return std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(o),
+                                  v.begin() + static_cast<std::ptrdiff_t>(o + n));
+      };
+      p.cpml.a[a] = slice(global.cpml.a[a]);
+      p.cpml.b[a] = slice(global.cpml.b[a]);
+      p.cpml.ik[a] = slice(global.cpml.ik[a]);
+      p.cpml.dik[a] = slice(global.cpml.dik[a]);
+    }
+  }
   // The regions of the whole grid cut to the subgrid (each keeps its id, so its kernel).
   for (int r = 0; r < kRegionCount; ++r) {
     const Box& gb = global.regions[static_cast<std::size_t>(r)].box;

@@ -38,6 +38,23 @@ same one.h5 split.h5 /shots /snapshots
 mpi 4 run "$tti" $common -o tti_four.h5 || fail "TTI on 4 ranks"
 same tti_one.h5 tti_four.h5 /shots
 
+# The C-PML: its slabs whole on each rank (profile sliced to the subgrid) give the same output;
+# a cut inside a slab is refused, naming the cut.
+sed 's/^  width: 10/  width: 10\n  type: cpml/' "$acoustic" >cpml.yaml
+sed 's/^  width: 8/  width: 8\n  type: cpml/' "$tti" >tti_cpml.yaml
+grep -q "type: cpml" cpml.yaml && grep -q "type: cpml" tti_cpml.yaml || fail "no C-PML surveys"
+"$bin" run cpml.yaml $common --decompose 1x1x1 -o cpml_one.h5 || fail "one-process C-PML run"
+mpi 4 run cpml.yaml $common --decompose 1x2x2 -o cpml_split.h5 || fail "C-PML on 1x2x2"
+same cpml_one.h5 cpml_split.h5 /shots /snapshots
+"$bin" run tti_cpml.yaml $common --decompose 1x1x1 -o tti_cpml_one.h5 || fail "TTI C-PML run"
+mpi 4 run tti_cpml.yaml $common -o tti_cpml_four.h5 || fail "TTI C-PML on 4 ranks"
+same tti_cpml_one.h5 tti_cpml_four.h5 /shots
+mpi 8 run cpml.yaml $common --decompose 8x1x1 -o cpml_cut.h5 2>cpml_cut.err
+code=$?
+[ $code -eq 2 ] || fail "a cut inside a C-PML slab: exit $code, expected 2"
+grep -q "cuts x at point 9, inside the C-PML slab of 10 points on the low x face" cpml_cut.err ||
+  fail "a cut inside a C-PML slab: $(cat cpml_cut.err)"
+
 # The cap: the whole grid needs about 10.6 MiB, each half about 8 MiB.
 "$bin" run "$acoustic" $common --decompose 1x1x1 --max-device-memory 9MB -o cap1.h5 2>cap1.err
 code=$?
