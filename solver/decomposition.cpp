@@ -854,17 +854,19 @@ public:
     return out;
   }
 
-  bool gather_field(const std::vector<float>& local, std::vector<float>& global) override {
+  /// Gather every rank's `local` into `all` on rank 0 (the group's first), rank r's count_of(r)
+  /// floats from displs[r] on; `all` and `displs` stay empty on the other ranks.
+  template <class CountOf>
+  void gather_to_root(const std::vector<float>& local, CountOf count_of, std::vector<float>& all,
+                      std::vector<int>& displs, const char* what) {
     const int ranks = split_ranks(m_state->split);
-    std::vector<float> all;
-    std::vector<int> counts, displs;
+    std::vector<int> counts;
     if (rank() == 0) {
       counts.resize(static_cast<std::size_t>(ranks));
       displs.resize(static_cast<std::size_t>(ranks));
       int at = 0;
       for (int r = 0; r < ranks; ++r) {
-        counts[static_cast<std::size_t>(r)] =
-            static_cast<int>(subdomain_box(m_state->grid, m_state->split, r).points());
+        counts[static_cast<std::size_t>(r)] = count_of(r);
         displs[static_cast<std::size_t>(r)] = at;
         at += counts[static_cast<std::size_t>(r)];
       }
@@ -872,7 +874,19 @@ public:
     }
     check_mpi(MPI_Gatherv(local.data(), static_cast<int>(local.size()), MPI_FLOAT, all.data(),
                           counts.data(), displs.data(), MPI_FLOAT, 0, m_comm),
-              "gather field");
+              what);
+  }
+
+  bool gather_field(const std::vector<float>& local, std::vector<float>& global) override {
+    const int ranks = split_ranks(m_state->split);
+    std::vector<float> all;
+    std::vector<int> displs;
+    gather_to_root(
+        local,
+        [&](int r) {
+          return static_cast<int>(subdomain_box(m_state->grid, m_state->split, r).points());
+        },
+        all, displs, "gather field");
     if (rank() != 0) return false;
     const Grid& g = m_state->grid;
     global.assign(g.points(), 0.0f);
@@ -892,7 +906,6 @@ public:
 
   bool gather_traces(const std::vector<float>& local, std::vector<float>& global) override {
     const ReceiverMap& map = m_state->receivers;
-    const int ranks = split_ranks(m_state->split);
     const std::size_t samples =
         map.local_count[static_cast<std::size_t>(rank())] == 0
             ? 0
@@ -903,22 +916,14 @@ public:
     check_mpi(MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, m_comm), "gather traces");
     const auto n = static_cast<std::size_t>(most);
     std::vector<float> all;
-    std::vector<int> counts, displs;
-    if (rank() == 0) {
-      counts.resize(static_cast<std::size_t>(ranks));
-      displs.resize(static_cast<std::size_t>(ranks));
-      int at = 0;
-      for (int r = 0; r < ranks; ++r) {
-        counts[static_cast<std::size_t>(r)] = static_cast<int>(
-            n * static_cast<std::size_t>(map.local_count[static_cast<std::size_t>(r)]));
-        displs[static_cast<std::size_t>(r)] = at;
-        at += counts[static_cast<std::size_t>(r)];
-      }
-      all.resize(static_cast<std::size_t>(at));
-    }
-    check_mpi(MPI_Gatherv(local.data(), static_cast<int>(local.size()), MPI_FLOAT, all.data(),
-                          counts.data(), displs.data(), MPI_FLOAT, 0, m_comm),
-              "gather traces");
+    std::vector<int> displs;
+    gather_to_root(
+        local,
+        [&](int r) {
+          return static_cast<int>(
+              n * static_cast<std::size_t>(map.local_count[static_cast<std::size_t>(r)]));
+        },
+        all, displs, "gather traces");
     if (rank() != 0) return false;
     global.assign(map.sources.size() * n, 0.0f);
     for (std::size_t r = 0; r < map.sources.size(); ++r) {
