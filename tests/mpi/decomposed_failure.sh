@@ -11,22 +11,10 @@
 # or h5diff.
 set -u
 bin=$1 src=$2 work=$3
-mpirun=$(command -v mpirun || command -v mpiexec) || { echo "skipped: no mpirun"; exit 77; }
-command -v h5diff >/dev/null || { echo "skipped: no h5diff (hdf5-tools)"; exit 77; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-mpi() { np=$1; shift; "$mpirun" --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 "$bin" "$@"; }
+. "$src/tests/mpi/mpi_common.sh"
 mpi_env() { # mpi_env NAME NP ARGS...: with the environment variable NAME passed to every rank
   name=$1 np=$2; shift 2
   "$mpirun" --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 -x "$name" "$bin" "$@"
-}
-same() { # same REFERENCE OUTPUT GROUP...
-  ref=$1 out=$2; shift 2
-  for g in "$@"; do
-    h5diff "$ref" "$out" "$g" "$g" >/dev/null || fail "$out: $g differs from $ref"
-  done
 }
 
 acoustic=$src/input/decomposed.yaml
