@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -33,7 +32,6 @@
 #include <memory>
 #include <new>
 #include <optional>
-#include <thread>
 
 namespace minimod {
 namespace {
@@ -326,13 +324,10 @@ int cmd_kernels() {
 
 namespace {
 
-/// Under MPI an input error is most often every rank's (the same command line and survey, or an
-/// error the ranks agree on): rank 0 prints it, and its MPI_Abort (main) ends the other ranks.
-/// Another rank waits for that before it prints, so that the error is printed once, and an error
-/// that only this rank has (a file its host cannot read) is still printed, 3 s later.
-void defer_input_error_to_rank_0() {
-  if (minimod::mpi_size() > 1 && minimod::mpi_rank() != 0)
-    std::this_thread::sleep_for(std::chrono::seconds(3));
+/// Print the error that stops this rank: under MPI, an error the ranks agreed on is printed by rank
+/// 0 alone (minimod::mpi_join_input_agreement).
+void print_error(const std::string& line) {
+  if (minimod::mpi_prints_error()) std::cerr << line << "\n";
 }
 
 /// The program; main wraps it in MPI's start and end.
@@ -437,44 +432,59 @@ int run_main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() != 0) defer_input_error_to_rank_0();
+    if (e.get_exit_code() != 0) {
+      // Every rank has the same command line: rank 0 prints the error, every rank exits with 2.
+      try {
+        mpi_join_input_agreement(std::make_exception_ptr(InputError(e.what())));
+      } catch (const InputError&) {
+      }
+      if (!mpi_prints_error()) return kExitBadInput;
+    }
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
 
+  if (!*run) mpi_no_input_agreement();
   try {
-    if (*run) return cmd_run(run_args);
-    if (*plot) {
-      if (*plot_shot_opt) plot_options.shot = plot_shot;
-      if (*plot_snapshot_opt) plot_options.snapshot = plot_snapshot;
-      plot_options.colormap = parse_colormap(plot_colormap, "--colormap");
-      plot_options.gain = parse_gain(plot_gain, "--gain");
-      return plot_command(plot_options);
+    try {
+      if (*run) return cmd_run(run_args);
+      if (*plot) {
+        if (*plot_shot_opt) plot_options.shot = plot_shot;
+        if (*plot_snapshot_opt) plot_options.snapshot = plot_snapshot;
+        plot_options.colormap = parse_colormap(plot_colormap, "--colormap");
+        plot_options.gain = parse_gain(plot_gain, "--gain");
+        return plot_command(plot_options);
+      }
+      if (*validate) return cmd_validate(validate_args);
+      if (*merge) return cmd_merge(merge_output, merge_inputs);
+      if (*kernels) return cmd_kernels();
+      if (*bench) return cmd_bench(bench_args);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (...) {
+      // Stopped before the ranks agreed on the input (the survey, say): join them there.
+      mpi_join_input_agreement(std::current_exception());
+      throw;
     }
-    if (*validate) return cmd_validate(validate_args);
-    if (*merge) return cmd_merge(merge_output, merge_inputs);
-    if (*kernels) return cmd_kernels();
-    if (*bench) return cmd_bench(bench_args);
   } catch (const Interrupted& e) {
     std::cerr << "error: " << e.what() << "; stopped\n";
     return 128 + e.signal(); // as a shell reports a process ended by that signal
   } catch (const InputError& e) {
-    defer_input_error_to_rank_0();
-    std::cerr << "error: " << e.what() << "\n";
+    print_error(std::string("error: ") + e.what());
     return kExitBadInput;
   } catch (const RuntimeFailure& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    print_error(std::string("error: ") + e.what());
     return kExitRuntime;
   } catch (const OutputError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    print_error(std::string("error: ") + e.what());
     return kExitOutput;
   } catch (const std::bad_alloc&) {
     // The memory checks before each large allocation should leave this unreachable.
-    std::cerr << "error: out of host memory (an allocation failed); run on a host with more "
-                 "memory, or make the grid smaller\n";
+    print_error("error: out of host memory (an allocation failed); run on a host with more "
+                "memory, or make the grid smaller");
     return kExitRuntime;
   } catch (const std::exception& e) {
-    std::cerr << "internal error: " << e.what() << "\n";
+    print_error(std::string("internal error: ") + e.what());
     return kExitInternal;
   }
   return kExitInternal;
@@ -488,8 +498,10 @@ int main(int argc, char** argv) {
   H5dont_atexit();
   minimod::mpi_begin(&argc, &argv);
   const int code = run_main(argc, argv);
-  // A rank that stops on an error while others wait for it would hang the job: stop them all.
-  if (code != minimod::kExitOk && minimod::mpi_size() > 1) minimod::mpi_abort(code);
+  // A rank that stops on an error while others wait for it would hang the job: stop them all. An
+  // error every rank agreed on stops each by itself.
+  if (code != minimod::kExitOk && minimod::mpi_size() > 1 && !minimod::mpi_failure_agreed())
+    minimod::mpi_abort(code);
   minimod::mpi_end();
   return code;
 }

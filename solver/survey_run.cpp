@@ -16,7 +16,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -35,6 +37,29 @@ double ms_since(Clock::time_point t0) {
 }
 
 bool g_mpi_initialised = false;
+/// Under MPI: this rank has not yet reached the run's first agreement on the input checks (it
+/// started with the command line and the survey); main joins it there when it stops earlier.
+bool g_checks_open = true;
+/// The error that stops this rank is one every rank agreed on (agree_checks).
+bool g_failure_agreed = false;
+
+/// The split of each shot's grid over ranks; InputError when the run's ranks are not a multiple of
+/// the ranks a shot (one process included).
+Split checked_split(const Survey& survey, const SurveyRunOptions& options) {
+  const Split split =
+      run_split(survey, make_grid(survey.grid), options.decompose, "--decompose", mpi_size());
+  if (split_ranks(split) > 1 && mpi_size() % split_ranks(split) != 0) {
+    const std::string what = options.decompose      ? std::string("--decompose")
+                             : survey.decomposition ? survey.decomposition_loc.where()
+                                                    : survey.ranks_per_shot_loc.where();
+    throw InputError(what + ": " + split_text(split) + " is " + std::to_string(split_ranks(split)) +
+                     " subdomains a shot, one MPI rank each, but the run has " +
+                     std::to_string(mpi_size()) + " rank" + (mpi_size() == 1 ? "" : "s") +
+                     "; allowed: mpirun -np N with N a multiple of " +
+                     std::to_string(split_ranks(split)));
+  }
+  return split;
+}
 
 /// The result of one shot, as a worker hands it to the writer.
 struct ShotResult {
@@ -66,6 +91,11 @@ public:
     m_agree = std::move(agree);
     m_ranks = ranks;
   }
+
+  /// A rank alone on its shots: the testing aid MINIMOD_FAULT_INJECT (rank 0 of the shot, the
+  /// only one) throws at the first progress report at or after the step (every step's when the
+  /// shot has fewer than 80 steps; step 0: before the first step).
+  void set_fault(std::optional<FaultInjection> fault) { m_fault = fault; }
 
   Simulation& simulation() { return *m_sim; }
 
@@ -104,7 +134,7 @@ public:
         begun = true;
         hooks->reset_halo_ms();
       }
-      r.loop = m_sim->run(m_options.hooks.on_progress, snapshots_to,
+      r.loop = m_sim->run(progress_hook(shot), snapshots_to,
                           snapshots.value_or(snapshots_to != nullptr));
       r.timing.step_ms = ms_since(t0);
       if (hooks) r.timing.halo_ms = hooks->halo_ms();
@@ -151,6 +181,20 @@ public:
   void set_first_setup_ms(double ms) { m_first_setup_ms = ms; }
 
 private:
+  /// The run's progress hook, with the injected failure of `shot` when there is one.
+  std::function<void(int)> progress_hook(int shot) const {
+    if (!m_fault || m_fault->shot != shot || m_fault->rank != 0) return m_options.hooks.on_progress;
+    auto fail = [shot](int step) {
+      throw RuntimeFailure("injected failure (MINIMOD_FAULT_INJECT): shot " + std::to_string(shot) +
+                           ", step " + std::to_string(step) + ", rank 0 of the shot");
+    };
+    if (m_fault->step == 0) fail(0);
+    return [fail, step = m_fault->step, inner = m_options.hooks.on_progress](int done) {
+      if (inner) inner(done);
+      if (done >= step) fail(done);
+    };
+  }
+
   const Survey& m_survey;
   const SurveyRunOptions& m_options;
   std::unique_ptr<Simulation> m_sim;
@@ -158,6 +202,7 @@ private:
   double m_first_setup_ms = 0;
   std::function<void(const std::string&)> m_agree;
   int m_ranks = 1;
+  std::optional<FaultInjection> m_fault;
 };
 
 OutputMeta make_meta(const Survey& survey, const Plan& plan) {
@@ -293,162 +338,6 @@ ShotResult deserialise(const std::vector<char>& b) {
   return r;
 }
 
-/// Build the model on rank 0 and broadcast its arrays to every rank (Equation::model_arrays). An
-/// input error on rank 0 is thrown on every rank, so that all stop the same way.
-void broadcast_model(const Survey& survey, Equation& equation) {
-  std::string error;
-  if (mpi_rank() == 0) {
-    try {
-      equation.build_model(survey);
-    } catch (const InputError& e) {
-      error = e.what();
-    }
-  }
-  std::uint64_t error_size = error.size();
-  check_mpi(MPI_Bcast(&error_size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "broadcast model status");
-  if (error_size > 0) {
-    error.resize(error_size);
-    check_mpi(MPI_Bcast(error.data(), static_cast<int>(error_size), MPI_CHAR, 0, MPI_COMM_WORLD),
-              "broadcast model error");
-    throw InputError(error);
-  }
-  for (std::vector<float>* array : equation.model_arrays()) {
-    std::uint64_t n = array->size();
-    check_mpi(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "broadcast model size");
-    array->resize(n);
-    constexpr std::uint64_t kChunk = 1u << 28;
-    for (std::uint64_t at = 0; at < n; at += kChunk) {
-      const int count = static_cast<int>(std::min(kChunk, n - at));
-      check_mpi(MPI_Bcast(array->data() + at, count, MPI_FLOAT, 0, MPI_COMM_WORLD),
-                "broadcast model");
-    }
-  }
-}
-
-/// Rank 0: hand out shots, write every gather as a part; assemble the output when all are there.
-void coordinate(const Survey& survey, const Plan& plan, const SurveyRunOptions& options,
-                PartsStore& store, const SegyTarget& segy, const StoredModel& model,
-                SurveyRunReport& report) {
-  const int workers = mpi_size() - 1;
-  OutputMeta meta = make_meta(survey, plan);
-  report.skipped = store.complete_shots();
-  const std::vector<int> chosen = selected_shots(survey, options);
-  const int total = static_cast<int>(chosen.size());
-  int done = static_cast<int>(report.skipped.size());
-  std::deque<int> pending;
-  for (const int s : chosen) {
-    if (!store.shot_complete(s)) pending.push_back(s);
-  }
-  if (options.hooks.notice) {
-    options.hooks.notice("MPI: " + std::to_string(mpi_size()) +
-                         " ranks: rank 0 hands out shots "
-                         "and writes the output, ranks 1-" +
-                         std::to_string(workers) + " model shots (one GPU each: " +
-                         std::to_string(workers) + " GPU" + (workers == 1 ? "" : "s") + ")");
-  }
-  if (plan.snapshot_count > 0 && options.hooks.notice) {
-    options.hooks.notice("note: snapshots are written by single-process runs only; this MPI run "
-                         "writes gathers");
-  }
-  int active = workers;
-  while (active > 0) {
-    // Poll rather than block, so that SIGINT or SIGTERM stops the run between messages.
-    MPI_Status status;
-    for (int ready = 0;;) {
-      check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ready, &status),
-                "wait for workers");
-      if (ready) break;
-      throw_if_interrupted();
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (status.MPI_TAG == kTagRequest) {
-      int ignored = 0;
-      check_mpi(MPI_Recv(&ignored, 1, MPI_INT, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE),
-                "receive request");
-      int shot = -1;
-      if (!pending.empty()) {
-        shot = pending.front();
-        pending.pop_front();
-      } else {
-        --active;
-      }
-      check_mpi(MPI_Send(&shot, 1, MPI_INT, status.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD),
-                "assign shot");
-    } else {
-      int bytes = 0;
-      MPI_Get_count(&status, MPI_BYTE, &bytes);
-      std::vector<char> buffer(static_cast<std::size_t>(bytes));
-      check_mpi(MPI_Recv(buffer.data(), bytes, MPI_BYTE, status.MPI_SOURCE, kTagResult,
-                         MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                "receive shot result");
-      ShotResult r = deserialise(buffer);
-      if (r.ok) {
-        describe_backend(meta, r);
-        const auto t0 = Clock::now();
-        store.write_shot(meta, r.gather);
-        r.timing.output_ms += ms_since(t0);
-        report.shots.push_back(r.timing);
-        ++done;
-        if (options.hooks.notice) {
-          options.hooks.notice("shot " + std::to_string(r.gather.shot) + " done on rank " +
-                               std::to_string(r.timing.rank) + " (" + std::to_string(done) + "/" +
-                               std::to_string(total) + " done)");
-        }
-      } else {
-        report.failed.emplace_back(r.timing.shot, r.error);
-        if (options.hooks.notice) {
-          options.hooks.notice("shot " + std::to_string(r.timing.shot) + " failed on rank " +
-                               std::to_string(r.timing.rank) + ": " + r.error);
-        }
-      }
-    }
-  }
-  // Backend and kernels are those of the shots modelled now, or (every shot kept by --resume)
-  // of the parts: assemble reads them there when meta has none.
-  if (report.failed.empty()) {
-    store.assemble(meta, chosen, segy, [&](OutputFile& out) { out.write_model(model); });
-  } else {
-    abandon_parts(store, survey, options);
-  }
-}
-
-/// Ranks > 0: ask for shots until told to stop.
-void work(const Survey& survey, std::shared_ptr<const Equation> equation,
-          const SurveyRunOptions& options) {
-  std::unique_ptr<ShotWorker> worker;
-  std::string setup_error;
-  const auto t0 = Clock::now();
-  try {
-    worker = std::make_unique<ShotWorker>(survey, std::move(equation), options);
-    worker->set_first_setup_ms(ms_since(t0));
-  } catch (const std::exception& e) {
-    setup_error = e.what(); // every shot this rank is given fails with this reason
-  }
-  for (;;) {
-    int request = 0, shot = -1;
-    check_mpi(MPI_Send(&request, 1, MPI_INT, 0, kTagRequest, MPI_COMM_WORLD), "request a shot");
-    check_mpi(MPI_Recv(&shot, 1, MPI_INT, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-              "receive a shot");
-    if (shot < 0) break;
-    ShotResult r;
-    if (worker) {
-      r = worker->run(shot, mpi_rank(), nullptr);
-    } else {
-      r.timing.shot = shot;
-      r.timing.rank = mpi_rank();
-      r.error = "rank " + std::to_string(mpi_rank()) + " could not start: " + setup_error;
-    }
-    const std::vector<char> buffer = serialise(r);
-    check_mpi(MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_BYTE, 0, kTagResult,
-                       MPI_COMM_WORLD),
-              "send shot result");
-  }
-}
-
-// ---- Shots over groups of ranks, each shot's grid decomposed
-// --------------------------------------
-
 /// What the ranks of `comm` report: true on every rank when any has an error; `joined` names each
 /// failing rank (its rank in MPI_COMM_WORLD) with its error, or is the one error when every
 /// failing rank has the same.
@@ -488,15 +377,85 @@ bool any_failed(MPI_Comm comm, const std::string& error, std::string* joined) {
   return true;
 }
 
+/// What stopped a rank, as the ranks agree on it: the exit code of its type (io/errors.hpp) and
+/// its text.
+int failure_code(const std::exception_ptr& failed, std::string* text) {
+  try {
+    std::rethrow_exception(failed);
+  } catch (const InputError& e) {
+    *text = e.what();
+    return kExitBadInput;
+  } catch (const OutputError& e) {
+    *text = e.what();
+    return kExitOutput;
+  } catch (const RuntimeFailure& e) {
+    *text = e.what();
+    return kExitRuntime;
+  } catch (const std::bad_alloc&) {
+    *text = "out of host memory (an allocation failed); run on a host with more memory, or make "
+            "the grid smaller";
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    *text = e.what();
+    return kExitInternal;
+  }
+}
+
+/// Every rank of the run: the outcome of the input checks before this point, `failed` being what
+/// stopped this rank (null: nothing). When any rank failed, every rank throws the agreed error:
+/// the type of the lowest exit code among the failures (an input error first), with every failing
+/// rank's text (once when they all have the same); rank 0 rethrows its own error when that is the
+/// agreed one, so that main prints it as it would in one process. One MPI_Allreduce when all
+/// passed.
+void agree_checks(const std::exception_ptr& failed) {
+  g_checks_open = false;
+  std::string text;
+  const int code = failed ? failure_code(failed, &text) : 0;
+  int lowest = code > 0 ? code : std::numeric_limits<int>::max();
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD),
+            "agree on the input checks");
+  if (lowest == std::numeric_limits<int>::max()) return;
+  g_failure_agreed = true;
+  std::string joined;
+  any_failed(MPI_COMM_WORLD, text, &joined);
+  if (failed && code == lowest && joined == text) std::rethrow_exception(failed);
+  switch (lowest) {
+  case kExitBadInput:
+    throw InputError(joined);
+  case kExitOutput:
+    throw OutputError(joined);
+  case kExitRuntime:
+    throw RuntimeFailure(joined);
+  default:
+    throw std::runtime_error(joined);
+  }
+}
+
+/// Build the model's arrays (already built on rank 0, Equation::model_arrays) on every rank.
+void broadcast_model(Equation& equation) {
+  for (std::vector<float>* array : equation.model_arrays()) {
+    std::uint64_t n = array->size();
+    check_mpi(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "broadcast model size");
+    array->resize(n);
+    constexpr std::uint64_t kChunk = 1u << 28;
+    for (std::uint64_t at = 0; at < n; at += kChunk) {
+      const int count = static_cast<int>(std::min(kChunk, n - at));
+      check_mpi(MPI_Bcast(array->data() + at, count, MPI_FLOAT, 0, MPI_COMM_WORLD),
+                "broadcast model");
+    }
+  }
+}
+
 /// "ranks 4-7".
 std::string ranks_text(int first, int count) {
   return count == 1 ? "rank " + std::to_string(first)
                     : "ranks " + std::to_string(first) + "-" + std::to_string(first + count - 1);
 }
 
-/// Rank 0 of a decomposed run: the shot queue and the writer. It also models shots with the first
-/// group, so it answers the other groups between its own steps (serve, from the progress hook)
-/// and between its shots.
+/// Rank 0: the shot queue and the writer. Where shots are split over groups of ranks it also
+/// models shots with the first group, so it answers the other groups between its own steps
+/// (serve, from the progress hook) and between its shots; where each rank models whole shots it
+/// only serves.
 class ShotDesk {
 public:
   ShotDesk(std::deque<int> pending, int remote_groups, int ranks_per_shot, PartsStore& store,
@@ -584,11 +543,94 @@ private:
   int m_done, m_total;
 };
 
-/// Every rank of a run whose shots are decomposed over groups of split_ranks(split) consecutive
-/// ranks. Rank 0 is the first group's first rank, the queue and the writer; each group's first
-/// rank asks it for shots and sends it the gathers.
-void run_decomposed(const Survey& survey, const SurveyRunOptions& options, const Split& split,
-                    PartsStore* store, const SegyTarget& segy, SurveyRunReport& report) {
+/// A rank's worker (null on rank 0 where it only serves), or why its group cannot model shots.
+struct GroupWorker {
+  std::unique_ptr<ShotWorker> worker;
+  std::string setup_error; ///< a failure other than bad input, on some rank of the group
+};
+
+/// Every rank: build the worker for this rank's part of each shot. Input errors are thrown (the
+/// caller agrees on them); any other failure is kept in setup_error.
+GroupWorker make_group_worker(const Survey& survey, const std::shared_ptr<const Equation>& equation,
+                              const SurveyRunOptions& local, const SurveyRunOptions& options,
+                              const Split& split, MPI_Comm comm, SurveyRunReport& report) {
+  const int rank = mpi_rank(), per_shot = split_ranks(split);
+  GroupWorker group;
+  if (per_shot == 1 && rank == 0) return group; // rank 0 only serves
+  // Parsed before any work, as in a decomposed run (decompose parses it there).
+  std::optional<FaultInjection> fault;
+  if (per_shot == 1) {
+    if (const char* text = std::getenv("MINIMOD_FAULT_INJECT")) fault = parse_fault_injection(text);
+  }
+  const auto t0 = Clock::now();
+  try {
+    if (per_shot == 1) {
+      group.worker = std::make_unique<ShotWorker>(survey, equation, local);
+      group.worker->set_fault(fault);
+    } else {
+      DecomposedRun run = decompose(equation, split, comm);
+      group.worker =
+          std::make_unique<ShotWorker>(survey, run.equation, local, std::move(run.hooks));
+      group.worker->set_group(
+          [comm](const std::string& error) {
+            std::string joined;
+            if (any_failed(comm, error, &joined)) throw RuntimeFailure(joined);
+          },
+          per_shot);
+    }
+    group.worker->set_first_setup_ms(ms_since(t0));
+    if (rank == 0) {
+      report.problem_ms = group.worker->simulation().problem_ms();
+      report.device_ms = group.worker->simulation().device_ms();
+      if (group.worker->simulation().backend().kind() != BackendKind::Cpu && options.hooks.notice) {
+        options.hooks.notice(mpi_reads_device_memory()
+                                 ? "halo exchange: device buffers packed on the GPU and handed to "
+                                   "CUDA-aware MPI"
+                                 : "halo exchange: packed on the GPU, staged through pinned host "
+                                   "memory (this MPI is not CUDA-aware)");
+      }
+    }
+  } catch (const InputError&) {
+    throw;
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::exception& e) {
+    group.worker.reset();
+    group.setup_error = e.what();
+  }
+  return group;
+}
+
+/// Rank 0's notices about how the run is spread.
+void describe_farm(const Plan& plan, const Split& split, const SurveyRunOptions& options) {
+  if (!options.hooks.notice) return;
+  const int world = mpi_size(), per_shot = split_ranks(split), groups = world / per_shot;
+  if (per_shot > 1) {
+    options.hooks.notice("MPI: " + std::to_string(world) + " ranks, " + std::to_string(groups) +
+                         " group" + (groups == 1 ? "" : "s") + " of " + std::to_string(per_shot) +
+                         " modelling one shot at a time, its grid split " + split_text(split) +
+                         "; rank 0 also hands out shots and writes the output");
+    return;
+  }
+  const int workers = world - 1;
+  options.hooks.notice("MPI: " + std::to_string(world) +
+                       " ranks: rank 0 hands out shots and writes the output, ranks 1-" +
+                       std::to_string(workers) + " model shots (one GPU each: " +
+                       std::to_string(workers) + " GPU" + (workers == 1 ? "" : "s") + ")");
+  if (plan.snapshot_count > 0) {
+    options.hooks.notice("note: snapshots are written by single-process runs only; this MPI run "
+                         "writes gathers");
+  }
+}
+
+/// Every rank of a run over MPI, once the model is on every rank: shots go to groups of
+/// split_ranks(split) consecutive ranks (one rank each when shots are not split). Rank 0 is the
+/// queue and the writer; each group's first rank asks it for shots and sends it the gathers.
+/// Where shots are split, rank 0 is also the first group's first rank; where they are not, it
+/// models none (a rank busy stepping a whole shot could not answer the others).
+void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split& split,
+              const std::shared_ptr<Equation>& equation, PartsStore* store, const SegyTarget& segy,
+              SurveyRunReport& report) {
   const int world = mpi_size(), rank = mpi_rank(), per_shot = split_ranks(split);
   const int groups = world / per_shot, group = rank / per_shot;
   MPI_Comm comm = MPI_COMM_NULL;
@@ -598,15 +640,6 @@ void run_decomposed(const Survey& survey, const SurveyRunOptions& options, const
     ~CommFree() { MPI_Comm_free(c); }
   } free_comm{&comm};
   const bool root = rank % per_shot == 0;
-
-  auto t0 = Clock::now();
-  const std::shared_ptr<Equation> equation = make_equation(survey);
-  broadcast_model(survey, *equation);
-  report.model_ms = ms_since(t0);
-  const Plan plan =
-      equation->make_plan(survey_for_shot(survey, 0), options.simulation.steps_override);
-  for (const int s : selected_shots(survey, options))
-    survey_for_shot(survey, s);
 
   // Rank 0 polls the other groups while its own steps: through the progress hook.
   ShotDesk* desk = nullptr;
@@ -620,40 +653,27 @@ void run_decomposed(const Survey& survey, const SurveyRunOptions& options, const
     local.hooks.on_progress = {};
   }
 
-  // Every rank builds its subdomain's run; an input error anywhere (a cap too small for a
-  // subdomain, say) stops the run on every rank, any other failure fails the group's shots.
-  t0 = Clock::now();
-  std::unique_ptr<ShotWorker> worker;
-  std::string input_error, setup_error;
+  // The rest of the input checks: the plan, every shot, rank 0's SEG-Y, and every rank's setup
+  // (a cap too small for a subdomain, a kernel this GPU cannot run). An input error anywhere stops
+  // the run on every rank; any other setup failure fails the group's shots.
+  Plan plan;
+  GroupWorker built;
+  std::exception_ptr failed;
   try {
-    DecomposedRun run = decompose(equation, split, comm);
-    worker = std::make_unique<ShotWorker>(survey, run.equation, local, std::move(run.hooks));
-    worker->set_first_setup_ms(ms_since(t0));
-    worker->set_group(
-        [comm](const std::string& error) {
-          std::string joined;
-          if (any_failed(comm, error, &joined)) throw RuntimeFailure(joined);
-        },
-        per_shot);
-    if (rank == 0) {
-      report.problem_ms = worker->simulation().problem_ms();
-      report.device_ms = worker->simulation().device_ms();
-      if (worker->simulation().backend().kind() != BackendKind::Cpu && options.hooks.notice) {
-        options.hooks.notice(mpi_reads_device_memory()
-                                 ? "halo exchange: device buffers packed on the GPU and handed to "
-                                   "CUDA-aware MPI"
-                                 : "halo exchange: packed on the GPU, staged through pinned host "
-                                   "memory (this MPI is not CUDA-aware)");
-      }
-    }
-  } catch (const InputError& e) {
-    input_error = e.what();
-  } catch (const std::exception& e) {
-    setup_error = e.what();
+    plan = equation->make_plan(survey_for_shot(survey, 0), options.simulation.steps_override);
+    for (const int s : selected_shots(survey, options))
+      survey_for_shot(survey, s);
+    if (rank == 0) check_segy_sampling(survey, segy, plan.dt_out);
+    built = make_group_worker(survey, equation, local, options, split, comm, report);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (...) {
+    failed = std::current_exception();
   }
-  std::string joined;
-  if (any_failed(MPI_COMM_WORLD, input_error, &joined)) throw InputError(joined);
-  if (any_failed(comm, setup_error, &joined)) {
+  agree_checks(failed);
+  std::unique_ptr<ShotWorker> worker = std::move(built.worker);
+  std::string setup_error, joined;
+  if (any_failed(comm, built.setup_error, &joined)) {
     worker.reset();
     setup_error = ranks_text(group * per_shot, per_shot) + " could not start: " + joined;
   }
@@ -669,16 +689,8 @@ void run_decomposed(const Survey& survey, const SurveyRunOptions& options, const
 
   if (rank == 0) {
     OutputMeta meta = make_meta(survey, plan);
-    check_segy_sampling(survey, segy, plan.dt_out);
     if (options.hooks.on_plan) options.hooks.on_plan(plan);
-    if (options.hooks.notice) {
-      options.hooks.notice("MPI: " + std::to_string(world) + " ranks, " + std::to_string(groups) +
-                           " group" + (groups == 1 ? "" : "s") + " of " + std::to_string(per_shot) +
-                           " modelling one shot at a time, its grid "
-                           "split " +
-                           split_text(split) +
-                           "; rank 0 also hands out shots and writes the output");
-    }
+    describe_farm(plan, split, options);
     report.skipped = store->complete_shots();
     const std::vector<int> chosen = selected_shots(survey, options);
     std::deque<int> pending;
@@ -687,7 +699,8 @@ void run_decomposed(const Survey& survey, const SurveyRunOptions& options, const
     ShotDesk shot_desk(std::move(pending), groups - 1, per_shot, *store, meta, options, report,
                        static_cast<int>(report.skipped.size()), static_cast<int>(chosen.size()));
     desk = &shot_desk;
-    for (;;) {
+    // Rank 0's own group, where it models shots (it then has a worker or a setup error).
+    while (per_shot > 1) {
       throw_if_interrupted();
       int message[2] = {shot_desk.take(), 0};
       // Shot 0's snapshots: taken by every rank of this group, written here.
@@ -704,6 +717,7 @@ void run_decomposed(const Survey& survey, const SurveyRunOptions& options, const
       shot_desk.record(r, r.ok ? snapshots.get() : nullptr);
       shot_desk.serve();
     }
+    // Poll rather than block, so that SIGINT or SIGTERM stops the run between messages.
     while (shot_desk.active() > 0) {
       shot_desk.serve();
       throw_if_interrupted();
@@ -712,6 +726,8 @@ void run_decomposed(const Survey& survey, const SurveyRunOptions& options, const
     desk = nullptr;
     report.last.plan = plan;
     report.last.output_file = options.output;
+    // Backend and kernels are those of the shots modelled now, or (every shot kept by --resume)
+    // of the parts: assemble reads them there when meta has none.
     if (report.failed.empty()) {
       store->assemble(meta, chosen, segy, [&](OutputFile& out) {
         out.write_model(equation->stored_model(make_grid(survey.grid)));
@@ -739,6 +755,43 @@ void run_decomposed(const Survey& survey, const SurveyRunOptions& options, const
     check_mpi(MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_BYTE, 0, kTagResult,
                        MPI_COMM_WORLD),
               "send shot result");
+  }
+}
+
+/// Every rank of a run over MPI. The input checks (the split, rank 0's output, the model built on
+/// rank 0) end in an agreement of every rank before the first broadcast, so that an error on any
+/// rank (or one that stopped it earlier, in main: the command line, the survey) stops them all
+/// alike; then the model goes to every rank and the shots to the ranks.
+void run_over_ranks(const Survey& survey, const SurveyRunOptions& options,
+                    SurveyRunReport& report) {
+  SegyTarget segy;
+  std::unique_ptr<PartsStore> store;
+  try {
+    const auto t0 = Clock::now();
+    Split split{1, 1, 1};
+    std::shared_ptr<Equation> equation;
+    std::exception_ptr failed;
+    try {
+      split = checked_split(survey, options);
+      // Rank 0 writes: its checks and its lock come before any work.
+      if (mpi_rank() == 0) {
+        segy = segy_target(survey, options);
+        store = open_parts(survey, options, segy);
+      }
+      equation = make_equation(survey);
+      if (mpi_rank() == 0) equation->build_model(survey);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    agree_checks(failed);
+    broadcast_model(*equation);
+    report.model_ms = ms_since(t0);
+    run_farm(survey, options, split, equation, store.get(), segy, report);
+  } catch (...) {
+    if (store) abandon_parts(*store, survey, options);
+    throw;
   }
 }
 #endif
@@ -823,6 +876,26 @@ int mpi_begin(int* argc, char*** argv) {
   (void)argv;
 #endif
   return mpi_rank();
+}
+
+void mpi_join_input_agreement(const std::exception_ptr& failed) {
+#if defined(MINIMOD_HAVE_MPI)
+  if (g_mpi_initialised && mpi_size() > 1 && g_checks_open) agree_checks(failed);
+#else
+  (void)failed;
+#endif
+}
+
+void mpi_no_input_agreement() {
+  g_checks_open = false;
+}
+
+bool mpi_failure_agreed() {
+  return g_failure_agreed;
+}
+
+bool mpi_prints_error() {
+  return !g_failure_agreed || mpi_rank() == 0;
 }
 
 void mpi_abort(int code) {
@@ -944,77 +1017,14 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
   report.ranks = mpi_size();
   const auto start = Clock::now();
 
-  const Split split =
-      run_split(survey, make_grid(survey.grid), options.decompose, "--decompose", mpi_size());
-  if (split_ranks(split) > 1) {
-    const std::string what = options.decompose      ? std::string("--decompose")
-                             : survey.decomposition ? survey.decomposition_loc.where()
-                                                    : survey.ranks_per_shot_loc.where();
-    if (mpi_size() % split_ranks(split) != 0) {
-      throw InputError(what + ": " + split_text(split) + " is " +
-                       std::to_string(split_ranks(split)) +
-                       " subdomains a shot, one MPI rank each, "
-                       "but the run has " +
-                       std::to_string(mpi_size()) + " rank" + (mpi_size() == 1 ? "" : "s") +
-                       "; allowed: mpirun -np N with N a multiple "
-                       "of " +
-                       std::to_string(split_ranks(split)));
-    }
-#if defined(MINIMOD_HAVE_MPI)
-    SegyTarget segy;
-    std::unique_ptr<PartsStore> store;
-    if (mpi_rank() == 0) {
-      segy = segy_target(survey, options);
-      store = open_parts(survey, options, segy);
-    }
-    try {
-      run_decomposed(survey, options, split, store.get(), segy, report);
-    } catch (...) {
-      if (store) abandon_parts(*store, survey, options);
-      throw;
-    }
-    report.total_ms = ms_since(start);
-    return report;
-#endif
-  }
-
 #if defined(MINIMOD_HAVE_MPI)
   if (mpi_size() > 1) {
-    // Rank 0 writes: its checks and its lock come before any work (a failure there stops every
-    // rank through main's MPI_Abort).
-    SegyTarget segy;
-    std::unique_ptr<PartsStore> store;
-    if (mpi_rank() == 0) {
-      segy = segy_target(survey, options);
-      store = open_parts(survey, options, segy);
-    }
-    try {
-      auto t0 = Clock::now();
-      const std::shared_ptr<Equation> equation = make_equation(survey);
-      broadcast_model(survey, *equation);
-      report.model_ms = ms_since(t0);
-      // Every rank checks the plan: input errors stop the whole run the same way everywhere.
-      const Plan plan =
-          equation->make_plan(survey_for_shot(survey, 0), options.simulation.steps_override);
-      for (const int s : selected_shots(survey, options))
-        survey_for_shot(survey, s);
-      if (mpi_rank() == 0) {
-        check_segy_sampling(survey, segy, plan.dt_out);
-        if (options.hooks.on_plan) options.hooks.on_plan(plan);
-        coordinate(survey, plan, options, *store, segy,
-                   equation->stored_model(make_grid(survey.grid)), report);
-        report.last.plan = plan;
-      } else {
-        work(survey, equation, options);
-      }
-    } catch (...) {
-      if (store) abandon_parts(*store, survey, options);
-      throw;
-    }
+    run_over_ranks(survey, options, report);
     report.total_ms = ms_since(start);
     return report;
   }
 #endif
+  checked_split(survey, options); // one process: a split of more than one rank is refused
 
   const std::vector<int> chosen = selected_shots(survey, options);
   const int shots = static_cast<int>(chosen.size());

@@ -8,6 +8,7 @@
 #include "solver/simulation.hpp"
 
 #include <array>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -104,6 +105,22 @@ void abandon_parts(PartsStore& store, const Survey& survey, const SurveyRunOptio
 bool launched_by_mpi();
 /// Initialise MPI when launched by an MPI launcher; returns this process's rank (0 otherwise).
 int mpi_begin(int* argc, char*** argv);
+/// Under MPI, the ranks agree on the run's input before any of them works: they check the command
+/// line, the survey, the split, rank 0's output and model, then exchange the outcome (one
+/// MPI_Allreduce); when any failed, every rank throws the agreed error, which rank 0 alone prints
+/// (mpi_prints_error) and every rank exits with its code, without MPI_Abort. main calls this with
+/// the error that stops this rank: while the rank is still before that first agreement (it
+/// stopped on the command line or the survey), it joins the others there and throws the agreed
+/// error; otherwise it returns and the caller goes on with its own error.
+void mpi_join_input_agreement(const std::exception_ptr& failed);
+/// main, for commands other than `run`: no agreement follows (an error stops the others through
+/// MPI_Abort).
+void mpi_no_input_agreement();
+/// Whether the error that stops this rank is one every rank agreed on (then no MPI_Abort).
+bool mpi_failure_agreed();
+/// Whether this rank prints the error that stops it: any rank's own error, an agreed one on rank 0
+/// only.
+bool mpi_prints_error();
 /// Stop every rank with `code` (a rank that failed while others wait for it).
 [[noreturn]] void mpi_abort(int code);
 /// Finalise MPI if mpi_begin initialised it.
