@@ -1,0 +1,108 @@
+#!/bin/sh
+# Shots over ranks that each model whole shots (ranks_per_shot 1), and input errors under MPI.
+# - 3 ranks, --decompose 1x1x1: rank 0 hands out the shots and writes, ranks 1 and 2 model them;
+#   the gathers equal the one-process run's (h5diff).
+# - The same with shot 1 failing as its rank reaches step 10 (MINIMOD_FAULT_INJECT): shot 1 fails,
+#   named with the rank; the other shots are done and kept; --resume models shot 1 alone and the
+#   output equals the one-process run's.
+# - Input errors: a bad survey on every rank, a survey that only rank 2 cannot read, and a bad
+#   MINIMOD_FAULT_INJECT that only the modelling ranks read are each printed once (by rank 0),
+#   exit 2; the first two take well under 3 s more than mpirun and one process refusing them.
+# Usage: shot_farm.sh MINIMOD_BINARY SOURCE_DIR WORK_DIR. Exit 77 (skip) without mpirun or h5diff.
+set -u
+bin=$1 src=$2 work=$3
+. "$src/tests/mpi/mpi_common.sh"
+now() { date +%s.%N; }
+seconds() { echo "$1 $2" | awk '{printf "%.2f", $2 - $1}'; } # seconds START END
+errors() { grep -c '^error: ' "$1"; }                         # the error lines of a stderr file
+
+acoustic=$src/input/decomposed.yaml
+common="--backend cpu --steps 60 --decompose 1x1x1"
+"$bin" run "$acoustic" $common -q -o one.h5 || fail "one-process run"
+
+mpi 3 run "$acoustic" $common -o farm.h5 >farm.out 2>farm.err || fail "3 ranks: $(cat farm.err)"
+grep -q "ranks 1-2 model shots" farm.err || fail "3 ranks: no workers named: $(cat farm.err)"
+[ "$(grep -Ec 'shot [0-3] done on rank [12] ' farm.err)" -eq 4 ] ||
+  fail "3 ranks: not every shot done on rank 1 or 2: $(cat farm.err)"
+same one.h5 farm.h5 /shots
+
+# One rank fails one shot; the others go on.
+(
+  export MINIMOD_FAULT_INJECT=rank=0,shot=1,step=10
+  "$mpirun" --oversubscribe -np 3 -x OMP_NUM_THREADS=1 -x MINIMOD_FAULT_INJECT "$bin" run \
+    "$acoustic" $common -o fault.h5 >fault.out 2>fault.err
+)
+code=$?
+[ $code -eq 3 ] || fail "injected failure: exit $code, expected 3"
+grep -Eq "shot 1 failed on rank [12]: injected failure \(MINIMOD_FAULT_INJECT\): shot 1, step 10, rank 0 of the shot" \
+  fault.err || fail "injected failure: shot 1 not named with its rank: $(cat fault.err)"
+for s in 0 2 3; do
+  grep -Eq "shot $s done on rank [12] " fault.err || fail "injected failure: shot $s not done"
+  [ -f fault.h5.parts/shot-000$s.h5 ] || fail "injected failure: shot $s not kept in fault.h5.parts"
+done
+[ ! -f fault.h5.parts/shot-0001.h5 ] || fail "injected failure: the failed shot 1 was kept"
+[ ! -f fault.h5 ] || fail "injected failure: an output was assembled"
+mpi 3 run "$acoustic" $common -o fault.h5 --resume >resume.out 2>resume.err ||
+  fail "resume after the failure: $(cat resume.err)"
+grep -q "1 modelled, 3 skipped (resume)" resume.out || fail "resume: $(cat resume.out)"
+same one.h5 fault.h5 /shots
+
+# mpirun's own start and end of a job that fails (slow on a loaded machine: 0.5-2 s), taken out
+# of the times below.
+t0=$(now)
+"$mpirun" --oversubscribe -np 3 sh -c 'exit 2' >/dev/null 2>&1
+t1=$(now)
+mpirun_s=$(seconds "$t0" "$t1")
+# The time of the run on 3 ranks that wrote ERRFILE, begun at START, less mpirun's: well under 3 s
+# more than one process refusing the same (ONE_S).
+quick() { # quick WHAT START ERRFILE ONE_S
+  three_s=$(seconds "$2" "$(now)")
+  echo "$1: refused in $three_s s by 3 ranks, $4 s by one process (mpirun alone: $mpirun_s s)"
+  awk "BEGIN { exit !($three_s - $mpirun_s - $4 < 2) }" ||
+    fail "$1: $three_s s on 3 ranks, not well under 3 s more than mpirun and one process"
+}
+
+# A bad survey: every rank refuses it; rank 0 alone prints the error, every rank exits with 2.
+sed 's/shape: \[72, 60, 56\]/shape: [72, 60, 0]/' "$acoustic" >bad.yaml
+grep -q "shape: \[72, 60, 0\]" bad.yaml || fail "no bad survey"
+t0=$(now)
+"$bin" run bad.yaml $common -q -o bad_one.h5 2>bad_one.err
+code=$?
+one_s=$(seconds "$t0" "$(now)")
+[ $code -eq 2 ] || fail "bad survey, one process: exit $code, expected 2"
+t0=$(now)
+mpi 3 run bad.yaml $common -o bad.h5 >bad.out 2>bad.err
+code=$?
+quick "bad survey" "$t0" bad.err "$one_s"
+[ $code -eq 2 ] || fail "bad survey, 3 ranks: exit $code, expected 2"
+[ "$(errors bad.err)" -eq 1 ] || fail "bad survey, 3 ranks: the error not printed once: $(cat bad.err)"
+grep -qF "$(cat bad_one.err)" bad.err || fail "bad survey, 3 ranks: not one process's error: $(cat bad.err)"
+
+# A survey that only rank 2 cannot read (its host, say): rank 0 prints rank 2's error.
+t0=$(now)
+"$bin" run missing.yaml $common -q -o missing_one.h5 2>/dev/null
+one_s=$(seconds "$t0" "$(now)")
+t0=$(now)
+"$mpirun" --oversubscribe -np 3 -x OMP_NUM_THREADS=1 sh -c \
+  'rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}; survey=$1; [ "$rank" = 2 ] && survey=missing.yaml
+   shift; exec "$0" run "$survey" "$@"' "$bin" "$acoustic" $common -o missing.h5 \
+  >missing.out 2>missing.err
+code=$?
+quick "survey missing on rank 2" "$t0" missing.err "$one_s"
+[ $code -eq 2 ] || fail "survey missing on rank 2: exit $code, expected 2"
+[ "$(errors missing.err)" -eq 1 ] && grep -q "^error: missing.yaml: cannot read" missing.err ||
+  fail "survey missing on rank 2: not printed once: $(cat missing.err)"
+
+# An input error that only the modelling ranks meet (rank 0 models nothing).
+(
+  export MINIMOD_FAULT_INJECT=rank=0
+  "$mpirun" --oversubscribe -np 3 -x OMP_NUM_THREADS=1 -x MINIMOD_FAULT_INJECT "$bin" run \
+    "$acoustic" $common -o badfault.h5 >badfault.out 2>badfault.err
+)
+code=$?
+[ $code -eq 2 ] || fail "bad MINIMOD_FAULT_INJECT: exit $code, expected 2"
+[ "$(errors badfault.err)" -eq 1 ] && grep -q "^error: MINIMOD_FAULT_INJECT='rank=0'" badfault.err ||
+  fail "bad MINIMOD_FAULT_INJECT: not printed once: $(cat badfault.err)"
+
+[ $failures -eq 0 ] && echo "shots over single ranks equal the one-process run; input errors are printed once"
+exit $((failures > 0))
