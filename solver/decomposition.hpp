@@ -107,9 +107,10 @@ struct ReceiverMap {
 /// `map`. Returns the map (the same on every rank).
 ReceiverMap cut_taps(const Problem& global, const Split& split, int rank, Problem& local);
 
-/// A failure injected for tests of a decomposed run (MINIMOD_FAULT_INJECT="rank=R,shot=S,step=N",
+/// A failure injected for tests of a run over MPI (MINIMOD_FAULT_INJECT="rank=R,shot=S,step=N",
 /// docs/architecture.md): rank R of the group modelling shot S (0 for the group's first) throws
-/// a RuntimeFailure as step N starts, so that the other ranks are left waiting for its halo.
+/// a RuntimeFailure as step N starts, so that the other ranks are left waiting for its halo. A
+/// rank alone on its shots (solver/survey_run.cpp) throws at its first progress report from step N.
 struct FaultInjection {
   int rank = 0;
   int shot = 0;

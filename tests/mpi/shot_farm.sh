@@ -6,8 +6,8 @@
 #   named with the rank; the other shots are done and kept; --resume models shot 1 alone and the
 #   output equals the one-process run's.
 # - Input errors: a bad survey on every rank, a survey that only rank 2 cannot read, and a bad
-#   MINIMOD_FAULT_INJECT that only the modelling ranks read are each printed once (by rank 0),
-#   exit 2; the first two take well under 3 s more than mpirun and one process refusing them.
+#   MINIMOD_FAULT_INJECT or a device memory cap that only the modelling ranks meet are each
+#   printed once (by rank 0), exit 2; the first two take well under 3 s more than mpirun and one process refusing them.
 # Usage: shot_farm.sh MINIMOD_BINARY SOURCE_DIR WORK_DIR. Exit 77 (skip) without mpirun or h5diff.
 set -u
 bin=$1 src=$2 work=$3
@@ -103,6 +103,15 @@ code=$?
 [ $code -eq 2 ] || fail "bad MINIMOD_FAULT_INJECT: exit $code, expected 2"
 [ "$(errors badfault.err)" -eq 1 ] && grep -q "^error: MINIMOD_FAULT_INJECT='rank=0'" badfault.err ||
   fail "bad MINIMOD_FAULT_INJECT: not printed once: $(cat badfault.err)"
+
+# A device memory cap that the modelling ranks' problem exceeds (rank 0 builds none): an input
+# error that stops the run, not a failure of each shot.
+mpi 3 run "$acoustic" $common --max-device-memory 1MB -o cap.h5 >cap.out 2>cap.err
+code=$?
+[ $code -eq 2 ] || fail "device memory cap: exit $code, expected 2"
+[ "$(errors cap.err)" -eq 1 ] && grep -q "^error: --max-device-memory: .* needs .* of device memory" cap.err ||
+  fail "device memory cap: not printed once: $(cat cap.err)"
+! grep -q "failed" cap.err || fail "device memory cap: shots failed instead: $(cat cap.err)"
 
 [ $failures -eq 0 ] && echo "shots over single ranks equal the one-process run; input errors are printed once"
 exit $((failures > 0))
