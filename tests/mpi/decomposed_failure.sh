@@ -12,34 +12,15 @@
 set -u
 bin=$1 src=$2 work=$3
 . "$src/tests/mpi/mpi_common.sh"
-mpi_env() { # mpi_env NAME NP ARGS...: with the environment variable NAME passed to every rank
-  name=$1 np=$2; shift 2
-  "$mpirun" --oversubscribe -np "$np" -x OMP_NUM_THREADS=1 -x "$name" "$bin" "$@"
-}
 
 acoustic=$src/input/decomposed.yaml
 common="--backend cpu --steps 60"
 "$bin" run "$acoustic" $common -q --decompose 1x1x1 -o one.h5 || fail "one-process run"
 
 # One rank of one group fails.
-(
-  export MINIMOD_FAULT_INJECT=rank=1,shot=1,step=10
-  mpi_env MINIMOD_FAULT_INJECT 4 run "$acoustic" $common -o fault.h5 >fault.out 2>fault.err
-)
-code=$?
-[ $code -eq 3 ] || fail "injected failure: exit $code, expected 3"
-grep -Eq "shot 1 failed on ranks [0-9]-[0-9]: rank [0-9]: injected failure \(MINIMOD_FAULT_INJECT\): shot 1, step 10, rank 1 of the shot" \
-  fault.err || fail "injected failure: shot 1 not named with its rank: $(cat fault.err)"
-for s in 0 2 3; do
-  grep -q "shot $s done" fault.err || fail "injected failure: shot $s not done"
-  [ -f fault.h5.parts/shot-000$s.h5 ] || fail "injected failure: shot $s not kept in fault.h5.parts"
-done
-[ ! -f fault.h5.parts/shot-0001.h5 ] || fail "injected failure: the failed shot 1 was kept"
-[ ! -f fault.h5 ] || fail "injected failure: an output was assembled"
-mpi 4 run "$acoustic" $common -o fault.h5 --resume >resume.out 2>resume.err ||
-  fail "resume after the failure: $(cat resume.err)"
-grep -q "3 skipped (resume)" resume.out || fail "resume after the failure: $(cat resume.out)"
-same one.h5 fault.h5 /shots /snapshots
+injected_failure 4 rank=1,shot=1,step=10 \
+  "shot 1 failed on ranks [0-9]-[0-9]: rank [0-9]: injected failure \(MINIMOD_FAULT_INJECT\): shot 1, step 10, rank 1 of the shot" \
+  /shots /snapshots
 
 # The run killed (SIGTERM to mpirun) once a shot is complete.
 # mpirun itself (not a subshell) gets the signal, and passes it on to the ranks. One group of 2

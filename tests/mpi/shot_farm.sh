@@ -27,25 +27,9 @@ grep -q "ranks 1-2 model shots" farm.err || fail "3 ranks: no workers named: $(c
 same one.h5 farm.h5 /shots
 
 # One rank fails one shot; the others go on.
-(
-  export MINIMOD_FAULT_INJECT=rank=0,shot=1,step=10
-  "$mpirun" --oversubscribe -np 3 -x OMP_NUM_THREADS=1 -x MINIMOD_FAULT_INJECT "$bin" run \
-    "$acoustic" $common -o fault.h5 >fault.out 2>fault.err
-)
-code=$?
-[ $code -eq 3 ] || fail "injected failure: exit $code, expected 3"
-grep -Eq "shot 1 failed on rank [12]: injected failure \(MINIMOD_FAULT_INJECT\): shot 1, step 10, rank 0 of the shot" \
-  fault.err || fail "injected failure: shot 1 not named with its rank: $(cat fault.err)"
-for s in 0 2 3; do
-  grep -Eq "shot $s done on rank [12] " fault.err || fail "injected failure: shot $s not done"
-  [ -f fault.h5.parts/shot-000$s.h5 ] || fail "injected failure: shot $s not kept in fault.h5.parts"
-done
-[ ! -f fault.h5.parts/shot-0001.h5 ] || fail "injected failure: the failed shot 1 was kept"
-[ ! -f fault.h5 ] || fail "injected failure: an output was assembled"
-mpi 3 run "$acoustic" $common -o fault.h5 --resume >resume.out 2>resume.err ||
-  fail "resume after the failure: $(cat resume.err)"
-grep -q "1 modelled, 3 skipped (resume)" resume.out || fail "resume: $(cat resume.out)"
-same one.h5 fault.h5 /shots
+injected_failure 3 rank=0,shot=1,step=10 \
+  "shot 1 failed on rank [12]: injected failure \(MINIMOD_FAULT_INJECT\): shot 1, step 10, rank 0 of the shot" \
+  /shots
 
 # mpirun's own start and end of a job that fails (slow on a loaded machine: 0.5-2 s), taken out
 # of the times below.
@@ -96,8 +80,8 @@ quick "survey missing on rank 2" "$t0" missing.err "$one_s"
 # An input error that only the modelling ranks meet (rank 0 models nothing).
 (
   export MINIMOD_FAULT_INJECT=rank=0
-  "$mpirun" --oversubscribe -np 3 -x OMP_NUM_THREADS=1 -x MINIMOD_FAULT_INJECT "$bin" run \
-    "$acoustic" $common -o badfault.h5 >badfault.out 2>badfault.err
+  mpi_env MINIMOD_FAULT_INJECT 3 run "$acoustic" $common -o badfault.h5 >badfault.out \
+    2>badfault.err
 )
 code=$?
 [ $code -eq 2 ] || fail "bad MINIMOD_FAULT_INJECT: exit $code, expected 2"
