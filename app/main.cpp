@@ -444,21 +444,27 @@ int run_main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
 
-  if (!*run) mpi_no_input_agreement();
+  auto dispatch = [&] {
+    if (*run) return cmd_run(run_args);
+    if (*plot) {
+      if (*plot_shot_opt) plot_options.shot = plot_shot;
+      if (*plot_snapshot_opt) plot_options.snapshot = plot_snapshot;
+      plot_options.colormap = parse_colormap(plot_colormap, "--colormap");
+      plot_options.gain = parse_gain(plot_gain, "--gain");
+      return plot_command(plot_options);
+    }
+    if (*validate) return cmd_validate(validate_args);
+    if (*merge) return cmd_merge(merge_output, merge_inputs);
+    if (*kernels) return cmd_kernels();
+    if (*bench) return cmd_bench(bench_args);
+    return static_cast<int>(kExitInternal);
+  };
   try {
     try {
-      if (*run) return cmd_run(run_args);
-      if (*plot) {
-        if (*plot_shot_opt) plot_options.shot = plot_shot;
-        if (*plot_snapshot_opt) plot_options.snapshot = plot_snapshot;
-        plot_options.colormap = parse_colormap(plot_colormap, "--colormap");
-        plot_options.gain = parse_gain(plot_gain, "--gain");
-        return plot_command(plot_options);
-      }
-      if (*validate) return cmd_validate(validate_args);
-      if (*merge) return cmd_merge(merge_output, merge_inputs);
-      if (*kernels) return cmd_kernels();
-      if (*bench) return cmd_bench(bench_args);
+      const int code = dispatch();
+      // Under MPI, the commands other than run agree at their end (run did before any work).
+      mpi_join_input_agreement(nullptr);
+      return code;
     } catch (const Interrupted&) {
       throw;
     } catch (...) {

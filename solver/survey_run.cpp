@@ -431,7 +431,7 @@ void agree_checks(const std::exception_ptr& failed) {
   }
 }
 
-/// Build the model's arrays (already built on rank 0, Equation::model_arrays) on every rank.
+/// Send the model's arrays (Equation::model_arrays), built on rank 0, to every rank.
 void broadcast_model(Equation& equation) {
   for (std::vector<float>* array : equation.model_arrays()) {
     std::uint64_t n = array->size();
@@ -884,10 +884,6 @@ void mpi_join_input_agreement(const std::exception_ptr& failed) {
 #else
   (void)failed;
 #endif
-}
-
-void mpi_no_input_agreement() {
-  g_checks_open = false;
 }
 
 bool mpi_failure_agreed() {

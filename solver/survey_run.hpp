@@ -111,11 +111,9 @@ int mpi_begin(int* argc, char*** argv);
 /// (mpi_prints_error) and every rank exits with its code, without MPI_Abort. main calls this with
 /// the error that stops this rank: while the rank is still before that first agreement (it
 /// stopped on the command line or the survey), it joins the others there and throws the agreed
-/// error; otherwise it returns and the caller goes on with its own error.
+/// error; otherwise it returns and the caller goes on with its own error. Commands other than
+/// `run`, which have no MPI calls, call it at their end (null when they passed).
 void mpi_join_input_agreement(const std::exception_ptr& failed);
-/// main, for commands other than `run`: no agreement follows (an error stops the others through
-/// MPI_Abort).
-void mpi_no_input_agreement();
 /// Whether the error that stops this rank is one every rank agreed on (then no MPI_Abort).
 bool mpi_failure_agreed();
 /// Whether this rank prints the error that stops it: any rank's own error, an agreed one on rank 0
