@@ -403,10 +403,10 @@ int failure_code(const std::exception_ptr& failed, std::string* text) {
 
 /// Every rank of the run: the outcome of the input checks before this point, `failed` being what
 /// stopped this rank (null: nothing). When any rank failed, every rank throws the agreed error:
-/// the type of the lowest exit code among the failures (an input error first), with every failing
-/// rank's text (once when they all have the same); rank 0 rethrows its own error when that is the
-/// agreed one, so that main prints it as it would in one process. One MPI_Allreduce when all
-/// passed.
+/// the type of the lowest exit code among the failures (an input error before a runtime or an
+/// output one; an internal error, a bug, before all), with every failing rank's text (once when
+/// they all have the same); rank 0 rethrows its own error when that is the agreed one, so that
+/// main prints it as it would in one process. One MPI_Allreduce when all passed.
 void agree_checks(const std::exception_ptr& failed) {
   g_checks_open = false;
   std::string text;
