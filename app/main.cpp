@@ -91,6 +91,7 @@ std::string summary_json(const RunReport& r, int steps, const SurveyRunReport& s
                      {"output_ms", t.output_ms},
                      {"ranks", t.ranks},
                      {"halo_ms", t.halo_ms},
+                     {"halo_transport", halo_transport_name(t.halo_transport)},
                      {"overhead_percent",
                       t.step_ms > 0 ? 100.0 * (t.setup_ms + t.output_ms) / t.step_ms : 0.0}});
   j["shots"] = shots;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace minimod {
@@ -24,11 +25,32 @@ struct HaloBox {
 };
 
 /// Packed send and receive buffers of a GPU backend's halo exchange, and the kernels that fill
-/// and empty them on the backend's stream. With `host_staging` the buffers MPI reads and writes
-/// are pinned host memory (an MPI that cannot read device memory); without, device memory.
+/// and empty them on the backend's stream. Three ways to move them between ranks:
+/// - MPI with host staging: the buffers MPI reads and writes are pinned host memory (an MPI that
+///   cannot read device memory), copied from and to the device by pack and unpack;
+/// - MPI on device memory (a CUDA-aware MPI): the device buffers themselves;
+/// - peer copies, for ranks of one node: each rank exports its device receive buffer
+///   (export_receive_buffer), its neighbours open it (open_peer), and each rank copies its packed
+///   boxes straight into its neighbours' receive buffers (copy_to_peer), device to device, over
+///   NVLink or PCIe; MPI then carries only the small messages that order the copies.
 class DeviceHalo {
 public:
   virtual ~DeviceHalo() = default;
+  /// Stage through pinned host memory from now on (allocated here): MPI reads and writes the host
+  /// copies.
+  virtual void enable_host_staging() = 0;
+  /// The handle by which another process of the node opens this rank's device receive buffer.
+  virtual std::vector<char> export_receive_buffer() = 0;
+  /// Open a neighbour's exported receive buffer as peer `slot` (0, 1, ... in call order). Returns
+  /// an empty text, or why it cannot be opened (no throw: the ranks then agree on another way).
+  virtual std::string open_peer(const std::vector<char>& handle) = 0;
+  /// Queue the copy of `floats` floats from `send_offset` of this rank's send buffer to
+  /// `recv_offset` of peer `slot`'s receive buffer, on a copy stream of its own (it overlaps the
+  /// work of the backend's stream). The send buffer must be packed (pack has returned).
+  virtual void copy_to_peer(int slot, std::int64_t send_offset, std::int64_t recv_offset,
+                            std::size_t floats) = 0;
+  /// Wait until the queued peer copies are done: the data is in the neighbours' buffers.
+  virtual void wait_peer_copies() = 0;
   /// What MPI sends from and receives into (host or device addresses, see host_staging).
   virtual float* send_buffer() = 0;
   virtual float* recv_buffer() = 0;

@@ -8,8 +8,10 @@
 #   build    configure and compile BUILD_DIR (build-gpu) with CUDA and -Werror.
 #   compare  the example surveys with --backend cuda: one process against 2 ranks, 4 ranks (two
 #            groups of 2, and --decompose 2x1x2) sharing the one GPU, gathers (and acoustic
-#            snapshots) compared with h5diff; TTI against 4 ranks and 2 ranks. Says whether the
-#            MPI library is CUDA-aware (the run's own notice, and ompi_info).
+#            snapshots) compared with h5diff; TTI against 4 ranks and 2 ranks; the halos as the
+#            run chooses them (peer copies on one node), staged through host memory, and peer
+#            copies between two ranks of one GPU. Says whether the MPI library is CUDA-aware
+#            (the run's own notice, and ompi_info).
 #   time     the same grid on 1 rank and on 2 ranks sharing the GPU (--decompose 1x1x2): 400^3
 #            acoustic and 200^3 TTI, ms a step and the halo exchange's share of the stepping.
 # Writes $OUT/decomposition.json (else out/device-decomposition/) and the logs beside it; exits
@@ -111,15 +113,21 @@ stage_compare() {
   MINIMOD_HALO_HOST_STAGING=1 "$MPIRUN" --oversubscribe -np 2 -x MINIMOD_HALO_HOST_STAGING \
     "$BIN" run "$acoustic" $common -o "$WORK/a2h.h5" || failures=$((failures + 1))
   compare "acoustic 2 ranks, staged through host memory" "$WORK/a1.h5" "$WORK/a2h.h5" /shots
+  # Peer copies between two processes on the same GPU (on a machine of several GPUs the ranks
+  # above take one each).
+  CUDA_VISIBLE_DEVICES=0 MINIMOD_HALO_TRANSPORT=peer "$MPIRUN" --oversubscribe -np 2 \
+    -x CUDA_VISIBLE_DEVICES -x MINIMOD_HALO_TRANSPORT "$BIN" run "$acoustic" $common \
+    -o "$WORK/a2p.h5" || failures=$((failures + 1))
+  compare "acoustic 2 ranks on one GPU, peer copies" "$WORK/a1.h5" "$WORK/a2p.h5" /shots /snapshots
   "$BIN" run "$tti" $common --decompose 1x1x1 -o "$WORK/t1.h5" || failures=$((failures + 1))
   mpi 4 run "$tti" $common -o "$WORK/t4.h5" || failures=$((failures + 1))
   compare "tti 4 ranks (2x1x2)" "$WORK/t1.h5" "$WORK/t4.h5" /shots
   mpi 2 run "$tti" $common --decompose 2x1x1 -o "$WORK/t2.h5" || failures=$((failures + 1))
   compare "tti 2 ranks (2x1x1)" "$WORK/t1.h5" "$WORK/t2.h5" /shots
-  if grep -q "CUDA-aware MPI" "$RESULTS/acoustic_2ranks.log"; then
-    cuda_aware_notice="yes: device buffers handed to MPI"
+  if grep -q "handed to CUDA-aware MPI" "$RESULTS/acoustic_2ranks.log"; then
+    cuda_aware_notice="yes: device buffers handed to MPI where peer copies cannot be made"
   elif grep -q "not CUDA-aware" "$RESULTS/acoustic_2ranks.log"; then
-    cuda_aware_notice="no: staged through pinned host memory"
+    cuda_aware_notice="no: staged through pinned host memory where peer copies cannot be made"
   fi
   echo "CUDA-aware MPI: $cuda_aware_notice"
   ompi_info --parsable --all 2>/dev/null | grep -i "mpi_built_with_cuda_support" \

@@ -549,6 +549,31 @@ bool mpi_reads_device_memory() {
 #endif
 }
 
+std::string halo_transport_request() {
+  if (const char* force = std::getenv("MINIMOD_HALO_HOST_STAGING"))
+    if (std::string(force) == "1") return "mpi";
+  const char* v = std::getenv("MINIMOD_HALO_TRANSPORT");
+  if (v == nullptr || *v == '\0') return "auto";
+  const std::string value(v);
+  if (value != "auto" && value != "peer" && value != "mpi")
+    throw InputError("MINIMOD_HALO_TRANSPORT: '" + value +
+                     "' is not allowed; allowed: auto, peer, mpi");
+  return value;
+}
+
+std::string halo_exchange_notice() {
+  const std::string request = halo_transport_request();
+  const std::string mpi = mpi_reads_device_memory()
+                              ? "device buffers handed to CUDA-aware MPI"
+                              : "staged through pinned host memory (this MPI is not CUDA-aware, or "
+                                "MINIMOD_HALO_HOST_STAGING=1)";
+  if (request == "mpi") return "halo exchange: packed on the GPU, " + mpi;
+  if (request == "peer") return "halo exchange: packed on the GPU, copied GPU to GPU (peer copies)";
+  return "halo exchange: packed on the GPU, copied GPU to GPU where a shot's ranks share a node, "
+         "else " +
+         mpi;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -680,7 +705,11 @@ void unpack(const std::vector<float*>& fields, const FieldLayout& l, const Box& 
 }
 
 constexpr int kHaloTagBase = 1000;
-constexpr int kAbortTag = 999; ///< a rank of the shot failed: its error
+constexpr int kPeerSetupTagBase = 1100; ///< peer copies: a receive buffer's handle and offset
+constexpr int kFreeTagBase = 1200;      ///< peer copies: "my receive buffer is free"
+constexpr int kCopiedTagBase = 1300;    ///< peer copies: "my boxes are in your buffer"
+const int kNotice = 1;                  ///< the payload of those notices
+constexpr int kAbortTag = 999;          ///< a rank of the shot failed: its error
 
 class DecomposedHooks final : public DomainHooks {
 public:
@@ -763,28 +792,60 @@ public:
       for (const Exchange& e : m_exchanges)
         pack(fields, m_layout, e.send.box, e.send.zero_surface, out + e.send.offset);
     }
-    m_requests.clear();
+    m_receives.clear();
+    m_sends.clear();
+    if (m_peer) {
+      // Peer copies: this rank's receive buffer is free (the previous unpack is done): each
+      // neighbour may copy into it once told so. The receives of those notices and of the
+      // neighbours' "copied" notices are posted first.
+      for (std::size_t i = 0; i < m_exchanges.size(); ++i) {
+        const Exchange& e = m_exchanges[i];
+        const int from = direction_tag({-e.d[0], -e.d[1], -e.d[2]});
+        m_receives.push_back(irecv_notice(&m_free_in[i], e.peer, kFreeTagBase + from));
+        m_copied.push_back(irecv_notice(&m_copied_in[i], e.peer, kCopiedTagBase + from));
+      }
+      for (const Exchange& e : m_exchanges)
+        m_sends.push_back(isend_notice(e.peer, kFreeTagBase + direction_tag(e.d)));
+      m_halo_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      return;
+    }
     for (const Exchange& e : m_exchanges) {
       MPI_Request r;
       check_mpi(MPI_Irecv(in + e.recv.offset, static_cast<int>(e.count), MPI_FLOAT, e.peer,
                           kHaloTagBase + direction_tag({-e.d[0], -e.d[1], -e.d[2]}), m_comm, &r),
                 "receive halo");
-      m_requests.push_back(r);
+      m_receives.push_back(r);
     }
     for (const Exchange& e : m_exchanges) {
       MPI_Request r;
       check_mpi(MPI_Isend(out + e.send.offset, static_cast<int>(e.count), MPI_FLOAT, e.peer,
                           kHaloTagBase + direction_tag(e.d), m_comm, &r),
                 "send halo");
-      m_requests.push_back(r);
+      m_sends.push_back(r);
     }
     m_halo_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   }
 
   void finish_exchange(Backend& backend, int) override {
     const auto t0 = Clock::now();
-    wait(m_requests, "halo exchange");
-    m_requests.clear();
+    if (m_peer) {
+      // Each neighbour's buffer is free once its notice is here; the copies run on their own
+      // stream while the interior's update runs on the backend's.
+      wait(m_receives, "halo exchange: the neighbours' buffers");
+      for (std::size_t i = 0; i < m_exchanges.size(); ++i) {
+        const Exchange& e = m_exchanges[i];
+        m_device->copy_to_peer(static_cast<int>(i), e.send.offset, m_remote_offset[i], e.count);
+      }
+      m_device->wait_peer_copies();
+      for (const Exchange& e : m_exchanges)
+        m_sends.push_back(isend_notice(e.peer, kCopiedTagBase + direction_tag(e.d)));
+      m_receives = std::move(m_copied);
+      m_copied.clear();
+    }
+    wait(m_receives, "halo exchange");
+    wait(m_sends, "halo exchange");
+    m_receives.clear();
+    m_sends.clear();
     const std::vector<float*> fields = backend.halo_fields();
     if (m_device) {
       // Queued on the backend's stream after the interior: finish_step's kernels follow it.
@@ -950,6 +1011,7 @@ public:
   }
 
   double halo_ms() const override { return m_halo_ms; }
+  HaloTransport halo_transport() const override { return m_transport; }
   void reset_halo_ms() override { m_halo_ms = 0; }
 
 private:
@@ -996,18 +1058,90 @@ private:
   /// Cancel the halo receives in flight (completed or cancelled, their buffer is free after) and
   /// let go of the sends (the peers no longer receive them; the communicator is replaced).
   void drop_requests() {
-    // start_exchange posts the receives first, one a neighbour, then the sends.
-    for (std::size_t i = 0; i < m_requests.size(); ++i) {
-      MPI_Request& r = m_requests[i];
-      if (r == MPI_REQUEST_NULL) continue;
-      if (i < m_exchanges.size()) {
+    for (std::vector<MPI_Request>* receives : {&m_receives, &m_copied}) {
+      for (MPI_Request& r : *receives) {
+        if (r == MPI_REQUEST_NULL) continue;
         MPI_Cancel(&r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
-      } else {
-        MPI_Request_free(&r);
       }
+      receives->clear();
     }
-    m_requests.clear();
+    for (MPI_Request& r : m_sends)
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    m_sends.clear();
+  }
+
+  /// A one-int notice of the peer-copy protocol to or from `peer`.
+  MPI_Request irecv_notice(int* into, int peer, int tag) {
+    MPI_Request r;
+    check_mpi(MPI_Irecv(into, 1, MPI_INT, peer, tag, m_comm, &r), "receive a halo notice");
+    return r;
+  }
+  MPI_Request isend_notice(int peer, int tag) {
+    MPI_Request r;
+    check_mpi(MPI_Isend(&kNotice, 1, MPI_INT, peer, tag, m_comm, &r), "send a halo notice");
+    return r;
+  }
+
+  /// Set up peer copies where every rank of the shot is on one node and can open its
+  /// neighbours' receive buffers (collective over the shot's ranks; all agree). Each rank sends
+  /// each neighbour its buffer's handle and where in it that neighbour's boxes go.
+  bool set_up_peer_copies(const std::string& request) {
+    MPI_Comm node = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split_type(m_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+              "find the shot's ranks on this node");
+    int on_node = 0, ranks = 0;
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_size(m_comm, &ranks);
+    MPI_Comm_free(&node);
+    int ok = on_node == ranks ? 1 : 0;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, m_comm),
+              "agree on peer copies");
+    if (!ok) {
+      if (request == "peer")
+        throw RuntimeFailure("MINIMOD_HALO_TRANSPORT=peer: the ranks of a shot are not all on one "
+                             "node; peer copies need them to be");
+      return false;
+    }
+    const std::vector<char> mine = m_device->export_receive_buffer();
+    const std::size_t n = m_exchanges.size(), message = mine.size() + sizeof(std::int64_t);
+    std::vector<std::vector<char>> out(n, std::vector<char>(message)),
+        in(n, std::vector<char>(message));
+    std::vector<MPI_Request> requests;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Exchange& e = m_exchanges[i];
+      // What the neighbour in direction d sends arrives at e.recv.offset of this buffer.
+      std::copy(mine.begin(), mine.end(), out[i].begin());
+      std::memcpy(out[i].data() + mine.size(), &e.recv.offset, sizeof(std::int64_t));
+      MPI_Request r;
+      check_mpi(MPI_Irecv(in[i].data(), static_cast<int>(message), MPI_BYTE, e.peer,
+                          kPeerSetupTagBase + direction_tag({-e.d[0], -e.d[1], -e.d[2]}), m_comm,
+                          &r),
+                "receive a neighbour's buffer handle");
+      requests.push_back(r);
+      check_mpi(MPI_Isend(out[i].data(), static_cast<int>(message), MPI_BYTE, e.peer,
+                          kPeerSetupTagBase + direction_tag(e.d), m_comm, &r),
+                "send this rank's buffer handle");
+      requests.push_back(r);
+    }
+    wait(requests, "exchange buffer handles");
+    std::string why;
+    m_remote_offset.assign(n, 0);
+    for (std::size_t i = 0; i < n && why.empty(); ++i) {
+      why = m_device->open_peer(std::vector<char>(in[i].begin(), in[i].begin() + mine.size()));
+      std::memcpy(&m_remote_offset[i], in[i].data() + mine.size(), sizeof(std::int64_t));
+    }
+    ok = why.empty() ? 1 : 0;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, m_comm),
+              "agree on peer copies");
+    if (!ok && request == "peer")
+      throw RuntimeFailure("MINIMOD_HALO_TRANSPORT=peer: " +
+                           (why.empty() ? std::string("another rank of the shot cannot open its "
+                                                      "neighbours' device memory")
+                                        : "rank " + std::to_string(world_rank()) + ": " + why));
+    m_free_in.assign(n, 0);
+    m_copied_in.assign(n, 0);
+    return ok == 1;
   }
 
   /// The exchanges of this subdomain and their buffers, set up on the first step: packed host
@@ -1043,7 +1177,17 @@ private:
       m_recv.assign(static_cast<std::size_t>(recv_at), 0.0f);
     } else {
       m_device = make_cuda_halo(backend.stream(), static_cast<std::size_t>(send_at),
-                                static_cast<std::size_t>(recv_at), !mpi_reads_device_memory());
+                                static_cast<std::size_t>(recv_at), false);
+      const std::string request = halo_transport_request();
+      m_peer = request != "mpi" && set_up_peer_copies(request);
+      if (m_peer) {
+        m_transport = HaloTransport::Peer;
+      } else if (mpi_reads_device_memory()) {
+        m_transport = HaloTransport::MpiDevice;
+      } else {
+        m_device->enable_host_staging();
+        m_transport = HaloTransport::Staged;
+      }
     }
     m_prepared = true;
   }
@@ -1064,9 +1208,14 @@ private:
   FieldLayout m_layout;
   std::vector<Exchange> m_exchanges;
   std::vector<HaloBox> m_send_boxes, m_recv_boxes;
-  std::vector<float> m_send, m_recv;    ///< CPU backend
-  std::unique_ptr<DeviceHalo> m_device; ///< GPU backend
-  std::vector<MPI_Request> m_requests;
+  std::vector<float> m_send, m_recv;               ///< CPU backend
+  std::unique_ptr<DeviceHalo> m_device;            ///< GPU backend
+  bool m_peer = false;                             ///< GPU to GPU peer copies (set_up_peer_copies)
+  HaloTransport m_transport = HaloTransport::Host; ///< halo_transport()
+  std::vector<std::int64_t> m_remote_offset; ///< peer copies: where in each neighbour's buffer
+  std::vector<int> m_free_in, m_copied_in;   ///< peer copies: the notices' payloads
+  std::vector<MPI_Request> m_receives, m_sends;
+  std::vector<MPI_Request> m_copied; ///< peer copies: the neighbours' "copied" notices
   double m_halo_ms = 0;
 };
 

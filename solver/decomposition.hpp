@@ -134,6 +134,16 @@ struct DecomposedRun {
 /// MINIMOD_HALO_HOST_STAGING=1 forces the staging.
 bool mpi_reads_device_memory();
 
+/// How a GPU run's halos may travel, from MINIMOD_HALO_TRANSPORT: "auto" (unset: GPU to GPU peer
+/// copies when every rank of a shot is on one node and each can open its neighbours' device
+/// memory, else MPI), "peer" (peer copies or an error saying why not) or "mpi" (MPI only: device
+/// buffers to a CUDA-aware MPI, else staged through pinned host memory). InputError naming the
+/// variable for any other value. MINIMOD_HALO_HOST_STAGING=1 means "mpi" with staging.
+std::string halo_transport_request();
+
+/// The line `run` prints for a GPU run whose grid is split: how its halos travel.
+std::string halo_exchange_notice();
+
 /// Decompose the runs of `equation` over the ranks of `comm` (split_ranks(split) of them, rank r
 /// taking subdomain r; rank 0 of comm writes). Every rank of comm builds a Simulation with the
 /// returned equation, then sets the returned hooks on it.

@@ -66,6 +66,28 @@ FieldStats field_stats(const std::vector<float>& field);
 std::vector<float> extract_snapshot(const std::vector<float>& dense, const Grid& grid,
                                     const Box& box, int decimate, const SnapshotGeometry& geometry);
 
+/// How a split grid's halos travel between ranks: not at all (a grid that is not split), CPU
+/// buffers over MPI, GPU buffers staged through pinned host memory and MPI, GPU buffers handed to
+/// a CUDA-aware MPI, or GPU to GPU peer copies between the ranks of one node.
+enum class HaloTransport : int { None = 0, Host, Staged, MpiDevice, Peer };
+
+/// The name the run summary gives a HaloTransport: none, host, staged, mpi-device, peer.
+inline const char* halo_transport_name(HaloTransport t) {
+  switch (t) {
+  case HaloTransport::Host:
+    return "host";
+  case HaloTransport::Staged:
+    return "staged";
+  case HaloTransport::MpiDevice:
+    return "mpi-device";
+  case HaloTransport::Peer:
+    return "peer";
+  case HaloTransport::None:
+    break;
+  }
+  return "none";
+}
+
 /// What a run on one subdomain of a decomposed grid plugs into the time loop (Simulation). The
 /// loop calls it at fixed points of every step, and every field, trace and snapshot it hands out
 /// passes through it; a run of the whole grid has none. Every rank of a shot calls the same
@@ -92,6 +114,9 @@ public:
   /// waiting, unpacking) since reset_halo_ms.
   virtual double halo_ms() const { return 0; }
   virtual void reset_halo_ms() {}
+  /// How the halos travel between this rank and its neighbours, once the first exchange has set
+  /// them up.
+  virtual HaloTransport halo_transport() const { return HaloTransport::None; }
   /// Before the run of shot `shot` (the survey's number), on every rank of the shot together.
   virtual void begin_shot(int shot) { (void)shot; }
   /// This rank failed during the shot with `error`: tell the other ranks of the shot, which would

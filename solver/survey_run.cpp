@@ -137,7 +137,10 @@ public:
       r.loop = m_sim->run(progress_hook(shot), snapshots_to,
                           snapshots.value_or(snapshots_to != nullptr));
       r.timing.step_ms = ms_since(t0);
-      if (hooks) r.timing.halo_ms = hooks->halo_ms();
+      if (hooks) {
+        r.timing.halo_ms = hooks->halo_ms();
+        r.timing.halo_transport = hooks->halo_transport();
+      }
 
       t0 = Clock::now();
       const Plan& plan = m_sim->plan();
@@ -583,11 +586,7 @@ GroupWorker make_group_worker(const Survey& survey, const std::shared_ptr<const 
       report.problem_ms = group.worker->simulation().problem_ms();
       report.device_ms = group.worker->simulation().device_ms();
       if (group.worker->simulation().backend().kind() != BackendKind::Cpu && options.hooks.notice) {
-        options.hooks.notice(mpi_reads_device_memory()
-                                 ? "halo exchange: device buffers packed on the GPU and handed to "
-                                   "CUDA-aware MPI"
-                                 : "halo exchange: packed on the GPU, staged through pinned host "
-                                   "memory (this MPI is not CUDA-aware)");
+        options.hooks.notice(halo_exchange_notice());
       }
     }
   } catch (const InputError&) {

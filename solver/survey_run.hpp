@@ -57,6 +57,7 @@ struct ShotTiming {
   double output_ms = 0; ///< traces back to the host, resampling, handing the gather to the writer
   int ranks = 1;        ///< ranks that modelled the shot (a decomposed grid: the subdomains)
   double halo_ms = 0;   ///< of step_ms, the halo exchange of the first of them (decomposed grid)
+  HaloTransport halo_transport = HaloTransport::None; ///< DomainHooks::halo_transport of that rank
 };
 
 /// What a survey run did.

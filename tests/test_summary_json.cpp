@@ -116,11 +116,12 @@ TEST_F(SummaryDir, FieldsInOrderWithTheirValues) {
   const Json& shot = doc["shots"][0];
   EXPECT_EQ(keys_of(shot),
             (std::vector<std::string>{"shot", "rank", "setup_ms", "step_ms", "output_ms", "ranks",
-                                      "halo_ms", "overhead_percent"}));
+                                      "halo_ms", "halo_transport", "overhead_percent"}));
   EXPECT_EQ(shot["shot"], 0);
   EXPECT_EQ(shot["rank"], 0);
   EXPECT_EQ(shot["ranks"], 1); // the grid is not split: one rank, no halo exchange
   EXPECT_EQ(shot["halo_ms"].get<double>(), 0.0);
+  EXPECT_EQ(shot["halo_transport"], "none");
   EXPECT_NEAR(shot["overhead_percent"].get<double>(),
               100.0 * (shot["setup_ms"].get<double>() + shot["output_ms"].get<double>()) /
                   shot["step_ms"].get<double>(),

@@ -22,12 +22,14 @@ using gpuEvent_t = hipEvent_t;               ///< a marker in a stream
 using gpuDeviceProp_t = hipDeviceProp_t;     ///< device properties
 using gpuMemcpyKind = hipMemcpyKind;         ///< direction of a copy
 using gpuFuncAttributes = hipFuncAttributes; ///< per-kernel resource usage
+using gpuIpcMemHandle_t = hipIpcMemHandle_t; ///< device memory shared with another process
 
 inline constexpr gpuError_t gpuSuccess = hipSuccess;
 inline constexpr gpuMemcpyKind gpuMemcpyHostToDevice = hipMemcpyHostToDevice;
 inline constexpr gpuMemcpyKind gpuMemcpyDeviceToHost = hipMemcpyDeviceToHost;
 inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = hipMemcpyDeviceToDevice;
 inline constexpr unsigned gpuStreamNonBlocking = hipStreamNonBlocking;
+inline constexpr unsigned gpuIpcMemLazyEnablePeerAccess = hipIpcMemLazyEnablePeerAccess;
 inline constexpr unsigned gpuEventDisableTiming = hipEventDisableTiming;
 inline constexpr hipFuncAttribute gpuFuncAttributeMaxDynamicSharedMemorySize =
     hipFuncAttributeMaxDynamicSharedMemorySize;
@@ -66,6 +68,9 @@ inline constexpr hipDeviceAttribute_t gpuDevAttrComputeCapabilityMinor =
 #define gpuStreamDestroy hipStreamDestroy
 #define gpuStreamSynchronize hipStreamSynchronize
 #define gpuStreamWaitEvent hipStreamWaitEvent
+#define gpuIpcGetMemHandle hipIpcGetMemHandle
+#define gpuIpcOpenMemHandle hipIpcOpenMemHandle
+#define gpuIpcCloseMemHandle hipIpcCloseMemHandle
 #define gpuEventCreateWithFlags hipEventCreateWithFlags
 #define gpuEventDestroy hipEventDestroy
 #define gpuEventRecord hipEventRecord
@@ -138,12 +143,14 @@ using gpuEvent_t = cudaEvent_t;               ///< a marker in a stream
 using gpuDeviceProp_t = cudaDeviceProp;       ///< device properties
 using gpuMemcpyKind = cudaMemcpyKind;         ///< direction of a copy
 using gpuFuncAttributes = cudaFuncAttributes; ///< per-kernel resource usage
+using gpuIpcMemHandle_t = cudaIpcMemHandle_t; ///< device memory shared with another process
 
 inline constexpr gpuError_t gpuSuccess = cudaSuccess;
 inline constexpr gpuMemcpyKind gpuMemcpyHostToDevice = cudaMemcpyHostToDevice;
 inline constexpr gpuMemcpyKind gpuMemcpyDeviceToHost = cudaMemcpyDeviceToHost;
 inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = cudaMemcpyDeviceToDevice;
 inline constexpr unsigned gpuStreamNonBlocking = cudaStreamNonBlocking;
+inline constexpr unsigned gpuIpcMemLazyEnablePeerAccess = cudaIpcMemLazyEnablePeerAccess;
 inline constexpr unsigned gpuEventDisableTiming = cudaEventDisableTiming;
 inline constexpr cudaFuncAttribute gpuFuncAttributeMaxDynamicSharedMemorySize =
     cudaFuncAttributeMaxDynamicSharedMemorySize;
@@ -181,6 +188,9 @@ inline constexpr cudaDeviceAttr gpuDevAttrComputeCapabilityMinor =
 #define gpuStreamDestroy cudaStreamDestroy
 #define gpuStreamSynchronize cudaStreamSynchronize
 #define gpuStreamWaitEvent cudaStreamWaitEvent
+#define gpuIpcGetMemHandle cudaIpcGetMemHandle
+#define gpuIpcOpenMemHandle cudaIpcOpenMemHandle
+#define gpuIpcCloseMemHandle cudaIpcCloseMemHandle
 #define gpuEventCreateWithFlags cudaEventCreateWithFlags
 #define gpuEventDestroy cudaEventDestroy
 #define gpuEventRecord cudaEventRecord

@@ -7,7 +7,9 @@
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/halo_exchange.hpp"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace minimod {
 namespace {
@@ -42,18 +44,73 @@ public:
         m_recv(recv_floats * sizeof(float), "halo receive buffer") {
     MINIMOD_GPU_CHECK_WHAT(gpuEventCreateWithFlags(&m_packed, gpuEventDisableTiming),
                            "halo pack event");
-    if (m_staging) {
-      m_send_host = pinned(send_floats, "halo send staging");
-      m_recv_host = pinned(recv_floats, "halo receive staging");
+    if (staging) {
+      m_staging = false;
+      enable_host_staging();
     }
   }
   ~CudaHalo() override {
+    for (float* p : m_peers)
+      (void)gpuIpcCloseMemHandle(p);
+    if (m_copy_stream) (void)gpuStreamDestroy(m_copy_stream);
     (void)gpuEventDestroy(m_packed);
     if (m_send_host) (void)gpuFreeHost(m_send_host);
     if (m_recv_host) (void)gpuFreeHost(m_recv_host);
   }
   CudaHalo(const CudaHalo&) = delete;
   CudaHalo& operator=(const CudaHalo&) = delete;
+
+  void enable_host_staging() override {
+    if (m_staging) return;
+    m_send_host = pinned(m_send.bytes() / sizeof(float), "halo send staging");
+    m_recv_host = pinned(m_recv.bytes() / sizeof(float), "halo receive staging");
+    m_staging = true;
+  }
+
+  std::vector<char> export_receive_buffer() override {
+    gpuIpcMemHandle_t handle{};
+    MINIMOD_GPU_CHECK_WHAT(gpuIpcGetMemHandle(&handle, m_recv.as<void>()),
+                           "export the halo receive buffer (" + std::to_string(m_recv.bytes()) +
+                               " B) to the node's other ranks");
+    const char* bytes = reinterpret_cast<const char*>(&handle);
+    return std::vector<char>(bytes, bytes + sizeof(handle));
+  }
+
+  std::string open_peer(const std::vector<char>& bytes) override {
+    gpuIpcMemHandle_t handle{};
+    if (bytes.size() != sizeof(handle))
+      return "a peer's handle has " + std::to_string(bytes.size()) + " bytes, not " +
+             std::to_string(sizeof(handle));
+    std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(&handle));
+    void* p = nullptr;
+    const gpuError_t e = gpuIpcOpenMemHandle(&p, handle, gpuIpcMemLazyEnablePeerAccess);
+    if (e != gpuSuccess) {
+      (void)gpuGetLastError(); // not sticky: clear it, the ranks fall back to MPI
+      return std::string("gpuIpcOpenMemHandle: ") + gpuGetErrorName(e) + ": " +
+             gpuGetErrorString(e);
+    }
+    m_peers.push_back(static_cast<float*>(p));
+    return {};
+  }
+
+  void copy_to_peer(int slot, std::int64_t send_offset, std::int64_t recv_offset,
+                    std::size_t floats) override {
+    if (!m_copy_stream) {
+      MINIMOD_GPU_CHECK_WHAT(gpuStreamCreateWithFlags(&m_copy_stream, gpuStreamNonBlocking),
+                             "halo peer copy stream");
+    }
+    const std::size_t bytes = floats * sizeof(float);
+    MINIMOD_GPU_CHECK_WHAT(gpuMemcpyAsync(m_peers.at(static_cast<std::size_t>(slot)) + recv_offset,
+                                          m_send.as<float>() + send_offset, bytes,
+                                          gpuMemcpyDeviceToDevice, m_copy_stream),
+                           "halo copy to peer " + std::to_string(slot) + ", " +
+                               std::to_string(bytes) + " B");
+  }
+
+  void wait_peer_copies() override {
+    if (m_copy_stream)
+      MINIMOD_GPU_CHECK_WHAT(gpuStreamSynchronize(m_copy_stream), "halo peer copies");
+  }
 
   float* send_buffer() override { return m_staging ? m_send_host : m_send.as<float>(); }
   float* recv_buffer() override { return m_staging ? m_recv_host : m_recv.as<float>(); }
@@ -117,6 +174,8 @@ private:
   float* m_send_host = nullptr;
   float* m_recv_host = nullptr;
   gpuEvent_t m_packed = nullptr;
+  std::vector<float*> m_peers;         ///< the neighbours' receive buffers, opened
+  gpuStream_t m_copy_stream = nullptr; ///< the peer copies, beside the backend's stream
 };
 
 } // namespace
