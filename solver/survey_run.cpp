@@ -455,10 +455,9 @@ std::string ranks_text(int first, int count) {
                     : "ranks " + std::to_string(first) + "-" + std::to_string(first + count - 1);
 }
 
-/// Rank 0: the shot queue and the writer. Where shots are split over groups of ranks it also
-/// models shots with the first group, so it answers the other groups between its own steps
-/// (serve, from the progress hook) and between its shots; where each rank models whole shots it
-/// only serves.
+/// Rank 0: the shot queue and the writer. It also models shots, alone or with the first group of
+/// ranks, so it answers the other groups between its own steps (serve, from the progress hook)
+/// and between its shots.
 class ShotDesk {
 public:
   ShotDesk(std::deque<int> pending, int remote_groups, int ranks_per_shot, PartsStore& store,
@@ -546,7 +545,7 @@ private:
   int m_done, m_total;
 };
 
-/// A rank's worker (null on rank 0 where it only serves), or why its group cannot model shots.
+/// A rank's worker, or why its group cannot model shots.
 struct GroupWorker {
   std::unique_ptr<ShotWorker> worker;
   std::string setup_error; ///< a failure other than bad input, on some rank of the group
@@ -559,7 +558,6 @@ GroupWorker make_group_worker(const Survey& survey, const std::shared_ptr<const 
                               const Split& split, MPI_Comm comm, SurveyRunReport& report) {
   const int rank = mpi_rank(), per_shot = split_ranks(split);
   GroupWorker group;
-  if (per_shot == 1 && rank == 0) return group; // rank 0 only serves
   // Parsed before any work, as in a decomposed run (decompose parses it there).
   std::optional<FaultInjection> fault;
   if (per_shot == 1) {
@@ -585,7 +583,8 @@ GroupWorker make_group_worker(const Survey& survey, const std::shared_ptr<const 
     if (rank == 0) {
       report.problem_ms = group.worker->simulation().problem_ms();
       report.device_ms = group.worker->simulation().device_ms();
-      if (group.worker->simulation().backend().kind() != BackendKind::Cpu && options.hooks.notice) {
+      if (per_shot > 1 && group.worker->simulation().backend().kind() != BackendKind::Cpu &&
+          options.hooks.notice) {
         options.hooks.notice(halo_exchange_notice());
       }
     }
@@ -601,7 +600,7 @@ GroupWorker make_group_worker(const Survey& survey, const std::shared_ptr<const 
 }
 
 /// Rank 0's notices about how the run is spread.
-void describe_farm(const Plan& plan, const Split& split, const SurveyRunOptions& options) {
+void describe_farm(const Split& split, const SurveyRunOptions& options) {
   if (!options.hooks.notice) return;
   const int world = mpi_size(), per_shot = split_ranks(split), groups = world / per_shot;
   if (per_shot > 1) {
@@ -611,22 +610,16 @@ void describe_farm(const Plan& plan, const Split& split, const SurveyRunOptions&
                          "; rank 0 also hands out shots and writes the output");
     return;
   }
-  const int workers = world - 1;
-  options.hooks.notice("MPI: " + std::to_string(world) +
-                       " ranks: rank 0 hands out shots and writes the output, ranks 1-" +
-                       std::to_string(workers) + " model shots (one GPU each: " +
-                       std::to_string(workers) + " GPU" + (workers == 1 ? "" : "s") + ")");
-  if (plan.snapshot_count > 0) {
-    options.hooks.notice("note: snapshots are written by single-process runs only; this MPI run "
-                         "writes gathers");
-  }
+  options.hooks.notice("MPI: " + std::to_string(world) + " ranks model shots (one GPU each: " +
+                       std::to_string(world) + " GPU" + (world == 1 ? "" : "s") +
+                       "); rank 0 also hands out shots and writes the output");
 }
 
 /// Every rank of a run over MPI, once the model is on every rank: shots go to groups of
 /// split_ranks(split) consecutive ranks (one rank each when shots are not split). Rank 0 is the
 /// queue and the writer; each group's first rank asks it for shots and sends it the gathers.
-/// Where shots are split, rank 0 is also the first group's first rank; where they are not, it
-/// models none (a rank busy stepping a whole shot could not answer the others).
+/// Rank 0 is also the first group's first rank (the whole group where shots are not split): it
+/// answers the others from its progress hook while it steps.
 void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split& split,
               const std::shared_ptr<Equation>& equation, PartsStore* store, const SegyTarget& segy,
               SurveyRunReport& report) {
@@ -689,7 +682,7 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
   if (rank == 0) {
     OutputMeta meta = make_meta(survey, plan);
     if (options.hooks.on_plan) options.hooks.on_plan(plan);
-    describe_farm(plan, split, options);
+    describe_farm(split, options);
     report.skipped = store->complete_shots();
     const std::vector<int> chosen = selected_shots(survey, options);
     std::deque<int> pending;
@@ -699,7 +692,7 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
                        static_cast<int>(report.skipped.size()), static_cast<int>(chosen.size()));
     desk = &shot_desk;
     // Rank 0's own group, where it models shots (it then has a worker or a setup error).
-    while (per_shot > 1) {
+    for (;;) {
       throw_if_interrupted();
       int message[2] = {shot_desk.take(), 0};
       // Shot 0's snapshots: taken by every rank of this group, written here.

@@ -1,12 +1,13 @@
 #!/bin/sh
 # Shots over ranks that each model whole shots (ranks_per_shot 1), and input errors under MPI.
-# - 3 ranks, --decompose 1x1x1: rank 0 hands out the shots and writes, ranks 1 and 2 model them;
-#   the gathers equal the one-process run's (h5diff).
+# - 3 ranks, --decompose 1x1x1: every rank models shots, rank 0 also hands them out (from its
+#   progress hook while it steps) and writes; the gathers and shot 0's snapshots (modelled by
+#   rank 0) equal the one-process run's (h5diff).
 # - The same with shot 1 failing as its rank reaches step 10 (MINIMOD_FAULT_INJECT): shot 1 fails,
 #   named with the rank; the other shots are done and kept; --resume models shot 1 alone and the
 #   output equals the one-process run's.
 # - Input errors: a bad survey on every rank, a survey that only rank 2 cannot read, and a bad
-#   MINIMOD_FAULT_INJECT or a device memory cap that only the modelling ranks meet are each
+#   MINIMOD_FAULT_INJECT or a device memory cap are each
 #   printed once (by rank 0), exit 2; the first two take well under 3 s more than mpirun and one process refusing them.
 # Usage: shot_farm.sh MINIMOD_BINARY SOURCE_DIR WORK_DIR. Exit 77 (skip) without mpirun or h5diff.
 set -u
@@ -21,14 +22,16 @@ common="--backend cpu --steps 60 --decompose 1x1x1"
 "$bin" run "$acoustic" $common -q -o one.h5 || fail "one-process run"
 
 mpi 3 run "$acoustic" $common -o farm.h5 >farm.out 2>farm.err || fail "3 ranks: $(cat farm.err)"
-grep -q "ranks 1-2 model shots" farm.err || fail "3 ranks: no workers named: $(cat farm.err)"
-[ "$(grep -Ec 'shot [0-3] done on rank [12] ' farm.err)" -eq 4 ] ||
-  fail "3 ranks: not every shot done on rank 1 or 2: $(cat farm.err)"
+grep -q "3 ranks model shots" farm.err || fail "3 ranks: no workers named: $(cat farm.err)"
+[ "$(grep -Ec 'shot [0-3] done on rank [012] ' farm.err)" -eq 4 ] ||
+  fail "3 ranks: not every shot done: $(cat farm.err)"
+grep -q "shot 0 done on rank 0 " farm.err || fail "3 ranks: shot 0 not modelled by rank 0: $(cat farm.err)"
 same one.h5 farm.h5 /shots
+same one.h5 farm.h5 /snapshots
 
 # One rank fails one shot; the others go on.
 injected_failure 3 rank=0,shot=1,step=10 \
-  "shot 1 failed on rank [12]: injected failure \(MINIMOD_FAULT_INJECT\): shot 1, step 10, rank 0 of the shot" \
+  "shot 1 failed on rank [012]: injected failure \(MINIMOD_FAULT_INJECT\): shot 1, step 10, rank 0 of the shot" \
   /shots
 
 # mpirun's own start and end of a job that fails (slow on a loaded machine: 0.5-2 s), taken out
@@ -77,7 +80,7 @@ quick "survey missing on rank 2" "$t0" missing.err "$one_s"
 [ "$(errors missing.err)" -eq 1 ] && grep -q "^error: missing.yaml: cannot read" missing.err ||
   fail "survey missing on rank 2: not printed once: $(cat missing.err)"
 
-# An input error that only the modelling ranks meet (rank 0 models nothing).
+# A bad MINIMOD_FAULT_INJECT: every rank refuses it, rank 0 alone prints it.
 (
   export MINIMOD_FAULT_INJECT=rank=0
   mpi_env MINIMOD_FAULT_INJECT 3 run "$acoustic" $common -o badfault.h5 >badfault.out \
@@ -88,8 +91,8 @@ code=$?
 [ "$(errors badfault.err)" -eq 1 ] && grep -q "^error: MINIMOD_FAULT_INJECT='rank=0'" badfault.err ||
   fail "bad MINIMOD_FAULT_INJECT: not printed once: $(cat badfault.err)"
 
-# A device memory cap that the modelling ranks' problem exceeds (rank 0 builds none): an input
-# error that stops the run, not a failure of each shot.
+# A device memory cap that the ranks' problem exceeds: an input error that stops the run, not a
+# failure of each shot.
 mpi 3 run "$acoustic" $common --max-device-memory 1MB -o cap.h5 >cap.out 2>cap.err
 code=$?
 [ $code -eq 2 ] || fail "device memory cap: exit $code, expected 2"
