@@ -5,6 +5,7 @@
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/cpu_cpml.hpp"
+#include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_tti_cpml.hpp"
 #include "kernels/tti_problem.hpp"
 
@@ -55,6 +56,7 @@ public:
     m_current.assign(fields, std::vector<float>(size, 0.0f));
     m_next.assign(fields, std::vector<float>(size, 0.0f));
     m_phi.assign(phi ? size : 0, 0.0f);
+    setup_eta_rows(p);
     setup_cpml(p);
     m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
     m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
@@ -196,6 +198,7 @@ private:
     f.phi = m_phi.empty() ? nullptr : m_phi.data();
     f.eta = p.eta.empty() ? nullptr : p.eta.data();
     f.cpml = m_cpml_on ? &m_cpml.view() : nullptr;
+    f.eta_rows = m_eta_rows.get();
     for (std::size_t first = 0; first < regions.size();) {
       const StencilKernel* k = m_kernels[static_cast<int>(regions[first].id)];
       std::size_t last = first + 1;
@@ -226,6 +229,25 @@ private:
                             static_cast<int>(last - first), nullptr);
       first = last;
     }
+  }
+
+  /// eta of an acoustic problem with Minimod's layer from its profiles, where the problem has
+  /// them; checked against the padded array where the problem has that too, so that the kernel
+  /// reads the same bits either way.
+  void setup_eta_rows(const Problem& p) {
+    m_eta_rows.reset();
+    if (p.physics() != Physics::Acoustic || m_cpml_on) return;
+    const auto& a = static_cast<const AcousticProblem&>(p);
+    if (a.eta_axes.empty()) return;
+    auto rows = std::make_unique<EtaRows>(a.eta_axes, p.layout.nx, p.layout.ny, p.layout.nz);
+    if (!a.eta.empty()) {
+      const std::string at = rows->first_difference(a.eta, p.layout);
+      if (!at.empty())
+        throw std::invalid_argument("CPU backend: the problem's eta profiles and its eta array "
+                                    "differ at point " +
+                                    at);
+    }
+    m_eta_rows = std::move(rows);
   }
 
   /// The C-PML's memory variables of the problem's equation (its view points at p.cpml).
@@ -294,6 +316,7 @@ private:
   std::vector<std::vector<float>> m_current;  ///< the fields at step n (wavefield_names order)
   std::vector<std::vector<float>> m_next;     ///< step n - 1 on entry to update, n + 1 after it
   std::vector<float> m_phi;                   ///< the layer's memory variable; may be empty
+  std::unique_ptr<EtaRows> m_eta_rows;        ///< eta from its profiles, where the problem has them
   bool m_cpml_on = false;                     ///< the problem's layer is a C-PML
   CpmlHostMemory m_cpml;                      ///< its memory variables (acoustic)
   TtiCpmlHostMemory m_tti_cpml;               ///< those of p and q (TTI)
