@@ -6,6 +6,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
+#include "kernels/cpu/cpu_huge_pages.hpp"
 #include "kernels/cpu/cpu_tti_cpml.hpp"
 #include "kernels/tti_problem.hpp"
 
@@ -53,8 +54,8 @@ public:
                                         : !static_cast<const AcousticProblem&>(p).eta.empty());
     const auto size = static_cast<std::size_t>(p.layout.size);
     const std::size_t fields = wavefield_names(p.physics()).size();
-    m_current.assign(fields, std::vector<float>(size, 0.0f));
-    m_next.assign(fields, std::vector<float>(size, 0.0f));
+    m_current.assign(fields, HostField(size, 0.0f));
+    m_next.assign(fields, HostField(size, 0.0f));
     m_phi.assign(phi ? size : 0, 0.0f);
     setup_eta_rows(p);
     setup_cpml(p);
@@ -132,7 +133,7 @@ public:
     // Sources enter the first field's next step after the update of step n (TTI: p only; q is
     // the auxiliary field, zero in an isotropic medium).
     const TapTable& s = p.sources;
-    std::vector<float>& next = m_next[0];
+    HostField& next = m_next[0];
     for (std::size_t src = 0; src < s.owners(); ++src) {
       const float amplitude =
           p.source_samples[src * static_cast<std::size_t>(p.steps) + static_cast<std::size_t>(n)];
@@ -144,7 +145,7 @@ public:
     if (p.free_surface)
       for (auto& field : m_current)
         apply_free_surface(field.data(), p.layout);
-    const std::vector<float>& u = m_current[0];
+    const HostField& u = m_current[0];
     const TapTable& rcv = p.receivers;
     const std::size_t samples = static_cast<std::size_t>(p.steps) + 1;
     for (std::size_t r = 0; r < rcv.owners(); ++r) {
@@ -173,7 +174,7 @@ public:
   }
   // The copy is made at once: on the CPU nothing could overlap it.
   void snapshot_begin(int field) override {
-    const std::vector<float>& f = current(field, "snapshot_begin");
+    const HostField& f = current(field, "snapshot_begin");
     const FieldLayout& l = m_problem->layout;
     m_snapshot.resize(static_cast<std::size_t>(l.nx) * l.ny * l.nz);
     unpad_field(l, f.data(), m_snapshot.data());
@@ -259,7 +260,7 @@ private:
       m_cpml.setup(p.grid, p.layer, p.cpml);
   }
 
-  const std::vector<float>& current(int field, const char* what) const {
+  const HostField& current(int field, const char* what) const {
     require_ready(what);
     if (field < 0 || field >= static_cast<int>(m_current.size()))
       throw std::out_of_range(std::string("CPU backend: ") + what + ": field " +
@@ -313,9 +314,9 @@ private:
   const Problem* m_problem = nullptr;
   RegionKernels m_kernels{};
   std::array<std::vector<Region>, 2> m_parts; ///< the pieces of StepPart::Shell and ::Interior
-  std::vector<std::vector<float>> m_current;  ///< the fields at step n (wavefield_names order)
-  std::vector<std::vector<float>> m_next;     ///< step n - 1 on entry to update, n + 1 after it
-  std::vector<float> m_phi;                   ///< the layer's memory variable; may be empty
+  std::vector<HostField> m_current;           ///< the fields at step n (wavefield_names order)
+  std::vector<HostField> m_next;              ///< step n - 1 on entry to update, n + 1 after it
+  HostField m_phi;                            ///< the layer's memory variable; may be empty
   std::unique_ptr<EtaRows> m_eta_rows;        ///< eta from its profiles, where the problem has them
   bool m_cpml_on = false;                     ///< the problem's layer is a C-PML
   CpmlHostMemory m_cpml;                      ///< its memory variables (acoustic)
