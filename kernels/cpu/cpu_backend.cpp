@@ -58,6 +58,16 @@ public:
     m_next.assign(fields, HostField(size, 0.0f));
     m_phi.assign(phi ? size : 0, 0.0f);
     setup_eta_rows(p);
+    // The medium is read at every step like the fields: on huge pages too where it fills them.
+    if (p.physics() == Physics::Tti) {
+      const auto& t = static_cast<const TtiProblem&>(p);
+      collapse_to_huge_pages(t.vp2dt2.data(), t.vp2dt2.size() * sizeof(float));
+      collapse_to_huge_pages(t.aniso.data(), t.aniso.size() * sizeof(std::uint32_t));
+      collapse_to_huge_pages(t.axis_xz.data(), t.axis_xz.size() * sizeof(std::uint32_t));
+    } else {
+      const auto& a = static_cast<const AcousticProblem&>(p);
+      collapse_to_huge_pages(a.vp2dt2.data(), a.vp2dt2.size() * sizeof(float));
+    }
     setup_cpml(p);
     m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
     m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
