@@ -88,6 +88,15 @@ protected:
   Problem& operator=(Problem&&) = default;
 };
 
+/// Minimod's damping as its three 1D profiles in double, one an axis of the problem's grid, at
+/// index i + 1 for i = -1 .. n (the grid points and one ghost beyond each face): eta(i, j, k) is
+/// float((x[i + 1] + y[j + 1]) + z[k + 1]), the value build_eta stores (solver/problem.hpp). The
+/// CPU kernel forms eta from them instead of reading the padded array (docs/kernels.md).
+struct EtaProfiles {
+  std::vector<double> x, y, z;
+  bool empty() const { return x.empty() && y.empty() && z.empty(); }
+};
+
 /// An isotropic acoustic problem: the medium (c dt)^2 and the layer's damping.
 struct AcousticProblem final : Problem {
   Physics physics() const override { return Physics::Acoustic; }
@@ -96,6 +105,9 @@ struct AcousticProblem final : Problem {
   StencilCoefs coefs{};
   std::vector<float> vp2dt2; ///< (c dt)^2 in the padded layout, zero ghosts
   std::vector<float> eta;    ///< damping in the padded layout (one ghost ring set); empty: no layer
+  /// eta's profiles where it was built from them (build_acoustic_problem); empty otherwise, and
+  /// then the CPU kernel reads `eta`. When both are set they must agree at every point.
+  EtaProfiles eta_axes;
 };
 
 /// The wavefields of an equation, as the NaN/Inf watch and the messages name them: "u" for the

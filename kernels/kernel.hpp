@@ -39,6 +39,8 @@ const char* backend_name(BackendKind b);
 /// "acoustic" / "tti".
 const char* physics_name(Physics p);
 
+class EtaRows;
+
 /// Pointers (host or device, matching the kernel's backend) to the isotropic fields, all in one
 /// FieldLayout. u is u^n, v holds u^{n-1} on entry and u^{n+1} on exit; phi and eta may be null
 /// when no region of kind Layer is launched. cpml, when set, makes the layer regions C-PML
@@ -51,6 +53,9 @@ struct IsoFields {
   float* phi = nullptr;
   const float* eta = nullptr;
   const CpmlView* cpml = nullptr;
+  /// CPU kernel only: eta formed from its profiles (kernels/cpu/cpu_eta_rows.hpp), read instead
+  /// of `eta` where set. GPU kernels read `eta`.
+  const EtaRows* eta_rows = nullptr;
 };
 
 /// A stencil kernel for one backend and one physics, able to update regions of one or both kinds.

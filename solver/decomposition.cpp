@@ -486,6 +486,15 @@ std::unique_ptr<Problem> cut_problem(const Problem& global, const Split& s, int 
     ac.coefs = ga.coefs;
     ac.vp2dt2 = cut_padded(ga.vp2dt2, gl, p.layout, b.offset);
     ac.eta = cut_padded(ga.eta, gl, p.layout, b.offset);
+    if (!ga.eta_axes.empty()) {
+      // Local point i is global point i + offset: index i + 1 of the profile, i = -1 .. n.
+      auto slice = [](const std::vector<double>& v, int offset, int n) {
+        return std::vector<double>(v.begin() + offset, v.begin() + offset + n + 2);
+      };
+      ac.eta_axes.x = slice(ga.eta_axes.x, b.offset[0], b.size[0]);
+      ac.eta_axes.y = slice(ga.eta_axes.y, b.offset[1], b.size[1]);
+      ac.eta_axes.z = slice(ga.eta_axes.z, b.offset[2], b.size[2]);
+    }
   }
   cut_taps(global, s, rank, p);
   return out;
@@ -636,6 +645,7 @@ public:
       auto& a = static_cast<AcousticProblem&>(*global);
       a.vp2dt2 = {};
       a.eta = {};
+      a.eta_axes = {};
     }
     m_global = std::move(global);
     return local;

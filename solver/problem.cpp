@@ -48,16 +48,23 @@ void add_owner(TapTable& table, const Grid& grid, const FieldLayout& layout, con
 
 } // namespace
 
-std::vector<float> build_eta(const Grid& g, const LayerWidths& w, const FieldLayout& l, double dt,
-                             double vmax) {
-  std::vector<float> eta(static_cast<std::size_t>(l.size), 0.0f);
-  std::vector<double> ex(g.nx + 2), ey(g.ny + 2), ez(g.nz + 2);
+EtaProfiles eta_profiles(const Grid& g, const LayerWidths& w, double dt, double vmax) {
+  EtaProfiles e;
+  e.x.resize(static_cast<std::size_t>(g.nx) + 2);
+  e.y.resize(static_cast<std::size_t>(g.ny) + 2);
+  e.z.resize(static_cast<std::size_t>(g.nz) + 2);
   for (int i = -1; i <= g.nx; ++i)
-    ex[i + 1] = axis_eta(i, g.nx, w.x_lo, w.x_hi, dt, vmax, g.dx);
+    e.x[i + 1] = axis_eta(i, g.nx, w.x_lo, w.x_hi, dt, vmax, g.dx);
   for (int j = -1; j <= g.ny; ++j)
-    ey[j + 1] = axis_eta(j, g.ny, w.y_lo, w.y_hi, dt, vmax, g.dy);
+    e.y[j + 1] = axis_eta(j, g.ny, w.y_lo, w.y_hi, dt, vmax, g.dy);
   for (int k = -1; k <= g.nz; ++k)
-    ez[k + 1] = axis_eta(k, g.nz, w.z_lo, w.z_hi, dt, vmax, g.dz);
+    e.z[k + 1] = axis_eta(k, g.nz, w.z_lo, w.z_hi, dt, vmax, g.dz);
+  return e;
+}
+
+std::vector<float> build_eta(const Grid& g, const EtaProfiles& e, const FieldLayout& l) {
+  std::vector<float> eta(static_cast<std::size_t>(l.size), 0.0f);
+  const std::vector<double>&ex = e.x, &ey = e.y, &ez = e.z;
 #pragma omp parallel for schedule(static)
   for (int k = -1; k <= g.nz; ++k) {
     for (int j = -1; j <= g.ny; ++j) {
@@ -67,6 +74,11 @@ std::vector<float> build_eta(const Grid& g, const LayerWidths& w, const FieldLay
     }
   }
   return eta;
+}
+
+std::vector<float> build_eta(const Grid& g, const LayerWidths& w, const FieldLayout& l, double dt,
+                             double vmax) {
+  return build_eta(g, eta_profiles(g, w, dt, vmax), l);
 }
 
 CpmlParams cpml_params(const BoundarySpec& boundary, double fmax) {
@@ -161,6 +173,7 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
     }
   }
   p.eta = build_layer(s, plan, p);
+  if (!p.eta.empty()) p.eta_axes = eta_profiles(plan.grid, plan.layer, plan.dt, plan.vmax);
   set_shot_taps(s, plan, velocity, p);
   return p;
 }

@@ -9,6 +9,16 @@
 
 namespace minimod {
 
+/// Minimod's damping as its three 1D profiles (kernels/backend.hpp, EtaProfiles): along each axis
+/// A (d/n)^2 at depth d into a layer n points wide, A = dt 3 vmax ln(1000) / (2 n h), zero outside
+/// the layers; grid points and one ghost point beyond each face.
+EtaProfiles eta_profiles(const Grid& grid, const LayerWidths& layer, double dt, double vmax);
+
+/// eta in the padded layout from its profiles: float((x + y) + z) summed in double, at the grid
+/// points and the one ghost ring; zero elsewhere.
+std::vector<float> build_eta(const Grid& grid, const EtaProfiles& profiles,
+                             const FieldLayout& layout);
+
 /// Minimod's damping profile in the padded layout (docs/physics.md section 3): eta = sum over axes
 /// of A (d/n)^2, A = dt 3 vmax ln(1000) / (2 n h), for grid points and one ghost point beyond each
 /// face.

@@ -2,9 +2,11 @@
 /// seven regions: every point of the pieces is visited once whatever the tiles, the cuts, the order
 /// and the empty pieces, and the kernels `cpu` of both equations give the same bits on such a list
 /// as on the regions one at a time.
+#include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_sweep.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/tti_problem.hpp"
+#include "solver/problem.hpp"
 #include "solver/tti.hpp"
 #include "solver/wavelet.hpp"
 #include "tests/grid_helpers.hpp"
@@ -150,6 +152,47 @@ TEST(CpuKernels, AcousticPiecesInAnyOrderGiveTheSameBits) {
     const std::vector<Region> pieces = cut_pieces(regions, cuts, rng);
     EXPECT_TRUE(same_bits(reference, run(pieces, false))) << pieces.size() << " pieces";
   }
+}
+
+TEST(CpuKernels, AcousticEtaFromItsProfilesGivesTheArraysBits) {
+  // Asymmetric layers, one face without, and a grid spacing per axis: the profiles take several
+  // distinct values each, and eta's sums round differently from point to point.
+  const Grid g = make_grid(41, 29, 23, 10, 12, 9);
+  const LayerWidths w = widths(7, 3, 2, 6, 0, 5);
+  const auto regions = make_regions(g, w);
+  const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, w.x_lo);
+  const StencilCoefs c = make_stencil_coefs(g);
+  const EtaProfiles axes = eta_profiles(g, w, 1.3e-3, 4321.0);
+  const std::vector<float> eta = build_eta(g, axes, l);
+  const EtaRows rows(axes, g.nx, g.ny, g.nz);
+  EXPECT_EQ(rows.first_difference(eta, l), "");
+  // One row a pair of distinct y and z values (11 along y: zero, 3 depths and 7 on the other
+  // face, ghosts included; 6 along z), fewer than the array's rows.
+  EXPECT_LT(rows.rows(), static_cast<std::size_t>((g.ny + 2) * (g.nz + 2)));
+  std::mt19937 rng(17);
+  const std::vector<float> u = random_field(l, -1.0f, 1.0f, rng),
+                           vp2dt2 = random_field(l, 0.0f, 1e-3f, rng),
+                           v0 = random_field(l, -1.0f, 1.0f, rng),
+                           phi0 = random_field(l, -0.1f, 0.1f, rng);
+  const StencilKernel* k = kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic);
+  ASSERT_NE(k, nullptr);
+  auto run = [&](const float* array, const EtaRows* table) {
+    std::vector<float> v = v0, phi = phi0;
+    IsoFields f{u.data(), v.data(), vp2dt2.data(), phi.data(), array};
+    f.eta_rows = table;
+    k->launch_regions(f, l, c, regions.data(), kRegionCount, nullptr);
+    v.insert(v.end(), phi.begin(), phi.end());
+    return v;
+  };
+  const std::vector<float> from_array = run(eta.data(), nullptr);
+  EXPECT_TRUE(same_bits(from_array, run(nullptr, &rows)));
+  // One profile value off changes the table and the result: the kernel does read the table.
+  EtaProfiles off = axes;
+  off.y[2] *= 1.5;
+  const EtaRows other(off, g.nx, g.ny, g.nz);
+  EXPECT_NE(other.first_difference(eta, l), "");
+  EXPECT_FALSE(same_bits(from_array, run(nullptr, &other)));
+  EXPECT_THROW(EtaRows(axes, g.nx + 1, g.ny, g.nz), std::invalid_argument);
 }
 
 TEST(CpuKernels, TtiPiecesInAnyOrderGiveTheSameBits) {

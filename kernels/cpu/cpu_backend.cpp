@@ -5,6 +5,8 @@
 #include "io/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/cpu_cpml.hpp"
+#include "kernels/cpu/cpu_eta_rows.hpp"
+#include "kernels/cpu/cpu_huge_pages.hpp"
 #include "kernels/cpu/cpu_tti_cpml.hpp"
 #include "kernels/tti_problem.hpp"
 
@@ -52,9 +54,20 @@ public:
                                         : !static_cast<const AcousticProblem&>(p).eta.empty());
     const auto size = static_cast<std::size_t>(p.layout.size);
     const std::size_t fields = wavefield_names(p.physics()).size();
-    m_current.assign(fields, std::vector<float>(size, 0.0f));
-    m_next.assign(fields, std::vector<float>(size, 0.0f));
+    m_current.assign(fields, HostField(size, 0.0f));
+    m_next.assign(fields, HostField(size, 0.0f));
     m_phi.assign(phi ? size : 0, 0.0f);
+    setup_eta_rows(p);
+    // The medium is read at every step like the fields: on huge pages too where it fills them.
+    if (p.physics() == Physics::Tti) {
+      const auto& t = static_cast<const TtiProblem&>(p);
+      collapse_to_huge_pages(t.vp2dt2.data(), t.vp2dt2.size() * sizeof(float));
+      collapse_to_huge_pages(t.aniso.data(), t.aniso.size() * sizeof(std::uint32_t));
+      collapse_to_huge_pages(t.axis_xz.data(), t.axis_xz.size() * sizeof(std::uint32_t));
+    } else {
+      const auto& a = static_cast<const AcousticProblem&>(p);
+      collapse_to_huge_pages(a.vp2dt2.data(), a.vp2dt2.size() * sizeof(float));
+    }
     setup_cpml(p);
     m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
     m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
@@ -130,7 +143,7 @@ public:
     // Sources enter the first field's next step after the update of step n (TTI: p only; q is
     // the auxiliary field, zero in an isotropic medium).
     const TapTable& s = p.sources;
-    std::vector<float>& next = m_next[0];
+    HostField& next = m_next[0];
     for (std::size_t src = 0; src < s.owners(); ++src) {
       const float amplitude =
           p.source_samples[src * static_cast<std::size_t>(p.steps) + static_cast<std::size_t>(n)];
@@ -142,7 +155,7 @@ public:
     if (p.free_surface)
       for (auto& field : m_current)
         apply_free_surface(field.data(), p.layout);
-    const std::vector<float>& u = m_current[0];
+    const HostField& u = m_current[0];
     const TapTable& rcv = p.receivers;
     const std::size_t samples = static_cast<std::size_t>(p.steps) + 1;
     for (std::size_t r = 0; r < rcv.owners(); ++r) {
@@ -171,7 +184,7 @@ public:
   }
   // The copy is made at once: on the CPU nothing could overlap it.
   void snapshot_begin(int field) override {
-    const std::vector<float>& f = current(field, "snapshot_begin");
+    const HostField& f = current(field, "snapshot_begin");
     const FieldLayout& l = m_problem->layout;
     m_snapshot.resize(static_cast<std::size_t>(l.nx) * l.ny * l.nz);
     unpad_field(l, f.data(), m_snapshot.data());
@@ -196,6 +209,7 @@ private:
     f.phi = m_phi.empty() ? nullptr : m_phi.data();
     f.eta = p.eta.empty() ? nullptr : p.eta.data();
     f.cpml = m_cpml_on ? &m_cpml.view() : nullptr;
+    f.eta_rows = m_eta_rows.get();
     for (std::size_t first = 0; first < regions.size();) {
       const StencilKernel* k = m_kernels[static_cast<int>(regions[first].id)];
       std::size_t last = first + 1;
@@ -228,6 +242,25 @@ private:
     }
   }
 
+  /// eta of an acoustic problem with Minimod's layer from its profiles, where the problem has
+  /// them; checked against the padded array where the problem has that too, so that the kernel
+  /// reads the same bits either way.
+  void setup_eta_rows(const Problem& p) {
+    m_eta_rows.reset();
+    if (p.physics() != Physics::Acoustic || m_cpml_on) return;
+    const auto& a = static_cast<const AcousticProblem&>(p);
+    if (a.eta_axes.empty()) return;
+    auto rows = std::make_unique<EtaRows>(a.eta_axes, p.layout.nx, p.layout.ny, p.layout.nz);
+    if (!a.eta.empty()) {
+      const std::string at = rows->first_difference(a.eta, p.layout);
+      if (!at.empty())
+        throw std::invalid_argument("CPU backend: the problem's eta profiles and its eta array "
+                                    "differ at point " +
+                                    at);
+    }
+    m_eta_rows = std::move(rows);
+  }
+
   /// The C-PML's memory variables of the problem's equation (its view points at p.cpml).
   void setup_cpml(const Problem& p) {
     if (!m_cpml_on) return;
@@ -237,7 +270,7 @@ private:
       m_cpml.setup(p.grid, p.layer, p.cpml);
   }
 
-  const std::vector<float>& current(int field, const char* what) const {
+  const HostField& current(int field, const char* what) const {
     require_ready(what);
     if (field < 0 || field >= static_cast<int>(m_current.size()))
       throw std::out_of_range(std::string("CPU backend: ") + what + ": field " +
@@ -291,9 +324,10 @@ private:
   const Problem* m_problem = nullptr;
   RegionKernels m_kernels{};
   std::array<std::vector<Region>, 2> m_parts; ///< the pieces of StepPart::Shell and ::Interior
-  std::vector<std::vector<float>> m_current;  ///< the fields at step n (wavefield_names order)
-  std::vector<std::vector<float>> m_next;     ///< step n - 1 on entry to update, n + 1 after it
-  std::vector<float> m_phi;                   ///< the layer's memory variable; may be empty
+  std::vector<HostField> m_current;           ///< the fields at step n (wavefield_names order)
+  std::vector<HostField> m_next;              ///< step n - 1 on entry to update, n + 1 after it
+  HostField m_phi;                            ///< the layer's memory variable; may be empty
+  std::unique_ptr<EtaRows> m_eta_rows;        ///< eta from its profiles, where the problem has them
   bool m_cpml_on = false;                     ///< the problem's layer is a C-PML
   CpmlHostMemory m_cpml;                      ///< its memory variables (acoustic)
   TtiCpmlHostMemory m_tti_cpml;               ///< those of p and q (TTI)

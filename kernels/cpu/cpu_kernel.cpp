@@ -5,6 +5,7 @@
 /// do not depend on the tiling, the thread count or the vector width. Under a C-PML the layer
 /// pieces take the C-PML update (kernels/cpu/cpu_cpml.cpp) and the inner pieces this sweep.
 #include "kernels/cpu/cpu_cpml.hpp"
+#include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/cpu_sweep.hpp"
 #include "kernels/kernel.hpp"
@@ -67,23 +68,42 @@ inline void inner_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
   if (!sweep_with_vector_tail(x0, x1, body, tail, flush)) body(x0, x1);
 }
 
-/// Points [x0, x1) of the row starting at `row`, absorbing-layer update (u and phi).
+/// eta around the points of one row (j, k), each pointer indexed by i: the row itself (read at
+/// i - 1, i, i + 1) and the rows at j - 1, j + 1, k - 1 and k + 1 (read at i).
+struct EtaRowSet {
+  const float* c;
+  const float* ym;
+  const float* yp;
+  const float* zm;
+  const float* zp;
+};
+
+/// eta_gradient_term of stencil_K.hpp, the same expression in the same order, with eta from a
+/// row set instead of the padded array.
+inline float eta_gradient_rows(const float* __restrict__ u, const EtaRowSet& e, std::int64_t p,
+                               int i, std::int64_t sy, std::int64_t sz, const StencilCoefs& c) {
+  return (e.c[i + 1] - e.c[i - 1]) * (u[p + 1] - u[p - 1]) * c.px +
+         (e.yp[i] - e.ym[i]) * (u[p + sy] - u[p - sy]) * c.py +
+         (e.zp[i] - e.zm[i]) * (u[p + sz] - u[p - sz]) * c.pz;
+}
+
+/// Points [x0, x1) of the row starting at `row`, absorbing-layer update (u and phi), eta from `e`.
 inline void layer_row(const IsoFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
-                      std::int64_t sz, const StencilCoefs& coefs) {
+                      std::int64_t sz, const StencilCoefs& coefs, const EtaRowSet& eta_rows) {
   const StencilCoefs c = coefs;
+  const EtaRowSet e = eta_rows;
   const float* __restrict__ u = f.u;
   float* __restrict__ v = f.v;
   const float* __restrict__ vp2dt2 = f.vp2dt2;
   float* __restrict__ phi = f.phi;
-  const float* __restrict__ eta = f.eta;
   auto body = [&](int b0, int b1) {
 #pragma omp simd
     for (int i = b0; i < b1; ++i) {
       const std::int64_t p = row + i;
       const float lap = laplacian_25(u, p, sy, sz, c);
-      const float grad = eta_gradient_term(u, eta, p, sy, sz, c);
+      const float grad = eta_gradient_rows(u, e, p, i, sy, sz, c);
       float phi_next;
-      v[p] = layer_update(u[p], v[p], vp2dt2[p], lap, phi[p], eta[p], grad, &phi_next);
+      v[p] = layer_update(u[p], v[p], vp2dt2[p], lap, phi[p], e.c[i], grad, &phi_next);
       phi[p] = phi_next;
     }
   };
@@ -92,11 +112,12 @@ inline void layer_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
   auto tail = [&](int s, int slot) {
 #pragma omp simd
     for (int t = 0; t < kRowVector; ++t) {
-      const std::int64_t p = row + s + t;
+      const int i = s + t;
+      const std::int64_t p = row + i;
       const float lap = laplacian_25(u, p, sy, sz, c);
-      const float grad = eta_gradient_term(u, eta, p, sy, sz, c);
+      const float grad = eta_gradient_rows(u, e, p, i, sy, sz, c);
       float phi_next;
-      out_v[slot + t] = layer_update(u[p], v[p], vp2dt2[p], lap, phi[p], eta[p], grad, &phi_next);
+      out_v[slot + t] = layer_update(u[p], v[p], vp2dt2[p], lap, phi[p], e.c[i], grad, &phi_next);
       out_phi[slot + t] = phi_next;
     }
   };
@@ -116,10 +137,18 @@ void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs
   const StencilCoefs& c = coefs;
   cpu_sweep(regions, count, CpuTile{}, [&](const Region& r, int j, int k) {
     const std::int64_t row = l.index(0, j, k);
-    if (r.kind() == RegionKind::Inner)
+    if (r.kind() == RegionKind::Inner) {
       inner_row(f, row, r.box.x0, r.box.x1, sy, sz, c);
-    else
-      layer_row(f, row, r.box.x0, r.box.x1, sy, sz, c);
+    } else if (f.eta_rows) {
+      const EtaRows& t = *f.eta_rows;
+      layer_row(f, row, r.box.x0, r.box.x1, sy, sz, c,
+                EtaRowSet{t.row(j, k), t.row(j - 1, k), t.row(j + 1, k), t.row(j, k - 1),
+                          t.row(j, k + 1)});
+    } else {
+      const float* e = f.eta + row;
+      layer_row(f, row, r.box.x0, r.box.x1, sy, sz, c,
+                EtaRowSet{e, e - sy, e + sy, e - sz, e + sz});
+    }
   });
 }
 

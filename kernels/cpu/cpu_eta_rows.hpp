@@ -1,0 +1,46 @@
+#pragma once
+/// Minimod's eta for the CPU kernel, formed from its three 1D profiles (EtaProfiles) instead of
+/// read from the padded array (docs/kernels.md, "The CPU kernels"). eta(i, j, k) depends on j and k
+/// only through the values y[j + 1] and z[k + 1], and a profile takes few distinct values (zero
+/// inside, one a layer depth), so the rows along x of every pair of distinct values, each
+/// float((x[i + 1] + y) + z) summed in double as build_eta does, hold eta at every point in a small
+/// table: about 30 x 30 rows at 256^3 with 27-point layers, 0.9 MB against the array's 70 MB.
+
+#include "kernels/backend.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace minimod {
+
+class EtaRows {
+public:
+  /// The table of a grid of nx x ny x nz points from the profiles, which must have n + 2 values
+  /// each (throws std::invalid_argument naming the axis otherwise).
+  EtaRows(const EtaProfiles& profiles, int nx, int ny, int nz);
+
+  /// eta along row (j, k), indexed by i = -1 .. nx; j and k in -1 .. n.
+  const float* row(int j, int k) const {
+    const auto r =
+        static_cast<std::size_t>(m_y_class[static_cast<std::size_t>(j + 1)]) * m_z_values +
+        static_cast<std::size_t>(m_z_class[static_cast<std::size_t>(k + 1)]);
+    return m_rows.data() + r * m_row_length + 1;
+  }
+
+  /// Rows in the table (distinct y values times distinct z values).
+  std::size_t rows() const { return m_rows.size() / m_row_length; }
+
+  /// The first padded-layout point (i, j, k), i, j, k in -1 .. n, where `eta` differs from the
+  /// table in its bits, as "(i, j, k)"; empty when they agree everywhere.
+  std::string first_difference(const std::vector<float>& eta, const FieldLayout& layout) const;
+
+private:
+  std::size_t m_row_length = 0; ///< nx + 2
+  std::size_t m_z_values = 0;   ///< distinct values of the z profile
+  std::vector<int> m_y_class;   ///< index j + 1 -> its y value's place among the distinct ones
+  std::vector<int> m_z_class;   ///< the same along z
+  std::vector<float> m_rows;    ///< [y value][z value][i + 1]
+  int m_nx = 0, m_ny = 0, m_nz = 0;
+};
+
+} // namespace minimod
