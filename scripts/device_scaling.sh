@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# Multi-GPU scaling of the domain decomposition and of the shot farm, on a machine of several GPUs
+# of one host (Open MPI; one rank a GPU, chosen by the rank on the node). From the repository root:
+#
+#   bash scripts/device_scaling.sh                       # build, weak, strong, farm; results in $OUT
+#   STAGES="weak" GPUS="1 2" bash scripts/device_scaling.sh
+#
+# Stages:
+#   build   configure and compile BUILD_DIR (build-gpu) with CUDA and -Werror (the program only).
+#   weak    the same subgrid a GPU (WEAK_ACOUSTIC^3 acoustic, WEAK_TTI^3 TTI), the grid grown along
+#           z (1x1xN): ms a step on 1, 2 and 4 GPUs, efficiency t(1)/t(N).
+#   strong  the seeds' 1000^3 acoustic problem on 1, 2 and 4 GPUs (1x1xN), each split run once
+#           per STRONG_MODES ("auto staged"): auto (GPU to GPU peer copies on one node), peer, mpi
+#           (device buffers to a CUDA-aware MPI, else staged), staged (MINIMOD_HALO_HOST_STAGING=1);
+#           speed-up and the halo exchange's share of the stepping.
+#   farm    a 16-shot survey (FARM_GRID^3, FARM_STEPS steps a shot) on 1, 2 and 4 GPUs, one rank a
+#           GPU and one shot a rank: shots an hour and the speed-up.
+# Every split run's gathers are compared with the one-GPU run's (bit for bit: the decomposition
+# reproduces one process exactly). Writes $OUT/scaling.json (else out/device-scaling/) and the
+# logs beside it; exits non-zero when a run or a comparison fails.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+STAGES=${STAGES:-"build weak strong farm"}
+BUILD_DIR=${BUILD_DIR:-build-gpu}
+JOBS=${JOBS:-$(nproc)}
+RESULTS=${OUT:-out/device-scaling}
+BIN="$PWD/$BUILD_DIR/minimod-gpu"
+STEPS=${STEPS:-300}
+WEAK_ACOUSTIC=${WEAK_ACOUSTIC:-800}
+WEAK_TTI=${WEAK_TTI:-560}
+STRONG=${STRONG:-1000}
+STRONG_MODES=${STRONG_MODES:-"auto staged"}
+FARM_GRID=${FARM_GRID:-400}
+BACKEND=${BACKEND:-cuda}
+FARM_STEPS=${FARM_STEPS:-1500}
+available=$(nvidia-smi -L 2>/dev/null | wc -l)
+if [ -z "${GPUS:-}" ]; then
+  GPUS="1"
+  [ "$available" -ge 2 ] && GPUS="$GPUS 2"
+  [ "$available" -ge 4 ] && GPUS="$GPUS 4"
+fi
+mkdir -p "$RESULTS"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# NVLink multicast stays off on these machines (the GPUs are shared).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+MPIRUN=$(command -v mpirun || command -v mpiexec)
+
+failures=0
+declare -a weak=() strong=() farm=()
+
+stage_build() {
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DMINIMOD_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DMINIMOD_WERROR=ON >"$RESULTS/build.log" 2>&1 &&
+    cmake --build "$BUILD_DIR" -j"$JOBS" --target minimod-gpu >>"$RESULTS/build.log" 2>&1 ||
+    {
+      echo "build failed: see $RESULTS/build.log"
+      tail -30 "$RESULTS/build.log"
+      exit 1
+    }
+}
+
+# launch N SUMMARY OUTPUT [ENV=VALUE...] -- ARGS...: N ranks (N = 1: one process), one GPU each;
+# ranks bound to no core (their host threads pack and copy halos).
+launch() {
+  local n=$1 summary=$2 output=$3
+  shift 3
+  local -a env=()
+  while [ "$1" != "--" ]; do
+    env+=("$1")
+    shift
+  done
+  shift
+  if [ "$n" -eq 1 ]; then
+    env "${env[@]+"${env[@]}"}" OMP_NUM_THREADS=4 "$BIN" run "$@" --backend "$BACKEND" -q \
+      -o "$output" --summary "$summary"
+  else
+    local -a exports=(-x OMP_NUM_THREADS=4)
+    for e in "${env[@]+"${env[@]}"}"; do exports+=(-x "$e"); done
+    env "${env[@]+"${env[@]}"}" "$MPIRUN" -np "$n" --bind-to none "${exports[@]}" "$BIN" run \
+      "$@" --backend "$BACKEND" -q -o "$output" --summary "$summary"
+  fi
+}
+
+# same_shots A B: the gathers of A and B hold the same bytes (h5py; the machine has no h5diff).
+same_shots() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+import h5py
+a, b = sys.argv[1:3]
+with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+    names = []
+    fa["/shots"].visit(lambda n: names.append(n) if isinstance(fa["/shots"][n], h5py.Dataset) else None)
+    bad = [n for n in names if fa["/shots"][n][()].tobytes() != fb["/shots"][n][()].tobytes()]
+    print(f"{len(names)} datasets compared, {len(bad)} differ {bad[:5]}")
+    sys.exit(1 if bad or not names else 0)
+PY
+}
+
+# fields SUMMARY: ms a step (median over the shots), halo ms and stepping ms of the first shot
+fields() {
+  python3 - "$1" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["shots"][0]
+print(j["ms_per_step_median"], s.get("halo_ms", 0), s["step_ms"], s.get("halo_transport", "unknown"))
+PY
+}
+
+# survey FILE PHYSICS NX NY NZ STEPS [SHOTS]: constant medium, 10 m, a 16-point layer; one source
+# (or SHOTS sources in a line, one shot each) near the middle and a line of receivers across z.
+survey() {
+  local file=$1 physics=$2 nx=$3 ny=$4 nz=$5 steps=$6 shots=${7:-1}
+  local cx=$((nx * 5)) cy=$((ny * 5)) cz=$((nz * 5))
+  {
+    echo "physics: $physics"
+    [ "$physics" = tti ] &&
+      echo "anisotropy: {angle_unit: degrees, epsilon: 0.2, delta: 0.1, theta: 30, phi: 20}"
+    echo "grid: {shape: [$nx, $ny, $nz], spacing: 10}"
+    echo "model: {type: constant, velocity: 2000}"
+    echo "time: {steps: $steps}"
+    echo "boundary: {width: 16}"
+    if [ "$shots" -eq 1 ]; then
+      echo "sources: [{position: [$cx, $cy, $cz], wavelet: {type: ricker, frequency: 10}}]"
+    else
+      echo "shots:"
+      echo "  wavelet: {type: ricker, frequency: 10}"
+      echo "  positions:"
+      echo "    lines: [{start: [$((nx * 2)), $cy, 200], end: [$((nx * 8)), $cy, 200], count: $shots}]"
+    fi
+    echo "receivers:"
+    echo "  lines: [{start: [$cx, $cy, 200], end: [$cx, $cy, $((nz * 10 - 200))], count: 64}]"
+  } >"$file"
+}
+
+efficiency() { python3 -c "print(round($1 / $2, 4))"; }
+
+# one_case NAME N FILE REF [ENV...]: run FILE on N GPUs (1x1xN); when REF is given (a one-GPU
+# run's name), compare the gathers with its.
+one_case() {
+  local name=$1 n=$2 file=$3 ref=$4
+  shift 4
+  local summary="$RESULTS/${name}_${n}gpu.json" out="$WORK/${name}_${n}.h5"
+  local -a decompose=()
+  [ "$n" -gt 1 ] && decompose=(--decompose "1x1x$n")
+  if ! launch "$n" "$summary" "$out" "$@" -- "$file" "${decompose[@]+"${decompose[@]}"}" \
+    >"$RESULTS/${name}_${n}gpu.log" 2>&1; then
+    echo "FAILED: $name on $n GPUs"
+    tail -20 "$RESULTS/${name}_${n}gpu.log"
+    failures=$((failures + 1))
+    return 1
+  fi
+  if [ -n "$ref" ] && [ "$n" -gt 1 ] && ! same_shots "$WORK/${ref}_1.h5" "$out"; then
+    echo "DIFFERS: $name on $n GPUs against one GPU"
+    failures=$((failures + 1))
+  fi
+}
+
+stage_weak() {
+  for spec in "acoustic $WEAK_ACOUSTIC" "tti $WEAK_TTI"; do
+    read -r physics n <<<"$spec"
+    local t1=""
+    for g in $GPUS; do
+      local file="$WORK/weak_${physics}_$g.yaml"
+      survey "$file" "$physics" "$n" "$n" $((n * g)) "$STEPS"
+      # The grid grows with N: no one-GPU run of the same grid to compare with.
+      one_case "weak_$physics" "$g" "$file" "" || continue
+      read -r ms halo step transport < <(fields "$RESULTS/weak_${physics}_${g}gpu.json")
+      [ "$g" -eq 1 ] && t1=$ms
+      local eff=null
+      [ -n "$t1" ] && eff=$(efficiency "$t1" "$ms")
+      echo "weak $physics ${n}^3 a GPU, $g GPU(s), halos $transport: $ms ms a step, efficiency $eff, halo $halo ms of $step ms"
+      weak+=("{\"physics\": \"$physics\", \"subgrid\": [$n, $n, $n], \"grid\": [$n, $n, $((n * g))], \"gpus\": $g, \"steps\": $STEPS, \"halo_transport\": \"$transport\", \"ms_per_step\": $ms, \"efficiency\": $eff, \"halo_ms_rank0\": $halo, \"step_ms_rank0\": $step}")
+    done
+  done
+}
+
+stage_strong() {
+  local file="$WORK/strong.yaml" t1=""
+  survey "$file" acoustic "$STRONG" "$STRONG" "$STRONG" "$STEPS"
+  for g in $GPUS; do
+    local modes="auto"
+    [ "$g" -gt 1 ] && modes=$STRONG_MODES
+    for mode in $modes; do
+      local name=strong
+      local -a env=()
+      case $mode in
+      staged) env=(MINIMOD_HALO_HOST_STAGING=1) ;;
+      mpi | peer) env=(MINIMOD_HALO_TRANSPORT=$mode) ;;
+      esac
+      [ "$mode" != auto ] && name=strong_$mode
+      one_case "$name" "$g" "$file" strong "${env[@]+"${env[@]}"}" || continue
+      read -r ms halo step transport < <(fields "$RESULTS/${name}_${g}gpu.json")
+      [ "$g" -eq 1 ] && t1=$ms
+      local speedup=null
+      [ -n "$t1" ] && speedup=$(efficiency "$t1" "$ms")
+      echo "strong ${STRONG}^3, $g GPU(s), $transport: $ms ms a step, speed-up $speedup, halo $halo ms of $step ms"
+      strong+=("{\"grid\": [$STRONG, $STRONG, $STRONG], \"gpus\": $g, \"steps\": $STEPS, \"halo_transport\": \"$transport\", \"ms_per_step\": $ms, \"speedup\": $speedup, \"halo_ms_rank0\": $halo, \"step_ms_rank0\": $step}")
+    done
+  done
+}
+
+stage_farm() {
+  local file="$WORK/farm.yaml" t1=""
+  survey "$file" acoustic "$FARM_GRID" "$FARM_GRID" "$FARM_GRID" "$FARM_STEPS" 16
+  for g in $GPUS; do
+    local out="$WORK/farm_$g.h5" start end
+    start=$(date +%s.%N)
+    if ! launch "$g" "$RESULTS/farm_${g}gpu.json" "$out" -- "$file" >"$RESULTS/farm_${g}gpu.log" 2>&1; then
+      echo "FAILED: farm on $g GPUs"
+      tail -20 "$RESULTS/farm_${g}gpu.log"
+      failures=$((failures + 1))
+      continue
+    fi
+    end=$(date +%s.%N)
+    if [ "$g" -gt 1 ] && ! same_shots "$WORK/farm_1.h5" "$out"; then
+      echo "DIFFERS: farm on $g GPUs against one GPU"
+      failures=$((failures + 1))
+    fi
+    local seconds shots_per_hour speedup=null
+    seconds=$(python3 -c "print(round($end - $start, 2))")
+    shots_per_hour=$(python3 -c "print(round(16 * 3600 / $seconds, 1))")
+    [ "$g" -eq 1 ] && t1=$seconds
+    [ -n "$t1" ] && speedup=$(efficiency "$t1" "$seconds")
+    echo "farm 16 shots of ${FARM_GRID}^3 x $FARM_STEPS steps, $g GPU(s): $seconds s, $shots_per_hour shots an hour, speed-up $speedup"
+    farm+=("{\"shots\": 16, \"grid\": [$FARM_GRID, $FARM_GRID, $FARM_GRID], \"steps\": $FARM_STEPS, \"gpus\": $g, \"wall_s\": $seconds, \"shots_per_hour\": $shots_per_hour, \"speedup\": $speedup}")
+  done
+}
+
+for stage in $STAGES; do
+  echo "== $stage"
+  "stage_$stage"
+done
+
+join() {
+  local IFS=,
+  echo "$*"
+}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+nvidia-smi topo -m >"$RESULTS/topology.txt" 2>&1 || true
+cuda_aware=$(ompi_info --parsable --all 2>/dev/null | grep -m1 "mpi_built_with_cuda_support:value" |
+  cut -d: -f7)
+cat >"$RESULTS/scaling.json" <<JSON
+{
+  "date": "$(date -u +%Y-%m-%d)",
+  "gpu": "$gpu",
+  "gpus_on_host": $available,
+  "mpi": "$("$MPIRUN" --version 2>/dev/null | head -1)",
+  "mpi_built_with_cuda_support": "${cuda_aware:-unknown}",
+  "weak": [$(join "${weak[@]+"${weak[@]}"}")],
+  "strong": [$(join "${strong[@]+"${strong[@]}"}")],
+  "farm": [$(join "${farm[@]+"${farm[@]}"}")],
+  "failures": $failures
+}
+JSON
+cat "$RESULTS/scaling.json"
+exit $((failures > 0))
