@@ -5,13 +5,13 @@
 /// (AcousticProblem here, TtiProblem in kernels/tti_problem.hpp). The backend owns the equation's
 /// wavefields and advances them one step at a time with the kernel chosen for each region.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cpml.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/finite_scan.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/selection.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <array>
 #include <cstddef>

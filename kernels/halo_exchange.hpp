@@ -3,8 +3,8 @@
 /// (solver/decomposition.cpp exchanges them over MPI). Plain C++: the solver sees no GPU runtime
 /// header; the CUDA implementation is kernels/cuda/halo_pack.cu.
 
-#include "kernels/field_layout.hpp"
-#include "solver/grid.hpp"
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 
 #include <cstddef>
 #include <cstdint>

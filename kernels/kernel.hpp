@@ -3,11 +3,11 @@
 /// Name grammar (docs/kernels.md): FAMILY[_TILE] where TILE is DXxDY[xDZ]; FAMILY alone selects the
 /// family's default tile. The CPU reference is the kernel `cpu`.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cpml.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
 #include "kernels/tti_K.hpp"
-#include "solver/grid.hpp"
 
 #include <memory>
 #include <string>

@@ -4,13 +4,13 @@
 /// `handles_cpml()` launch for their layer regions: one thread a point, the per-point math of the
 /// CPU reference.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cpml.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 namespace minimod::gpu {
 

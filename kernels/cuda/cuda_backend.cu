@@ -6,7 +6,7 @@
 /// stream of the highest priority beside it; snapshots copy on a third stream that overlaps the
 /// following steps.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cpml_gpu.cuh"
 #include "kernels/cuda/cuda_support.cuh"

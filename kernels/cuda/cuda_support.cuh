@@ -4,12 +4,12 @@
 /// of device, the free-memory and tap-table checks, owning handles for streams, events and pinned
 /// memory, and the streams a step runs on (StepStreams). Included by .cu files only.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
+#include "core/grid.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
-#include "solver/grid.hpp"
 
 #include <array>
 #include <cstdint>

@@ -5,10 +5,10 @@
 /// long, no warp shuffles or warp-size assumptions), so that a HIP build compiles it unchanged.
 /// Included by .cu files only.
 
+#include "core/field_layout.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/finite_scan.hpp"
 
 #include <algorithm>

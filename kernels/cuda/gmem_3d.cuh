@@ -5,12 +5,12 @@
 /// across the warp; reuse along y and z is left to L1/L2). The per-point math is the shared
 /// stencil_K.hpp, so these kernels compute exactly the CPU reference's function.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/cuda/tiled_kernel.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <cstdint>
 #include <string>

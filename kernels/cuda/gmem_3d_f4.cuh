@@ -12,12 +12,12 @@
 /// computes every lane but writes only the lanes inside the box, with scalar stores; full quads
 /// store float4. Thus any box works, the layer slabs (x0 = 0 or nx - n) included.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/cuda/tiled_kernel.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,7 @@
 /// becomes a minimod::RuntimeFailure (exit code 3) naming the call or kernel, where it was made and
 /// the runtime's error name and text.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 
 #include <cstddef>

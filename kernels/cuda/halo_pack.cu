@@ -2,7 +2,7 @@
 /// point of a box, consecutive threads along x, so that a packed row and a padded row are read
 /// and written in whole transactions. MPI then sends contiguous buffers, never strided device
 /// memory.
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/halo_exchange.hpp"

@@ -4,7 +4,7 @@
 /// kernel are timed and the faster one is kept, so that the floor is what the memory can do, not
 /// what one launch shape happens to reach.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"

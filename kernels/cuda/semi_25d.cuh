@@ -23,14 +23,14 @@
 ///              together, one barrier pair per two planes
 /// Each handles the inner region and the layer slabs (eta's neighbours come from global memory).
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
+#include "core/host_device.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_kernel.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
-#include "kernels/field_layout.hpp"
-#include "kernels/host_device.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <cstdint>
 #include <string>

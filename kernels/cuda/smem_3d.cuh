@@ -8,12 +8,12 @@
 /// the 25-point star from shared memory. In the layer, eta's 1-point stencil is read from global
 /// memory (read-only path); u's neighbours for the eta-gradient term come from the tile.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/cuda/tiled_kernel.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <cstdint>
 #include <string>

@@ -6,13 +6,13 @@
 /// copied by the same flat one-condition loop as smem_3d's u tile (each thread copies every
 /// kThreads-th element) rather than by the seeds' tilted halo planes.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/cuda/smem_3d.cuh"
 #include "kernels/cuda/tiled_kernel.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <cstdint>
 #include <string>

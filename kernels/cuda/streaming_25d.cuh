@@ -16,12 +16,12 @@
 /// slabs (left/right: 27 x 946 points a plane) still give the GPU enough blocks; each chunk
 /// re-reads 2R planes of u. The chunk length is chosen per launch (default_z_chunk).
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cuda/gpu_kernel.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <string>
 

@@ -14,12 +14,12 @@
 ///
 /// Included only by the streaming_25d_<variant>.cu files, which instantiate the registered tiles.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/cuda/streaming_25d.cuh"
-#include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <cstdint>
 #include <stdexcept>

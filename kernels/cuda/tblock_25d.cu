@@ -21,14 +21,14 @@
 
 #include "kernels/cuda/tblock_25d.hpp"
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cuda/cuda_support.cuh"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/cuda/streaming_25d_kernels.cuh"
-#include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <algorithm>
 #include <cstdint>

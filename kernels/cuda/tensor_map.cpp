@@ -2,7 +2,7 @@
 
 #include "kernels/cuda/tensor_map.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/cuda/gpu_check.hpp"
 
 #if MINIMOD_GPU_TENSOR_COPY

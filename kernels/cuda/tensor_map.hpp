@@ -3,8 +3,8 @@
 /// and whether a kernel can issue tensor copies on the current device. The device side is
 /// kernels/cuda/tensor_copy.cuh.
 
+#include "core/field_layout.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
-#include "kernels/field_layout.hpp"
 
 #include <string>
 

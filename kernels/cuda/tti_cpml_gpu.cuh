@@ -5,13 +5,13 @@
 /// per-point math of the CPU reference. The slabs are a few percent of a large grid's points, so
 /// one plain kernel serves every family instead of a C-PML form of each.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cuda/cpml_gpu.cuh"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/tti_K.hpp"
 #include "kernels/tti_cpml.hpp"
-#include "solver/grid.hpp"
 
 namespace minimod::gpu {
 

@@ -32,13 +32,13 @@
 ///
 /// The layer form reads its phi drive's 1-point neighbours (p, q, eta) from global memory.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
+#include "core/host_device.hpp"
 #include "kernels/cuda/gpu_runtime.hpp"
 #include "kernels/cuda/tensor_copy.cuh"
-#include "kernels/field_layout.hpp"
-#include "kernels/host_device.hpp"
 #include "kernels/stencil_K.hpp"
 #include "kernels/tti_K.hpp"
-#include "solver/grid.hpp"
 
 #include <cstdint>
 #include <type_traits>

@@ -2,8 +2,8 @@
 /// Memory layout shared by every backend: x fastest, a zero ghost of kHalo points on every face,
 /// rows padded so that the first inner-region point of every row sits on a 128-byte boundary.
 
-#include "kernels/host_device.hpp"
-#include "solver/grid.hpp"
+#include "core/grid.hpp"
+#include "core/host_device.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,14 @@
 /// Host/device qualifiers that compile in plain C++ translation units too.
 
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
-#include "kernels/cuda/gpu_runtime.hpp" // __host__, __device__, __forceinline__ (HIP)
+// __host__, __device__, __forceinline__ come from the vendor's runtime header itself (nvcc
+// includes it on its own; hipcc needs it named), so that this floor of the layout includes nothing
+// of kernels/: the gpu* mapping of the runtime API is kernels/gpu/gpu_runtime.hpp's.
+#if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_runtime.h>
+#else
+#include <cuda_runtime.h>
+#endif
 #define MINIMOD_HD __host__ __device__ __forceinline__
 #define MINIMOD_DEVICE_COMPILER 1
 #else

@@ -1,4 +1,4 @@
-#include "solver/grid.hpp"
+#include "core/grid.hpp"
 
 #include <stdexcept>
 #include <string>
