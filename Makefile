@@ -90,7 +90,7 @@ deps-hip:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends hipcc; \
 	fi
 
-# The HIP backend: the same kernels/cuda/ sources through hipcc, warnings as errors. A binary
+# The HIP backend: the portable kernels/gpu/ sources through hipcc, warnings as errors. A binary
 # holds one GPU backend, so this build has no CUDA.
 build-hip:
 	cmake -S . -B $(HIP_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DMINIMOD_CUDA=OFF -DMINIMOD_HIP=ON \

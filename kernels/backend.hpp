@@ -195,7 +195,7 @@ std::string cpu_model_name();
 
 /// The OpenMP CPU backend (always available), for either equation.
 std::unique_ptr<Backend> make_cpu_backend();
-/// The binary's GPU backend (kGpuBackend: the kernels/cuda/ sources built by nvcc or by hipcc) for
+/// The binary's GPU backend (kGpuBackend: the kernels/gpu/ sources built by nvcc or by hipcc) for
 /// problems of `physics`; throws RuntimeFailure when the binary has none or no GPU is usable.
 std::unique_ptr<Backend> make_cuda_backend(Physics physics = Physics::Acoustic);
 /// The backend of `kind` for problems of `physics`.
