@@ -38,7 +38,7 @@ DEB_PACKAGES := cmake g++ make libhdf5-dev hdf5-tools libyaml-cpp-dev libcli11-d
 # apt-get needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-FORMAT_DIRS := $(wildcard app solver kernels io models tests)
+FORMAT_DIRS := $(wildcard app core solver kernels io models tests)
 FORMAT_FILES = $(shell find $(FORMAT_DIRS) -type f \( -name '*.cpp' -o -name '*.hpp' \
                  -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort)
 
@@ -90,7 +90,7 @@ deps-hip:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends hipcc; \
 	fi
 
-# The HIP backend: the same kernels/cuda/ sources through hipcc, warnings as errors. A binary
+# The HIP backend: the portable kernels/gpu/ sources through hipcc, warnings as errors. A binary
 # holds one GPU backend, so this build has no CUDA.
 build-hip:
 	cmake -S . -B $(HIP_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DMINIMOD_CUDA=OFF -DMINIMOD_HIP=ON \

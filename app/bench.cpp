@@ -1,7 +1,7 @@
 #include "app/bench.hpp"
 
+#include "core/errors.hpp"
 #include "io/durable_file.hpp"
-#include "io/errors.hpp"
 #include "io/survey.hpp"
 #include "kernels/autotune.hpp"
 #include "kernels/selection.hpp"

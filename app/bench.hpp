@@ -3,11 +3,11 @@
 /// chosen kernel timed on it against the memory floor measured in the same process, a table on
 /// the terminal and one JSON record per kernel.
 
+#include "core/grid.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/gpu_probe.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/tti_problem.hpp"
-#include "solver/grid.hpp"
 
 #include <array>
 #include <functional>

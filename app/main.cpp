@@ -1,9 +1,9 @@
-/// minimod-gpu: the command line. One catch maps exceptions to the exit codes of io/errors.hpp.
+/// minimod-gpu: the command line. One catch maps exceptions to the exit codes of core/errors.hpp.
 #include "app/bench.hpp"
 #include "app/plot.hpp"
 #include "app/progress.hpp"
+#include "core/errors.hpp"
 #include "io/durable_file.hpp"
-#include "io/errors.hpp"
 #include "io/h5_output.hpp"
 #include "io/survey.hpp"
 #include "kernels/kernel.hpp"

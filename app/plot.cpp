@@ -2,7 +2,7 @@
 /// code, so a quicklook also checks the layout of docs/output.md) and draws on an io/png Canvas.
 #include "app/plot.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/png.hpp"
 
 #include <hdf5.h>

@@ -1,6 +1,6 @@
 #include "io/durable_file.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -3,8 +3,8 @@
 
 #include "io/h5_output.hpp"
 
+#include "core/errors.hpp"
 #include "io/durable_file.hpp"
-#include "io/errors.hpp"
 
 #include <hdf5.h>
 #include <unistd.h>

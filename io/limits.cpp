@@ -1,6 +1,6 @@
 #include "io/limits.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/text.hpp"
 
 #include <atomic>

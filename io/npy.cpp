@@ -4,7 +4,7 @@
 
 #include "io/npy.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/limits.hpp"
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 
 #include "io/parts_store.hpp"
 
+#include "core/errors.hpp"
 #include "io/durable_file.hpp"
-#include "io/errors.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

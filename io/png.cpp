@@ -1,7 +1,7 @@
 /// Canvas drawing, the built-in bitmap font and the PNG encoder (io/png.hpp).
 #include "io/png.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 
 #include <zlib.h>
 

@@ -4,7 +4,7 @@
 
 #include "io/segy.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/text.hpp"
 
 #include <algorithm>

@@ -4,10 +4,10 @@
 
 #include "io/survey.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
+#include "core/grid.hpp"
 #include "io/limits.hpp"
 #include "io/text.hpp"
-#include "solver/grid.hpp"
 
 #include <yaml-cpp/yaml.h>
 

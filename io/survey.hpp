@@ -2,7 +2,7 @@
 /// The survey: what a user asks for in SURVEY.yaml (docs/survey.md), parsed and checked field by
 /// field. Cross-field checks that need the model and the stability limit happen in solver/plan.
 
-#include "solver/grid.hpp"
+#include "core/grid.hpp"
 
 #include <array>
 #include <optional>

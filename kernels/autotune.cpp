@@ -1,6 +1,6 @@
 #include "kernels/autotune.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "version.hpp"
 
 #include <nlohmann/json.hpp>

@@ -5,13 +5,13 @@
 /// (AcousticProblem here, TtiProblem in kernels/tti_problem.hpp). The backend owns the equation's
 /// wavefields and advances them one step at a time with the kernel chosen for each region.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cpml.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/finite_scan.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/selection.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <array>
 #include <cstddef>
@@ -207,7 +207,7 @@ std::string cpu_model_name();
 
 /// The OpenMP CPU backend (always available), for either equation.
 std::unique_ptr<Backend> make_cpu_backend();
-/// The binary's GPU backend (kGpuBackend: the kernels/cuda/ sources built by nvcc or by hipcc) for
+/// The binary's GPU backend (kGpuBackend: the kernels/gpu/ sources built by nvcc or by hipcc) for
 /// problems of `physics`; throws RuntimeFailure when the binary has none or no GPU is usable.
 std::unique_ptr<Backend> make_cuda_backend(Physics physics = Physics::Acoustic);
 /// The backend of `kind` for problems of `physics`.

@@ -1,4 +1,4 @@
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/tti_cpml.hpp"
 #include "kernels/tti_problem.hpp"

@@ -18,9 +18,9 @@
 /// at its point and steps u with sum_a d~_aa u (plain d_aa u on axes whose slabs the point is not
 /// in). There is no phi and no eta: the memory variables carry all of the absorption.
 
-#include "kernels/field_layout.hpp"
-#include "kernels/host_device.hpp"
-#include "solver/grid.hpp"
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
+#include "core/host_device.hpp"
 
 #include <array>
 #include <cstddef>

@@ -12,7 +12,7 @@
 ///   their bit patterns do, so the key needs no float arithmetic, and 0 means "no finite point"
 ///   (a finite point's low bits are never 0 on grids of fewer than 2^33 points).
 
-#include "kernels/host_device.hpp"
+#include "core/host_device.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -3,7 +3,7 @@
 /// (docs/benchmark.md). An isotropic step must read u, v and vp2dt2 and write v, 16 bytes per
 /// grid point at least; a plain streaming kernel that does exactly that over as many points as
 /// the grid has gives the fastest a stencil kernel could possibly run. Host-only declarations;
-/// the GPU probe lives in kernels/cuda/memory_floor.cu, the host probe and the fallback of a
+/// the GPU probe lives in kernels/gpu/memory_floor.cu, the host probe and the fallback of a
 /// build without CUDA in kernels/memory_floor.cpp.
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 #include "kernels/halo_exchange.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/kernel.hpp"
 
 namespace minimod {

@@ -1,10 +1,10 @@
 #pragma once
 /// Halo boxes of a decomposed run packed and unpacked on a GPU backend's device
 /// (solver/decomposition.cpp exchanges them over MPI). Plain C++: the solver sees no GPU runtime
-/// header; the CUDA implementation is kernels/cuda/halo_pack.cu.
+/// header; the GPU implementation (both backends) is kernels/gpu/halo_pack.cu.
 
-#include "kernels/field_layout.hpp"
-#include "solver/grid.hpp"
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,11 +3,11 @@
 /// Name grammar (docs/kernels.md): FAMILY[_TILE] where TILE is DXxDY[xDZ]; FAMILY alone selects the
 /// family's default tile. The CPU reference is the kernel `cpu`.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cpml.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
 #include "kernels/tti_K.hpp"
-#include "solver/grid.hpp"
 
 #include <memory>
 #include <string>
@@ -16,7 +16,8 @@
 namespace minimod {
 
 /// Where a kernel runs. A binary holds the CPU backend and at most one GPU backend (kGpuBackend):
-/// the kernels under kernels/cuda/ compiled by nvcc (cuda) or by hipcc (hip).
+/// the portable kernels under kernels/gpu/ (with kernels/cuda/ for cuda) compiled by nvcc (cuda)
+/// or by hipcc (hip).
 enum class BackendKind : int { Cpu = 0, Cuda = 1, Hip = 2 };
 
 #if defined(MINIMOD_HAVE_CUDA) && defined(MINIMOD_HAVE_HIP)
@@ -25,7 +26,7 @@ enum class BackendKind : int { Cpu = 0, Cuda = 1, Hip = 2 };
 #if defined(MINIMOD_HAVE_CUDA) || defined(MINIMOD_HAVE_HIP)
 #define MINIMOD_HAVE_GPU 1
 #endif
-/// The GPU backend this binary's kernels/cuda/ sources were compiled into.
+/// The GPU backend this binary's kernels/gpu/ sources were compiled into.
 #if defined(MINIMOD_HAVE_HIP)
 inline constexpr BackendKind kGpuBackend = BackendKind::Hip;
 #else
@@ -129,7 +130,7 @@ private:
 /// The process-wide registry, filled with every family built into this binary on first use.
 KernelRegistry& kernel_registry();
 
-/// Registration functions, one per backend (defined in kernels/cpu and kernels/cuda).
+/// Registration functions, one per backend (defined in kernels/cpu and kernels/gpu).
 void register_cpu_kernels(KernelRegistry& registry);
 #if defined(MINIMOD_HAVE_GPU)
 /// The GPU backend's kernels (kGpuBackend), whichever compiler built them.

@@ -1,7 +1,7 @@
 /// The host memory floor (kernels/gpu_probe.hpp), and the GPU probe's stand-in for a build
 /// without CUDA.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/gpu_probe.hpp"
 

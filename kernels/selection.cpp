@@ -1,6 +1,6 @@
 #include "kernels/selection.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 
 #include <sstream>
 

@@ -9,8 +9,8 @@
 /// later items override earlier ones. Regions a spec does not name keep the default pair
 /// (default_kernel_spec).
 
+#include "core/grid.hpp"
 #include "kernels/kernel.hpp"
-#include "solver/grid.hpp"
 
 #include <array>
 #include <string>

@@ -2,8 +2,8 @@
 /// Per-point math of the acoustic isotropic update (docs/physics.md sections 2 and 3), shared by
 /// the CPU reference and every GPU kernel so that all of them compute the same function.
 
-#include "kernels/host_device.hpp"
-#include "solver/grid.hpp"
+#include "core/grid.hpp"
+#include "core/host_device.hpp"
 
 #include <cstdint>
 

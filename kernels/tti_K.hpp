@@ -10,9 +10,9 @@
 /// which is the paper's (1 + 2 delta)(L - H)(p + q) + H p written so that epsilon = delta = 0 and
 /// q = 0 give exactly the isotropic L p (no cancelling -H p + H p in float).
 
-#include "kernels/host_device.hpp"
+#include "core/grid.hpp"
+#include "core/host_device.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <cmath>
 #include <cstdint>

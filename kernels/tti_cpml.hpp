@@ -15,8 +15,8 @@
 /// of each of the two fields per pair and per axis of the pair whose slab holds the point, stored
 /// in that axis' slabs (`mix`, four a slab point: two pairs times two fields).
 
+#include "core/host_device.hpp"
 #include "kernels/cpml.hpp"
-#include "kernels/host_device.hpp"
 #include "kernels/tti_K.hpp"
 
 #include <cstddef>

@@ -2,11 +2,11 @@
 /// A TTI run's data in host memory (TtiProblem: what solver/tti.cpp builds from a model), stepped
 /// by either backend (kernels/backend.hpp), and what its size and floor are.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/tti_K.hpp"
-#include "solver/grid.hpp"
 
 #include <array>
 #include <cstddef>

@@ -1,6 +1,6 @@
 #include "models/model_file.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/limits.hpp"
 #include "io/npy.hpp"
 #include "io/text.hpp"

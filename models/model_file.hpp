@@ -11,9 +11,9 @@
 /// changes how those axes lie on disk. SEG-Y cubes take their axes from the headers (io/segy.hpp:
 /// x along crosslines, y along inlines, z down the trace) and ignore `order`.
 
+#include "core/grid.hpp"
 #include "io/segy.hpp"
 #include "io/survey.hpp"
-#include "solver/grid.hpp"
 
 #include <array>
 #include <functional>

@@ -1,6 +1,6 @@
 #include "models/velocity.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/limits.hpp"
 #include "io/text.hpp"
 #include "models/model_file.hpp"

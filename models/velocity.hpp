@@ -1,8 +1,8 @@
 #pragma once
 /// Dense velocity models built from the survey's model section (docs/survey.md, "model").
 
+#include "core/grid.hpp"
 #include "io/survey.hpp"
-#include "solver/grid.hpp"
 
 #include <optional>
 #include <string>

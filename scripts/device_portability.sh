@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The portability layer against the tree before it, on the NVIDIA GPU machine, in one call: build
 # this tree and the earlier one (side by side), run this tree's GPU tests (every portable family
-# compiled through kernels/cuda/gpu_runtime.hpp by nvcc, against the CPU reference), then
+# compiled through kernels/gpu/gpu_runtime.hpp by nvcc, against the CPU reference), then
 # `bench --kernel all` of both binaries, acoustic and TTI, each with its own memory floor, and
 # compare them family by family (scripts/bench_compare.py: none may be more than 2 % slower).
 #

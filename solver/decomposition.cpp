@@ -4,7 +4,7 @@
 #include <mpi-ext.h> // MPIX_Query_cuda_support (Open MPI)
 #endif
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/halo_exchange.hpp"
 #include "kernels/tti_problem.hpp"
 #include "solver/interrupt.hpp"

@@ -1,6 +1,6 @@
 #include "solver/equation.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "models/velocity.hpp"
 #include "solver/problem.hpp"
 

@@ -1,6 +1,6 @@
 #include "solver/finite_watch.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "solver/wavelet.hpp"
 
 #include <algorithm>

@@ -5,10 +5,10 @@
 /// non-finite sample in its output. A failure is a RuntimeFailure (exit 3) that names the step,
 /// the time, where the field blew up and the likely causes.
 
+#include "core/grid.hpp"
 #include "io/h5_output.hpp"
 #include "io/survey.hpp"
 #include "kernels/finite_scan.hpp"
-#include "solver/grid.hpp"
 #include "solver/tti.hpp"
 
 #include <cstddef>

@@ -2,8 +2,8 @@
 /// Spreading a point source over grid points and sampling the wavefield at a point, with weights
 /// that sum to one (docs/physics.md section 4).
 
+#include "core/grid.hpp"
 #include "io/survey.hpp"
-#include "solver/grid.hpp"
 
 #include <vector>
 

@@ -1,10 +1,10 @@
 #include "solver/plan.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
+#include "core/field_layout.hpp"
 #include "io/segy.hpp"
 #include "io/text.hpp"
 #include "kernels/cpml.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
 #include "models/velocity.hpp"
 #include "solver/interpolation.hpp"

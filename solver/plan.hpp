@@ -2,10 +2,10 @@
 /// The plan of a run: everything derived from the survey and the model before time stepping
 /// (stable dt, layer widths, trace and snapshot sampling, memory), with the checks that need it.
 
+#include "core/grid.hpp"
 #include "io/h5_output.hpp"
 #include "io/limits.hpp"
 #include "io/survey.hpp"
-#include "solver/grid.hpp"
 
 #include <cstddef>
 #include <string>

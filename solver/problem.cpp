@@ -1,6 +1,6 @@
 #include "solver/problem.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/limits.hpp"
 #include "kernels/stencil_K.hpp"
 #include "solver/interpolation.hpp"

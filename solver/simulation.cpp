@@ -1,6 +1,6 @@
 #include "solver/simulation.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/limits.hpp"
 #include "kernels/autotune.hpp"
 #include "solver/finite_watch.hpp"

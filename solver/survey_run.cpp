@@ -1,6 +1,6 @@
 #include "solver/survey_run.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/h5_output.hpp"
 #include "io/segy.hpp"
 #include "solver/decomposition.hpp"

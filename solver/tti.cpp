@@ -1,6 +1,6 @@
 #include "solver/tti.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "solver/interpolation.hpp"
 #include "solver/plan.hpp"

@@ -3,11 +3,11 @@
 /// step of the 73-point operator on (p, q), and the TtiProblem a backend steps (the CPU backend's
 /// TTI kernel `cpu` is the reference of the GPU kernels). The per-point math is kernels/tti_K.hpp.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "io/survey.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/tti_K.hpp"
 #include "kernels/tti_problem.hpp"
-#include "solver/grid.hpp"
 
 #include <array>
 #include <cstdint>

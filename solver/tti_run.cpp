@@ -1,6 +1,6 @@
 #include "solver/tti_run.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/h5_output.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/selection.hpp"

@@ -1,9 +1,9 @@
 #include "solver/validate.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
+#include "core/field_layout.hpp"
 #include "io/limits.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/selection.hpp"
 #include "kernels/tti_problem.hpp"
 #include "models/velocity.hpp"

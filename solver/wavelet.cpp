@@ -1,6 +1,6 @@
 #include "solver/wavelet.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/limits.hpp"
 #include "io/text.hpp"
 #include "solver/kaiser.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 /// Grids and layer widths for tests, written as one call.
 
-#include "solver/grid.hpp"
+#include "core/grid.hpp"
 
 namespace minimod::test_support {
 

@@ -10,8 +10,8 @@
 /// compared with the incident wave at the image distance (the direct wave of the reference, scaled
 /// by 1/r, which is exact for the 3-D scalar wave).
 
+#include "core/grid.hpp"
 #include "kernels/cpml.hpp"
-#include "solver/grid.hpp"
 
 #include <array>
 #include <string>

@@ -2,7 +2,7 @@
 /// benchmark, auto on the CPU backend, and the autotune cache.
 
 #include "app/bench.hpp"
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/survey.hpp"
 #include "kernels/autotune.hpp"
 #include "kernels/gpu_probe.hpp"

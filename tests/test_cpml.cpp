@@ -1,6 +1,6 @@
 /// The C-PML (kernels/cpml.hpp): its profile and storage, the survey keys, the reflection by
 /// angle against the targets (tests/reflection_harness.hpp) and long-time stability.
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/survey.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpml.hpp"

@@ -3,7 +3,7 @@
 /// the halo refused when thicker than a piece, auto), the cut of a problem's taps (every source
 /// reaching a subdomain or its ghost planes, receivers split per tap across subdomains), and what
 /// validate prints. tests/mpi/ runs the decomposed runs themselves under mpirun.
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/survey.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/equation.hpp"

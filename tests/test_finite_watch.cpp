@@ -4,7 +4,7 @@
 /// time and place, no output left), a stable run whose traces the watch leaves bit for bit as
 /// they are, and SIGINT/SIGTERM stopping the time loops between steps.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/survey.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/selection.hpp"

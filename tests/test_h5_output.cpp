@@ -1,7 +1,7 @@
 /// OutputFile: writes the layout of docs/output.md, read back here with the plain HDF5 C API so the
 /// test does not share code (or mistakes) with the writer.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/h5_output.hpp"
 #include "tests/h5_read.hpp"
 

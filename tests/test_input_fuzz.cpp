@@ -4,7 +4,7 @@
 /// case must end in exit 0 or 2 (or 3 for the host memory check, which a cap keeps small here).
 /// A failure prints the seed and the case so that it can be reproduced. Also: linear-time parsing.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/limits.hpp"
 #include "io/segy.hpp"
 #include "io/survey.hpp"

@@ -3,7 +3,7 @@
 /// its C API), by NumPy and segyio-python when present, and taken from real SEG-Y files written by
 /// other software (tests/data/segy), so the readers are not only checked against themselves.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/npy.hpp"
 #include "io/segy.hpp"
 #include "models/model_file.hpp"

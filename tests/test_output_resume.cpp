@@ -1,8 +1,8 @@
 /// The parts folder of a run (io/parts_store.hpp): complete shots kept for --resume, the lock,
 /// the manifest's fingerprint and what --resume refuses, the checks of the output path, and the
 /// assembly of the final file.
+#include "core/errors.hpp"
 #include "io/durable_file.hpp"
-#include "io/errors.hpp"
 #include "io/h5_output.hpp"
 #include "io/parts_store.hpp"
 

@@ -3,7 +3,7 @@
 /// drawn from files the real program writes.
 
 #include "app/plot.hpp"
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/png.hpp"
 
 #include <gtest/gtest-spi.h>

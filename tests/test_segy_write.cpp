@@ -1,6 +1,6 @@
 /// write_segy_gather's headers, read here byte by byte (big-endian, no segyio), for the fields an
 /// imaging tool bins and sorts by: CDP bins, field record, offsets, coordinates and their scalar.
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/segy.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 /// Splitting a survey over runs and joining it again: `run --shots`, `merge`, the shot numbering
 /// of the progress and notice lines, the CPU-fallback notice, and SEG-Y of a grid whose origin is
 /// negative. Through the real program, on small surveys (a second or so each).
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/h5_output.hpp"
 #include "io/parts_store.hpp"
 #include "solver/simulation.hpp"

@@ -2,13 +2,13 @@
 /// Every expected value here is computed independently in the test (formulas written out in
 /// double), never taken from the code under test.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "io/survey.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/selection.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 #include "solver/interpolation.hpp"
 #include "solver/plan.hpp"
 #include "solver/problem.hpp"
@@ -99,7 +99,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
 // 1. Region table
 // ---------------------------------------------------------------------------------------------
 
-/// The region a point belongs to, from the rule in solver/grid.hpp: top/bottom take whole xy
+/// The region a point belongs to, from the rule in core/grid.hpp: top/bottom take whole xy
 /// planes, front/back the y slabs of the remaining z range, left/right the x slabs of what is left.
 RegionId expected_region(const Grid& g, const LayerWidths& w, int i, int j, int k) {
   if (k < w.z_lo) return RegionId::Top;

@@ -1,7 +1,7 @@
 /// Survey parser and velocity builder, called directly (tests/test_malformed_surveys.cpp runs the
 /// program on malformed files).
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/survey.hpp"
 #include "models/velocity.hpp"
 #include "solver/plan.hpp"

@@ -1,7 +1,7 @@
 /// Surveys that run but would silently give useless results: the plan warns (or refuses) with
 /// the count and the first offender, and `validate` says what it estimates and resamples.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/segy.hpp"
 #include "io/survey.hpp"
 #include "solver/plan.hpp"

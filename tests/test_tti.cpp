@@ -8,7 +8,7 @@
 #include "solver/wavelet.hpp"
 #include "tests/tti_cpu.hpp"
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/tti_K.hpp"
 #include "tests/grid_helpers.hpp"
 

@@ -2,7 +2,7 @@
 /// equations. What is the equation's own is small: how many wavefields it has, whether its layer
 /// keeps a memory variable, and how its region kernels are launched (update_acoustic,
 /// update_tti); the taps, the swap, the free surface, timing and the fields out are shared.
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"

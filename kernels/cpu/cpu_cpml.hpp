@@ -2,11 +2,11 @@
 /// The C-PML on the CPU (kernels/cpml.hpp): the memory pass of a step and the layer update of
 /// the acoustic equation, OpenMP over (z, y) rows like the kernel `cpu`.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cpml.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <vector>
 

@@ -9,7 +9,7 @@
 /// Pieces must be disjoint (every point is updated once); their order does not matter, since each
 /// point reads the current fields only and writes its own point.
 
-#include "solver/grid.hpp"
+#include "core/grid.hpp"
 
 #include <algorithm>
 #include <climits>

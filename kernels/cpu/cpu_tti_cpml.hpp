@@ -2,11 +2,11 @@
 /// The C-PML of the TTI equation on the CPU (kernels/tti_cpml.hpp): its memory variables in host
 /// memory, the memory pass of a step and the layer update of a box.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/cpu/cpu_cpml.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/tti_K.hpp"
 #include "kernels/tti_cpml.hpp"
-#include "solver/grid.hpp"
 
 #include <vector>
 

@@ -1,7 +1,7 @@
 /// Instantiations of the semi+b+a variant of the semi-stencil family (semi_25d.cuh): CUDA only
 /// (cp.async, MINIMOD_GPU_CP_ASYNC).
 
-#include "kernels/cuda/semi_25d.cuh"
+#include "kernels/gpu/semi_25d.cuh"
 
 #if MINIMOD_GPU_CP_ASYNC
 namespace minimod::gpu {

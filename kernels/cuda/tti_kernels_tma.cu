@@ -1,7 +1,7 @@
 /// Registration of semi+b+tma, the semi-stencil kernels whose planes the Hopper tensor memory
 /// accelerator copies (tti_kernel_class.cuh says why they have a file of their own).
 
-#include "kernels/cuda/tti_kernel_class.cuh"
+#include "kernels/gpu/tti_kernel_class.cuh"
 
 namespace minimod::gpu {
 

@@ -2,7 +2,7 @@
 /// Host <-> device copies of whole arrays for the GPU tests that launch kernels directly (the
 /// one-launch tests of the acoustic and TTI kernels). CUDA builds only.
 
-#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/gpu/device_buffer.hpp"
 
 #include <cstddef>
 #include <vector>

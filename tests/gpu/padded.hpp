@@ -2,7 +2,7 @@
 /// The padded-field loops of the GPU tests that launch a kernel once per region on fields
 /// poisoned with NaN outside the grid, and check every slot afterwards.
 
-#include "kernels/field_layout.hpp"
+#include "core/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
 
 #include <algorithm>

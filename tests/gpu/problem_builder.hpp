@@ -6,10 +6,10 @@
 /// through the solver, so that a test built on it checks the backends, not the solver's problem
 /// setup.
 
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/field_layout.hpp"
 #include "kernels/stencil_K.hpp"
-#include "solver/grid.hpp"
 
 #include <algorithm>
 #include <cmath>

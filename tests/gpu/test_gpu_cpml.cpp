@@ -1,7 +1,7 @@
 /// The C-PML on the GPU against the CPU reference (kernels/cpml.hpp): the default acoustic pair
 /// and the baseline on an awkward grid, with kappa = 1 and kappa > 1, and the refusal of a layer
 /// kernel that has no C-PML.
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpml.hpp"
 #include "kernels/kernel.hpp"

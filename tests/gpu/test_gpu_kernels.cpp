@@ -2,7 +2,7 @@
 /// holds the binary's main and the environment that enumerates devices once; every test that
 /// needs a device skips with the runtime's reason when there is none.
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/kernel.hpp"
 #include "tests/gpu/compare.hpp"

@@ -12,7 +12,7 @@
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
 #if defined(MINIMOD_HAVE_GPU)
-#include "kernels/cuda/tblock_25d.hpp"
+#include "kernels/gpu/tblock_25d.hpp"
 #endif
 
 #include <gtest/gtest.h>

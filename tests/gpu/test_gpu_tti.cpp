@@ -3,7 +3,7 @@
 /// and without azimuth; one launch per region on poisoned fields; the registry's TTI names (those
 /// run without a GPU too).
 
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/selection.hpp"
 #include "kernels/tti_problem.hpp"

@@ -3,7 +3,7 @@
 /// for bit those of one process stepping the whole grid, for the acoustic and the TTI equation,
 /// with the absorbing layer, a free surface, sources and receivers on and across subdomain
 /// boundaries, subdomains exactly as thin as the halo, and a second shot loaded into the same run.
-#include "io/errors.hpp"
+#include "core/errors.hpp"
 #include "io/survey.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/equation.hpp"

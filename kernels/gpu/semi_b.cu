@@ -1,0 +1,11 @@
+/// Instantiations of the semi+b variant of the semi-stencil family (semi_25d.cuh).
+
+#include "kernels/gpu/semi_25d.cuh"
+
+namespace minimod::gpu {
+
+template class SemiKernel<SemiVariant::Buffered, 32, 16>;
+template class SemiKernel<SemiVariant::Buffered, 32, 32>;
+template class SemiKernel<SemiVariant::Buffered, 64, 8>;
+
+} // namespace minimod::gpu

@@ -1,0 +1,13 @@
+/// Instantiations of the st_smem_25d tiles (device code in streaming_25d_kernels.cuh), one
+/// file per family so that the families compile in parallel.
+
+#include "kernels/gpu/streaming_25d_kernels.cuh"
+
+namespace minimod::gpu {
+
+template class Streaming25dTileKernel<Stream25d::SmemPlanes, 32, 16>;
+template class Streaming25dTileKernel<Stream25d::SmemPlanes, 32, 8>;
+template class Streaming25dTileKernel<Stream25d::SmemPlanes, 64, 8>;
+template class Streaming25dTileKernel<Stream25d::SmemPlanes, 16, 16>;
+
+} // namespace minimod::gpu

@@ -1,0 +1,816 @@
+/// The temporally blocked family `tb2_25d` (docs/kernels.md, "Temporal blocking"). A 2D block of
+/// Dx x Dy threads owns a tile of output columns and streams along z through a chunk of the depth
+/// range. One pass reads u^n, u^{n-1}, vp2dt2 (and phi^n in the layer), keeps u^{n+1} on chip and
+/// writes u^{n+1} and u^{n+2} once:
+///
+/// - step 1 (u^{n+1}) is computed for the tile and for the R-point cross around it (the x/y
+///   neighbours step 2 needs; the stencil is a star, so no corners): each thread owns its tile
+///   column and at most one cross column, each with a register ring of the 2R+1 u^n values of its
+///   z column; the x/y neighbours come from one shared plane of u^n with a 2R-point halo;
+/// - step 2 (u^{n+2}) follows R planes behind, for the tile only: x/y neighbours of u^{n+1} from a
+///   ring of R+1 shared planes, z neighbours from a second register ring of the thread's column.
+///
+/// Inner and layer points are told apart by the inner region's box; a layer point takes
+/// layer_update with eta formed from its three 1D profiles (float sum, see tblock_eta) and phi
+/// read and written only there. Sources of both steps are added inside the pass where the CPU
+/// backend adds them (after the update, before the free surface), and the free surface (zero at
+/// k = 0, mirrored ghost planes) is applied to both levels inside the pass.
+///
+/// The pass is compiled once a design variant (TblockOption bits, kTblockVariants): plane-stride
+/// addressing, per-tile source flags, an inner-only path chosen per block, a 128-register cap.
+
+#include "kernels/gpu/tblock_25d.hpp"
+
+#include "core/field_layout.hpp"
+#include "core/grid.hpp"
+#include "kernels/gpu/device_buffer.hpp"
+#include "kernels/gpu/gpu_check.hpp"
+#include "kernels/gpu/gpu_runtime.hpp"
+#include "kernels/gpu/gpu_support.cuh"
+#include "kernels/gpu/streaming_25d_kernels.cuh"
+#include "kernels/stencil_K.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace minimod::gpu {
+namespace tb {
+
+constexpr int R = kHalo;
+
+/// Everything a pass reads and writes (passed by value: the constant bank).
+struct PassArgs {
+  const float* u0 = nullptr;      ///< u^n (ghost planes mirrored under a free surface)
+  const float* um = nullptr;      ///< u^{n-1}
+  const float* vp2dt2 = nullptr;  ///< (c dt)^2
+  const float* phi_in = nullptr;  ///< phi^n (layer points only are read)
+  float* u1 = nullptr;            ///< u^{n+1} out
+  float* u2 = nullptr;            ///< u^{n+2} out (two-step passes)
+  float* phi_out = nullptr;       ///< phi after the pass (layer points only are written)
+  const float* eta_x = nullptr;   ///< eta profile along x, index i + 1 for i in [-1, nx]
+  const float* eta_y = nullptr;   ///< along y
+  const float* eta_z = nullptr;   ///< along z
+  const int* tap_begin = nullptr; ///< source taps of plane k: [tap_begin[k], tap_begin[k + 1])
+  const int* tap_i = nullptr;     ///< x of each tap
+  const int* tap_j = nullptr;     ///< y of each tap
+  const float* tap_weight = nullptr;
+  const int* tap_owner = nullptr; ///< the source of each tap
+  const int* tile_taps = nullptr; ///< per tile (x fastest): whether its tile and cross hold a tap
+  const float* samples = nullptr; ///< [sources][steps]
+  int steps = 0;                  ///< samples per source
+  int n = 0;                      ///< step of the first update of the pass
+  FieldLayout layout;
+  StencilCoefs coefs;
+  Box inner;       ///< the inner region: the plain update; elsewhere the layer update
+  int z_chunk = 0; ///< planes of a block
+  int free_surface = 0;
+};
+
+/// Shared-memory geometry of a tile for K steps a pass.
+template <int Dx, int Dy, int K> struct Geometry {
+  static constexpr int kThreads = Dx * Dy;
+  static constexpr int kH0 = K * R;                    ///< halo of the u^n plane
+  static constexpr int kS0 = Dx + 2 * kH0;             ///< floats per row of the u^n plane
+  static constexpr int kPlane0 = kS0 * (Dy + 2 * kH0); ///< floats of the u^n plane
+  static constexpr int kS1 = Dx + 2 * R;               ///< floats per row of a u^{n+1} plane
+  static constexpr int kPlane1 = kS1 * (Dy + 2 * R);   ///< floats of a u^{n+1} plane
+  static constexpr int kSlots = R + 1;                 ///< u^{n+1} planes kept
+  static constexpr int kCross = K == 2 ? 2 * R * (Dx + Dy) : 0; ///< step-1 columns beside the tile
+  /// u^n points of the plane that no ring column holds: for K = 1 the R-point cross; for K = 2
+  /// the band R..2R out of the tile along x and y and the R x R squares at the tile's corners.
+  static constexpr int kOuter = K == 2 ? 2 * R * (Dx + Dy) + 4 * R * R : 2 * R * (Dx + Dy);
+  static constexpr int kOuterPerThread = (kOuter + kThreads - 1) / kThreads;
+  static constexpr int kSharedFloats = kPlane0 + (K == 2 ? kSlots * kPlane1 : 0);
+  static_assert(kCross <= kThreads, "the tile has fewer threads than step-1 cross columns");
+};
+
+/// Tile-relative (dx, dy) of cross column e (K = 2): the R rows below and above the tile, then
+/// the R points left and right of each row.
+template <int Dx, int Dy> __device__ __forceinline__ void cross_point(int e, int& dx, int& dy) {
+  if (e < 2 * R * Dx) {
+    const int r = e / Dx;
+    dx = e % Dx;
+    dy = r < R ? r - R : Dy + r - R;
+  } else {
+    const int e2 = e - 2 * R * Dx;
+    const int c = e2 % (2 * R);
+    dy = e2 / (2 * R);
+    dx = c < R ? c - R : Dx + c - R;
+  }
+}
+
+/// Tile-relative (dx, dy) of outer point e of the u^n plane (Geometry::kOuter).
+template <int Dx, int Dy, int K>
+__device__ __forceinline__ void outer_point(int e, int& dx, int& dy) {
+  if constexpr (K == 1) {
+    cross_point<Dx, Dy>(e, dx, dy);
+  } else if (e < 2 * R * Dx) {
+    const int r = e / Dx;
+    dx = e % Dx;
+    dy = r < R ? r - 2 * R : Dy + r;
+  } else if (e < 2 * R * (Dx + Dy)) {
+    const int e2 = e - 2 * R * Dx;
+    const int c = e2 % (2 * R);
+    dy = e2 / (2 * R);
+    dx = c < R ? c - 2 * R : Dx + c;
+  } else {
+    const int e3 = e - 2 * R * (Dx + Dy);
+    const int q = e3 / (R * R);
+    const int w = e3 % (R * R);
+    dx = (q & 1) ? Dx + w % R : w % R - R;
+    dy = (q & 2) ? Dy + w / R : w / R - R;
+  }
+}
+
+/// A column of the grid a thread follows along z.
+struct Column {
+  int gx = 0, gy = 0;      ///< grid coordinates (outside the grid for ghost columns)
+  bool in_grid = false;    ///< whether (gx, gy) is a grid column (else u stays 0 there)
+  std::int64_t offset = 0; ///< layout offset of the column in plane -kHalo (clamped into the ghost)
+};
+
+__device__ __forceinline__ Column make_column(const FieldLayout& l, int gx, int gy) {
+  Column c;
+  c.gx = gx;
+  c.gy = gy;
+  c.in_grid = gx >= 0 && gx < l.nx && gy >= 0 && gy < l.ny;
+  const int cx = min(max(gx, -R), l.nx + R - 1);
+  const int cy = min(max(gy, -R), l.ny + R - 1);
+  c.offset = static_cast<std::int64_t>(cy + R) * l.pitch + cx + l.x_offset;
+  return c;
+}
+
+/// Layout index of plane z (clamped into the ghost planes) of a column.
+__device__ __forceinline__ std::int64_t at(const FieldLayout& l, const Column& c, int z) {
+  const int cz = min(max(z, -R), l.nz + R - 1);
+  return static_cast<std::int64_t>(cz + R) * l.plane + c.offset;
+}
+
+/// eta at (i, j, k) from the profiles: (eta_x + eta_y) + eta_z in float. build_eta rounds the
+/// double sum once; this sum of the rounded profiles differs from it by at most one unit in the
+/// last place (at 1.3% of the layer points at 1000^3, where two or three profiles are non-zero).
+__device__ __forceinline__ float tblock_eta(const PassArgs& a, int i, int j, int k) {
+  return (__ldg(a.eta_x + i + 1) + __ldg(a.eta_y + j + 1)) + __ldg(a.eta_z + k + 1);
+}
+
+/// One update of a column's point at plane z: the x/y neighbours around `s` in a shared plane of
+/// row stride S, the z neighbours in `ring` (ring[R] the point). `layer` selects layer_update,
+/// which also returns phi's next value in *phi_next.
+template <int S>
+__device__ __forceinline__ float
+update(const PassArgs& a, const float* s, const float (&ring)[2 * R + 1], float um, float vp,
+       bool layer, float phi, int gx, int gy, int z, float* phi_next) {
+  float zm[R + 1], zp[R + 1];
+#pragma unroll
+  for (int m = 1; m <= R; ++m) {
+    zm[m] = ring[R - m];
+    zp[m] = ring[R + m];
+  }
+  const float centre = ring[R];
+  const float lap = st25d::star_laplacian<S>(s, centre, zm, zp, a.coefs);
+  if (!layer) return inner_update(centre, um, vp, lap);
+  // eta_gradient_term, with eta from the profiles and u's neighbours from shared memory and the
+  // ring.
+  const float ey = __ldg(a.eta_y + gy + 1), ez = __ldg(a.eta_z + z + 1);
+  const float ex = __ldg(a.eta_x + gx + 1);
+  const float eta = (ex + ey) + ez;
+  const float exm = (__ldg(a.eta_x + gx) + ey) + ez, exp = (__ldg(a.eta_x + gx + 2) + ey) + ez;
+  const float eym = (ex + __ldg(a.eta_y + gy)) + ez, eyp = (ex + __ldg(a.eta_y + gy + 2)) + ez;
+  const float ezm = (ex + ey) + __ldg(a.eta_z + z), ezp = (ex + ey) + __ldg(a.eta_z + z + 2);
+  const float deta_du = (exp - exm) * (s[1] - s[-1]) * a.coefs.px +
+                        (eyp - eym) * (s[S] - s[-S]) * a.coefs.py +
+                        (ezp - ezm) * (ring[R + 1] - ring[R - 1]) * a.coefs.pz;
+  return layer_update(centre, um, vp, lap, phi, eta, deta_du, phi_next);
+}
+
+/// Adds the source samples of step `n` whose taps lie at (gx, gy, z), in table order (the CPU
+/// backend's order).
+__device__ __forceinline__ float inject(const PassArgs& a, int gx, int gy, int z, int n, float u) {
+  const int e = __ldg(a.tap_begin + z + 1);
+  for (int t = __ldg(a.tap_begin + z); t < e; ++t) {
+    if (__ldg(a.tap_i + t) == gx && __ldg(a.tap_j + t) == gy)
+      u += __ldg(a.tap_weight + t) *
+           __ldg(a.samples + static_cast<std::int64_t>(__ldg(a.tap_owner + t)) * a.steps + n);
+  }
+  return u;
+}
+
+/// Whether grid point (i, j, k) takes the layer update.
+__device__ __forceinline__ bool is_layer(const PassArgs& a, int i, int j, int k) {
+  const Box& b = a.inner;
+  return !(i >= b.x0 && i < b.x1 && j >= b.y0 && j < b.y1 && k >= b.z0 && k < b.z1);
+}
+
+/// Writes the state level of plane z of a column at layout index i, and its mirrored ghost under a
+/// free surface.
+__device__ __forceinline__ void store_level(const PassArgs& a, float* out, std::int64_t i,
+                                            const Column& c, int z, float value, bool mirror) {
+  out[i] = value;
+  if (mirror && a.free_surface && z >= 1 && z <= R) out[at(a.layout, c, -z)] = -value;
+}
+
+/// Whether a block's whole footprint (tile, cross columns and the planes step 1 computes) lies
+/// inside the inner region and away from the free surface: every point it computes is a grid point
+/// taking the plain update, and neither level needs the free surface's zero or mirror.
+template <int Dx, int Dy, int K>
+__device__ __forceinline__ bool block_inside(const PassArgs& a, int x0, int y0, int zs, int ze) {
+  constexpr int w = K == 2 ? R : 0;
+  const Box& b = a.inner;
+  const int zlo = zs - w;
+  return x0 - w >= b.x0 && x0 + Dx + w <= b.x1 && y0 - w >= b.y0 && y0 + Dy + w <= b.y1 &&
+         zlo >= b.z0 && ze + w <= b.z1 && (a.free_surface == 0 || zlo > R);
+}
+
+/// One pass of K steps (1 or 2) over a block's tile and chunk.
+/// \tparam Opt TblockOption bits: kTblockPlaneStride selects the addressing (a layout index a
+///         column, advanced by one plane a plane, against a clamped index formed a load)
+/// \tparam Inside the block passed block_inside: no grid-edge, layer or free-surface tests
+/// \param taps whether the block's tile and cross hold source taps (block-uniform)
+template <int Dx, int Dy, int K, unsigned Opt, bool Inside>
+__device__ __forceinline__ void pass_body(const PassArgs& a, float* smem, bool taps) {
+  using G = Geometry<Dx, Dy, K>;
+  constexpr bool kStride = (Opt & kTblockPlaneStride) != 0;
+  float* s0 = smem;              // u^n, plane p, with a K R-point halo
+  float* s1 = smem + G::kPlane0; // u^{n+1}, planes p mod (R + 1), with an R-point halo
+  const FieldLayout& l = a.layout;
+
+  const int t = static_cast<int>(threadIdx.x);
+  const int tx = t % Dx, ty = t / Dx;
+  const int x0 = static_cast<int>(blockIdx.x) * Dx;
+  const int y0 = static_cast<int>(blockIdx.y) * Dy;
+  const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
+  const int ze = min(zs + a.z_chunk, l.nz);
+
+  const Column own = make_column(l, x0 + tx, y0 + ty);
+  const int own_s0 = (ty + G::kH0) * G::kS0 + tx + G::kH0;
+  const int own_s1 = (ty + R) * G::kS1 + tx + R;
+  // The thread's cross column (K = 2), if it has one.
+  const bool has_cross = t < G::kCross;
+  Column cross;
+  int cross_s0 = 0, cross_s1 = 0;
+  if constexpr (K == 2) {
+    int dx = 0, dy = 0;
+    cross_point<Dx, Dy>(has_cross ? t : 0, dx, dy);
+    cross = make_column(l, x0 + dx, y0 + dy);
+    cross_s0 = (dy + G::kH0) * G::kS0 + dx + G::kH0;
+    cross_s1 = (dy + R) * G::kS1 + dx + R;
+  }
+  // The outer points of the u^n plane this thread loads.
+  std::int64_t outer_offset[G::kOuterPerThread];
+  int outer_s0[G::kOuterPerThread];
+#pragma unroll
+  for (int h = 0; h < G::kOuterPerThread; ++h) {
+    const int e = h * G::kThreads + t;
+    int dx = 0, dy = 0;
+    outer_point<Dx, Dy, K>(e < G::kOuter ? e : 0, dx, dy);
+    outer_offset[h] = make_column(l, x0 + dx, y0 + dy).offset;
+    outer_s0[h] = (dy + G::kH0) * G::kS0 + dx + G::kH0;
+  }
+  auto outer_loads = [&](int h) { return h * G::kThreads + t < G::kOuter; };
+
+  // Rings: u^n of the own and cross columns (ring[m] = u^n(p - R + m) once plane p is in), u^{n+1}
+  // of the own column (ring1[m] = u^{n+1}(p - 2R + m) once plane p is computed), and delay lines
+  // of the own column's vp2dt2 and phi^{n+1} for step 2, R planes behind.
+  float ring[2 * R + 1] = {}, ring_x[2 * R + 1] = {}, ring1[2 * R + 1] = {};
+  float vp_line[R + 1] = {}, phi_line[R + 1] = {};
+  const int p0 = K == 2 ? zs - R : zs;
+  const int p1 = K == 2 ? ze + R : ze;
+#pragma unroll
+  for (int m = 1; m <= 2 * R; ++m) {
+    ring[m] = __ldg(a.u0 + at(l, own, p0 - 1 - R + m));
+    if (K == 2 && has_cross) ring_x[m] = __ldg(a.u0 + at(l, cross, p0 - 1 - R + m));
+  }
+  // Plane-stride addressing: the layout index of plane p of the own column, advanced by one plane
+  // a plane, and 32-bit distances from it (can_run bounds them) to the cross column, to the outer
+  // points and to plane p + R. Unclamped: the reads of plane p + R reach R planes beyond the top
+  // ghost planes, into the guard planes that follow the layout in every u buffer.
+  const int ahead = R * static_cast<int>(l.plane);
+  std::int64_t own_i = 0;
+  int cross_d = 0;
+  int outer_d[G::kOuterPerThread] = {};
+  if constexpr (kStride) {
+    own_i = static_cast<std::int64_t>(p0 + R) * l.plane + own.offset;
+    cross_d = static_cast<int>(cross.offset - own.offset);
+#pragma unroll
+    for (int h = 0; h < G::kOuterPerThread; ++h)
+      outer_d[h] = static_cast<int>(outer_offset[h] - own.offset);
+  }
+
+  for (int p = p0; p < p1; ++p) {
+    // ---- loads of plane p (u^n up to p + R) ----
+#pragma unroll
+    for (int m = 0; m < 2 * R; ++m) {
+      ring[m] = ring[m + 1];
+      if constexpr (K == 2) {
+        ring_x[m] = ring_x[m + 1];
+        ring1[m] = ring1[m + 1];
+      }
+    }
+    const float* u0_own = a.u0 + own_i; // plane p of the own column (plane stride)
+    ring[2 * R] = __ldg(kStride ? u0_own + ahead : a.u0 + at(l, own, p + R));
+    const bool cross_now = K == 2 && has_cross && p >= zs && p < ze;
+    if (K == 2 && has_cross)
+      ring_x[2 * R] = __ldg(kStride ? u0_own + (cross_d + ahead) : a.u0 + at(l, cross, p + R));
+    float outer[G::kOuterPerThread];
+#pragma unroll
+    for (int h = 0; h < G::kOuterPerThread; ++h)
+      if (outer_loads(h))
+        outer[h] = __ldg(
+            kStride
+                ? u0_own + outer_d[h]
+                : a.u0 + static_cast<std::int64_t>(min(max(p, -R), l.nz + R - 1) + R) * l.plane +
+                      outer_offset[h]);
+    const bool own_live = Inside || (own.in_grid && p >= 0 && p < l.nz);
+    const bool own_layer = !Inside && own_live && is_layer(a, own.gx, own.gy, p);
+    const std::int64_t own_p = kStride ? own_i : at(l, own, p);
+    float um = 0.0f, vp = 0.0f, phi = 0.0f;
+    if (own_live) {
+      um = a.um[own_p];
+      vp = __ldg(a.vp2dt2 + own_p);
+      if (own_layer) phi = a.phi_in[own_p];
+    }
+    const bool cross_live = cross_now && (Inside || cross.in_grid);
+    const bool cross_layer = !Inside && cross_live && is_layer(a, cross.gx, cross.gy, p);
+    float um_x = 0.0f, vp_x = 0.0f, phi_x = 0.0f;
+    if (cross_live) {
+      const std::int64_t i = kStride ? own_i + cross_d : at(l, cross, p);
+      um_x = a.um[i];
+      vp_x = __ldg(a.vp2dt2 + i);
+      if (cross_layer) phi_x = a.phi_in[i];
+    }
+
+    // ---- the u^n plane into shared memory ----
+    s0[own_s0] = ring[R];
+    if (K == 2 && has_cross) s0[cross_s0] = ring_x[R];
+#pragma unroll
+    for (int h = 0; h < G::kOuterPerThread; ++h)
+      if (outer_loads(h)) s0[outer_s0[h]] = outer[h];
+    __syncthreads();
+
+    // ---- step 1: u^{n+1} at plane p ----
+    float u1 = 0.0f, phi1 = 0.0f;
+    if (own_live) {
+      u1 = update<G::kS0>(a, s0 + own_s0, ring, um, vp, own_layer, phi, own.gx, own.gy, p, &phi1);
+      if (taps) u1 = inject(a, own.gx, own.gy, p, a.n, u1);
+      if (!Inside && a.free_surface && p == 0) u1 = 0.0f;
+      if (p >= zs && p < ze) {
+        store_level(a, a.u1, own_p, own, p, u1, K == 1 && !Inside);
+        if (K == 1 && own_layer) a.phi_out[own_p] = phi1;
+      }
+    }
+    if constexpr (K == 2) {
+      float u1x = 0.0f;
+      if (cross_live) {
+        float unused = 0.0f;
+        u1x = update<G::kS0>(a, s0 + cross_s0, ring_x, um_x, vp_x, cross_layer, phi_x, cross.gx,
+                             cross.gy, p, &unused);
+        if (taps) u1x = inject(a, cross.gx, cross.gy, p, a.n, u1x);
+        if (!Inside && a.free_surface && p == 0) u1x = 0.0f;
+      }
+      const int slot = ((p % G::kSlots) + G::kSlots) % G::kSlots;
+      if (p >= zs && p < ze) {
+        s1[slot * G::kPlane1 + own_s1] = u1;
+        if (has_cross) s1[slot * G::kPlane1 + cross_s1] = u1x;
+      }
+      ring1[2 * R] = u1;
+      // Under a free surface, u^{n+1}(-p) = -u^{n+1}(p): plane -p sits 2p planes below p.
+      if (!Inside && a.free_surface && own.in_grid) {
+        if (p == 1) ring1[2 * R - 2] = -u1;
+        if (p == 2) ring1[2 * R - 4] = -u1;
+        if (p == 3) ring1[2 * R - 6] = -u1;
+        if (p == 4) ring1[2 * R - 8] = -u1;
+      }
+#pragma unroll
+      for (int m = 0; m < R; ++m) {
+        vp_line[m] = vp_line[m + 1];
+        phi_line[m] = phi_line[m + 1];
+      }
+      vp_line[R] = vp;
+      phi_line[R] = phi1;
+      __syncthreads();
+
+      // ---- step 2: u^{n+2} at plane q = p - R ----
+      const int q = p - R;
+      if (q >= zs && (Inside || (own.in_grid && q < l.nz))) {
+        const bool layer = !Inside && is_layer(a, own.gx, own.gy, q);
+        const std::int64_t own_q = kStride ? own_i - ahead : at(l, own, q);
+        float phi2 = 0.0f;
+        float u2 = update<G::kS1>(a, s1 + (q % G::kSlots) * G::kPlane1 + own_s1, ring1, ring[0],
+                                  vp_line[0], layer, phi_line[0], own.gx, own.gy, q, &phi2);
+        if (taps) u2 = inject(a, own.gx, own.gy, q, a.n + 1, u2);
+        if (!Inside && a.free_surface && q == 0) u2 = 0.0f;
+        store_level(a, a.u2, own_q, own, q, u2, !Inside);
+        if (layer) a.phi_out[own_q] = phi2;
+      }
+    } else {
+      __syncthreads(); // the plane is read before the next one overwrites it
+    }
+    if constexpr (kStride) {
+      own_i += l.plane;
+    }
+  }
+}
+
+/// Blocks a SM the register allocation must allow: 64 registers a thread, or 128 with
+/// kTblockWideRegisters (65536 registers a SM).
+template <int Threads, unsigned Opt> constexpr int min_blocks() {
+  const int regs = (Opt & kTblockWideRegisters) != 0 ? 128 : 64;
+  const int blocks = 65536 / (regs * Threads);
+  return blocks < 1 ? 1 : blocks;
+}
+
+/// One pass of K steps (1 or 2) over the whole grid; block (Dx * Dy), grid (tiles x, tiles y,
+/// z chunks); dynamic shared memory Geometry::kSharedFloats floats. Opt: TblockOption bits.
+template <int Dx, int Dy, int K, unsigned Opt>
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, (min_blocks<Dx * Dy, Opt>()))
+    tblock_kernel(const PassArgs a) {
+  extern __shared__ float smem[];
+  bool taps = true;
+  if constexpr ((Opt & kTblockSourceTiles) != 0)
+    taps = __ldg(a.tile_taps + blockIdx.y * gridDim.x + blockIdx.x) != 0;
+  if constexpr ((Opt & kTblockInnerFast) != 0) {
+    const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
+    if (block_inside<Dx, Dy, K>(a, static_cast<int>(blockIdx.x) * Dx,
+                                static_cast<int>(blockIdx.y) * Dy, zs,
+                                min(zs + a.z_chunk, a.layout.nz))) {
+      pass_body<Dx, Dy, K, Opt, true>(a, smem, taps);
+      return;
+    }
+  }
+  pass_body<Dx, Dy, K, Opt, false>(a, smem, taps);
+}
+
+/// Launch of one pass of a tile; throws with the launch's name and sizes on failure.
+template <int Dx, int Dy, int K, unsigned Opt>
+void launch_pass(const PassArgs& a, gpuStream_t stream) {
+  using G = Geometry<Dx, Dy, K>;
+  constexpr int bytes = G::kSharedFloats * static_cast<int>(sizeof(float));
+  const auto kernel = &tblock_kernel<Dx, Dy, K, Opt>;
+  const std::string what = "tb2_25d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "+" +
+                           tblock_variant_name(Opt) + "<" + std::to_string(K) + " steps>";
+  static const bool attributes = [&] {
+    MINIMOD_GPU_CHECK_WHAT(
+        gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, bytes),
+        what + ": " + std::to_string(bytes) + " B of dynamic shared memory");
+    return true;
+  }();
+  (void)attributes;
+  const dim3 block(Dx * Dy);
+  const dim3 grid(static_cast<unsigned>((a.layout.nx + Dx - 1) / Dx),
+                  static_cast<unsigned>((a.layout.ny + Dy - 1) / Dy),
+                  static_cast<unsigned>((a.layout.nz + a.z_chunk - 1) / a.z_chunk));
+  kernel<<<grid, block, bytes, stream>>>(a);
+  MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, bytes);
+}
+
+using PassFn = void (*)(const PassArgs&, gpuStream_t);
+
+constexpr std::size_t kVariantCount = sizeof(kTblockVariants) / sizeof(kTblockVariants[0]);
+
+/// The one-step and two-step passes of a tile and variant.
+struct PassPair {
+  PassFn one, two;
+};
+
+/// A compiled tile: its passes for every variant, in kTblockVariants' order.
+struct TileEntry {
+  int dx, dy;
+  PassPair variant[kVariantCount];
+};
+
+template <int Dx, int Dy, std::size_t... V>
+constexpr TileEntry tile_entry(std::index_sequence<V...>) {
+  return TileEntry{Dx,
+                   Dy,
+                   {PassPair{&launch_pass<Dx, Dy, 1, kTblockVariants[V]>,
+                             &launch_pass<Dx, Dy, 2, kTblockVariants[V]>}...}};
+}
+
+/// The compiled tiles, default first.
+constexpr TileEntry kTiles[] = {
+    tile_entry<32, 16>(std::make_index_sequence<kVariantCount>{}),
+    tile_entry<32, 32>(std::make_index_sequence<kVariantCount>{}),
+    tile_entry<16, 16>(std::make_index_sequence<kVariantCount>{}),
+};
+
+const TileEntry* find_tile(const TblockTile& t) {
+  for (const TileEntry& e : kTiles)
+    if (e.dx == t.dx && e.dy == t.dy) return &e;
+  return nullptr;
+}
+
+} // namespace tb
+
+std::vector<TblockTile> tblock_tiles() {
+  std::vector<TblockTile> out;
+  for (const tb::TileEntry& e : tb::kTiles)
+    out.push_back(TblockTile{e.dx, e.dy});
+  return out;
+}
+
+std::string tblock_name(const TblockTile& tile) {
+  return "tb2_25d_" + std::to_string(tile.dx) + "x" + std::to_string(tile.dy);
+}
+
+struct TemporalBlock25d::Impl {
+  TblockTile tile;
+  const tb::TileEntry* entry = nullptr;
+  const tb::PassPair* passes = nullptr; ///< the variant's passes
+  unsigned options = 0;
+  int z_chunk = 0;
+  OpenedDevice device = open_device();
+  StreamHandle stream = make_stream("tb2_25d stream");
+  EventHandle start = make_timing_event("tb2_25d start event");
+  EventHandle stop = make_timing_event("tb2_25d stop event");
+
+  bool ready = false;
+  FieldLayout layout{};
+  StencilCoefs coefs{};
+  Box inner{};
+  int steps = 0;
+  bool free_surface = false;
+  bool layer = false;
+  /// u^n = u[cur], u^{n-1} = u[prev], the other two written by a pass; each followed by R guard
+  /// planes (zero, never written), which kTblockPlaneStride reads beyond the top ghost planes.
+  DeviceBuffer u[4];
+  int cur = 0, prev = 1;
+  DeviceBuffer phi[2];
+  int phi_cur = 0;
+  DeviceBuffer vp2dt2, eta_x, eta_y, eta_z;
+  DeviceBuffer tap_begin, tap_i, tap_j, tap_weight, tap_owner, samples, tile_taps;
+  DeviceTaps taps; ///< receivers (sampling) and the traces
+
+  float* level(int b) const { return u[b].as<float>(); }
+
+  void zero_fields() {
+    const std::size_t bytes = static_cast<std::size_t>(layout.size) * sizeof(float);
+    for (auto& b : u)
+      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b.as<void>(), 0, b.bytes(), stream.get()),
+                             "tb2_25d: zero u");
+    for (auto& b : phi)
+      if (!b.empty())
+        MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b.as<void>(), 0, bytes, stream.get()),
+                               "tb2_25d: zero phi");
+    cur = 0;
+    prev = 1;
+    phi_cur = 0;
+  }
+
+  /// One pass of k steps (1 or 2) from step n.
+  void pass(int n, int k) {
+    tb::PassArgs a;
+    int free_a = -1, free_b = -1;
+    for (int b = 0; b < 4; ++b)
+      if (b != cur && b != prev) (free_a < 0 ? free_a : free_b) = b;
+    a.u0 = level(cur);
+    a.um = level(prev);
+    a.vp2dt2 = vp2dt2.as<const float>();
+    a.u1 = level(free_a);
+    a.u2 = level(free_b);
+    if (layer) {
+      a.phi_in = phi[phi_cur].as<const float>();
+      a.phi_out = phi[1 - phi_cur].as<float>();
+      a.eta_x = eta_x.as<const float>();
+      a.eta_y = eta_y.as<const float>();
+      a.eta_z = eta_z.as<const float>();
+    }
+    a.tap_begin = tap_begin.as<const int>();
+    a.tap_i = tap_i.as<const int>();
+    a.tap_j = tap_j.as<const int>();
+    a.tap_weight = tap_weight.as<const float>();
+    a.tap_owner = tap_owner.as<const int>();
+    a.tile_taps = tile_taps.as<const int>();
+    a.samples = samples.as<const float>();
+    a.steps = steps;
+    a.n = n;
+    a.layout = layout;
+    a.coefs = coefs;
+    a.inner = inner;
+    a.z_chunk = z_chunk;
+    a.free_surface = free_surface ? 1 : 0;
+    (k == 2 ? passes->two : passes->one)(a, stream.get());
+    taps.sample(a.u1, n, stream.get(), "tb2_25d sample_receivers_kernel");
+    if (k == 2) {
+      taps.sample(a.u2, n + 1, stream.get(), "tb2_25d sample_receivers_kernel");
+      prev = free_a;
+      cur = free_b;
+    } else {
+      prev = cur;
+      cur = free_a;
+    }
+    if (layer) phi_cur = 1 - phi_cur;
+  }
+
+  void advance(int first, int count, bool wrap) {
+    int n = first;
+    int left = count;
+    while (left > 0) {
+      const int nn = wrap ? n % steps : n;
+      // A two-step pass needs both steps' samples: at the end of the step range, one step.
+      const int k = (left >= 2 && nn + 1 < steps) ? 2 : 1;
+      pass(nn, k);
+      n += k;
+      left -= k;
+    }
+  }
+};
+
+TemporalBlock25d::TemporalBlock25d(TblockTile tile, int z_chunk, unsigned options)
+    : m(std::make_unique<Impl>()) {
+  m->tile = tile;
+  m->entry = tb::find_tile(tile);
+  if (m->entry == nullptr)
+    throw std::invalid_argument("tb2_25d: no tile " + std::to_string(tile.dx) + "x" +
+                                std::to_string(tile.dy) + " is compiled");
+  std::string allowed;
+  for (std::size_t v = 0; v < tb::kVariantCount; ++v) {
+    if (kTblockVariants[v] == options) m->passes = &m->entry->variant[v];
+    allowed += (v ? ", " : "") + std::to_string(kTblockVariants[v]) + " (" +
+               tblock_variant_name(kTblockVariants[v]) + ")";
+  }
+  if (m->passes == nullptr)
+    throw std::invalid_argument("tb2_25d: options " + std::to_string(options) +
+                                " are no compiled variant; allowed: " + allowed);
+  m->options = options;
+  if (z_chunk < 2 * kHalo)
+    throw std::invalid_argument("tb2_25d: z chunk " + std::to_string(z_chunk) + " < " +
+                                std::to_string(2 * kHalo));
+  m->z_chunk = z_chunk;
+}
+
+TemporalBlock25d::~TemporalBlock25d() {
+  if (m && m->stream) (void)gpuStreamSynchronize(m->stream.get());
+}
+
+std::string TemporalBlock25d::name() const {
+  return tblock_name(m->tile) + (m->options ? "+" + tblock_variant_name(m->options) : "");
+}
+
+std::string TemporalBlock25d::can_run(const AcousticProblem& p, TblockTile tile) {
+  if (tb::find_tile(tile) == nullptr)
+    return "no tile " + std::to_string(tile.dx) + "x" + std::to_string(tile.dy) + " is compiled";
+  const Box& in = p.regions[static_cast<int>(RegionId::Inner)].box;
+  if (in.empty()) return "the problem has no inner region";
+  // The plane-stride addressing's 32-bit distances reach R + 1 planes.
+  if (static_cast<std::int64_t>(kHalo + 1) * p.layout.plane > std::numeric_limits<int>::max())
+    return "a plane of " + std::to_string(p.layout.plane) +
+           " floats: " + std::to_string(kHalo + 1) +
+           " planes exceed the 32-bit distances of the addressing";
+  if (p.layer.any() && p.eta.size() != static_cast<std::size_t>(p.layout.size))
+    return "the problem has a layer but no eta field";
+  return {};
+}
+
+void TemporalBlock25d::setup(const AcousticProblem& p) {
+  const std::string why = can_run(p, m->tile);
+  if (!why.empty()) throw std::invalid_argument(name() + ": " + why);
+  check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
+  MINIMOD_GPU_CHECK(gpuSetDevice(m->device.id));
+  MINIMOD_GPU_CHECK(gpuStreamSynchronize(m->stream.get()));
+  Impl& s = *m;
+  s.ready = false;
+  s.layout = p.layout;
+  s.coefs = p.coefs;
+  s.inner = p.regions[static_cast<int>(RegionId::Inner)].box;
+  s.steps = p.steps;
+  s.free_surface = p.free_surface;
+  s.layer = p.layer.any();
+  const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+  const std::size_t guard = static_cast<std::size_t>(kHalo * p.layout.plane) * sizeof(float);
+  for (int b = 0; b < 4; ++b)
+    s.u[b] = DeviceBuffer(bytes + guard, "u level " + std::to_string(b));
+  gpuStream_t st = s.stream.get();
+  s.vp2dt2 = upload_new(p.vp2dt2, "vp2dt2", st);
+  if (s.layer) {
+    s.phi[0] = DeviceBuffer(bytes, "phi");
+    s.phi[1] = DeviceBuffer(bytes, "phi (next)");
+    // The three profiles, read back from eta where the other two axes' profiles are zero (inner
+    // coordinates): eta(i, j_in, k_in) = eta_x(i) exactly.
+    const FieldLayout& l = p.layout;
+    const Box& in = s.inner;
+    std::vector<float> ex(l.nx + 2), ey(l.ny + 2), ez(l.nz + 2);
+    for (int i = -1; i <= l.nx; ++i)
+      ex[i + 1] = p.eta[l.index(i, in.y0, in.z0)];
+    for (int j = -1; j <= l.ny; ++j)
+      ey[j + 1] = p.eta[l.index(in.x0, j, in.z0)];
+    for (int k = -1; k <= l.nz; ++k)
+      ez[k + 1] = p.eta[l.index(in.x0, in.y0, k)];
+    s.eta_x = upload_new(ex, "eta profile x", st);
+    s.eta_y = upload_new(ey, "eta profile y", st);
+    s.eta_z = upload_new(ez, "eta profile z", st);
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));
+  }
+  // Source taps grouped by plane (a stable sort keeps each point's taps in table order).
+  {
+    const FieldLayout& l = p.layout;
+    const std::size_t taps = p.sources.index.size();
+    std::vector<int> owner(taps), ti(taps), tj(taps), tk(taps);
+    for (std::size_t src = 0; src < p.sources.owners(); ++src)
+      for (std::int64_t t = p.sources.begin[src]; t < p.sources.begin[src + 1]; ++t)
+        owner[static_cast<std::size_t>(t)] = static_cast<int>(src);
+    for (std::size_t t = 0; t < taps; ++t) {
+      const std::int64_t idx = p.sources.index[t];
+      tk[t] = static_cast<int>(idx / l.plane) - kHalo;
+      const std::int64_t rest = idx % l.plane;
+      tj[t] = static_cast<int>(rest / l.pitch) - kHalo;
+      ti[t] = static_cast<int>(rest % l.pitch) - l.x_offset;
+      if (tk[t] < 0 || tk[t] >= l.nz || tj[t] < 0 || tj[t] >= l.ny || ti[t] < 0 || ti[t] >= l.nx)
+        throw std::invalid_argument("tb2_25d: source tap " + std::to_string(t) + " at (" +
+                                    std::to_string(ti[t]) + ", " + std::to_string(tj[t]) + ", " +
+                                    std::to_string(tk[t]) + ") lies outside the grid");
+    }
+    std::vector<std::size_t> order(taps);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return tk[a] < tk[b]; });
+    std::vector<int> begin(static_cast<std::size_t>(l.nz) + 1, 0), oi(taps + 1), oj(taps + 1),
+        oo(taps + 1);
+    std::vector<float> ow(taps + 1);
+    for (std::size_t r = 0; r < taps; ++r) {
+      const std::size_t t = order[r];
+      oi[r] = ti[t];
+      oj[r] = tj[t];
+      oo[r] = owner[t];
+      ow[r] = p.sources.weight[t];
+      ++begin[static_cast<std::size_t>(tk[t]) + 1];
+    }
+    for (int k = 0; k < l.nz; ++k)
+      begin[k + 1] += begin[k];
+    std::vector<float> samp = p.source_samples;
+    if (samp.empty()) samp.push_back(0.0f);
+    s.tap_begin = upload_new(begin, "source taps by plane", st);
+    s.tap_i = upload_new(oi, "source tap x", st);
+    s.tap_j = upload_new(oj, "source tap y", st);
+    s.tap_owner = upload_new(oo, "source tap owners", st);
+    s.tap_weight = upload_new(ow, "source tap weights", st);
+    s.samples = upload_new(samp, "source samples", st);
+    // Per tile of the launch grid: whether a tap lies in its tile or its cross (the R columns
+    // beside it), i.e. in [x0 - R, x0 + Dx + R) x [y0 - R, y0 + Dy + R).
+    const int dx = s.tile.dx, dy = s.tile.dy;
+    const int tiles_x = (l.nx + dx - 1) / dx, tiles_y = (l.ny + dy - 1) / dy;
+    std::vector<int> flags(static_cast<std::size_t>(tiles_x) * tiles_y, 0);
+    for (std::size_t t = 0; t < taps; ++t)
+      for (int by = std::max(0, (tj[t] - kHalo) / dy);
+           by <= std::min(tiles_y - 1, (tj[t] + kHalo) / dy); ++by)
+        for (int bx = std::max(0, (ti[t] - kHalo) / dx);
+             bx <= std::min(tiles_x - 1, (ti[t] + kHalo) / dx); ++bx)
+          flags[static_cast<std::size_t>(by) * tiles_x + bx] = 1;
+    s.tile_taps = upload_new(flags, "source tiles", st);
+    MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));
+  }
+  s.taps.upload(TapTable{{0}, {}, {}}, {}, p.receivers, p.steps, st);
+  s.zero_fields();
+  MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));
+  s.ready = true;
+}
+
+void TemporalBlock25d::advance(int first, int count) {
+  if (!m->ready) throw std::logic_error("tb2_25d: advance before setup");
+  if (first < 0 || count < 0 || first + count > m->steps)
+    throw std::out_of_range("tb2_25d: steps [" + std::to_string(first) + ", " +
+                            std::to_string(first + count) + ") outside [0, " +
+                            std::to_string(m->steps) + ")");
+  m->advance(first, count, false);
+}
+
+double TemporalBlock25d::time_steps(int first, int count) {
+  if (!m->ready) throw std::logic_error("tb2_25d: time_steps before setup");
+  gpuStream_t st = m->stream.get();
+  MINIMOD_GPU_CHECK(gpuEventRecord(m->start.get(), st));
+  m->advance(first, count, true);
+  MINIMOD_GPU_CHECK(gpuEventRecord(m->stop.get(), st));
+  MINIMOD_GPU_CHECK(gpuEventSynchronize(m->stop.get()));
+  float ms = 0.0f;
+  MINIMOD_GPU_CHECK(gpuEventElapsedTime(&ms, m->start.get(), m->stop.get()));
+  return static_cast<double>(ms);
+}
+
+void TemporalBlock25d::fetch_wavefield(std::vector<float>& dense) {
+  if (!m->ready) throw std::logic_error("tb2_25d: fetch_wavefield before setup");
+  MINIMOD_GPU_CHECK(gpuStreamSynchronize(m->stream.get()));
+  std::vector<float> padded(static_cast<std::size_t>(m->layout.size));
+  m->u[m->cur].download(padded.data(), padded.size() * sizeof(float));
+  const FieldLayout& l = m->layout;
+  dense.resize(static_cast<std::size_t>(l.nx) * l.ny * l.nz);
+  unpad_field(l, padded.data(), dense.data());
+}
+
+void TemporalBlock25d::fetch_traces(std::vector<float>& traces) {
+  if (!m->ready) throw std::logic_error("tb2_25d: fetch_traces before setup");
+  m->taps.fetch(traces, m->stream.get());
+}
+
+void TemporalBlock25d::reset() {
+  if (!m->ready) throw std::logic_error("tb2_25d: reset before setup");
+  m->zero_fields();
+  m->taps.zero_traces(m->stream.get());
+  MINIMOD_GPU_CHECK(gpuStreamSynchronize(m->stream.get()));
+}
+
+} // namespace minimod::gpu
