@@ -31,6 +31,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN=$(command -v mpirun || command -v mpiexec)
+. scripts/device_common.sh
 
 failures=0
 declare -a comparisons=() timings=()
@@ -42,43 +43,7 @@ mpi() {
   "$MPIRUN" --oversubscribe -np "$np" "$BIN" "$@"
 }
 
-stage_build() {
-  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DMINIMOD_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DMINIMOD_WERROR=ON >"$RESULTS/build.log" 2>&1 &&
-    cmake --build "$BUILD_DIR" -j"$JOBS" --target minimod-gpu >>"$RESULTS/build.log" 2>&1 ||
-    {
-      echo "build failed: see $RESULTS/build.log"
-      tail -30 "$RESULTS/build.log"
-      exit 1
-    }
-}
 
-# same_group A B GROUP: every dataset under GROUP of A and B has the same shape and bytes
-# (h5diff, or h5py where the machine has no hdf5-tools).
-same_group() {
-  if h5diff --version >/dev/null 2>&1; then
-    h5diff "$1" "$2" "$3" "$3"
-    return
-  fi
-  python3 - "$@" <<'PY'
-import sys
-import h5py
-import numpy as np
-a, b, group = sys.argv[1:4]
-with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
-    names = []
-    fa[group].visit(lambda n: names.append(n) if isinstance(fa[group][n], h5py.Dataset) else None)
-    bad = 0
-    for n in names:
-        x, y = fa[group][n][()], fb[group][n][()]
-        if x.shape != y.shape or x.tobytes() != y.tobytes():
-            diff = int(np.count_nonzero(x != y)) if x.shape == y.shape else -1
-            print(f"{group}/{n}: differs ({diff} values)")
-            bad += 1
-    print(f"{len(names)} datasets compared, {bad} differ")
-    sys.exit(1 if bad or not names else 0)
-PY
-}
 
 # compare NAME REFERENCE OUTPUT GROUP...
 compare() {

@@ -48,20 +48,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # NVLink multicast stays off on these machines (the GPUs are shared).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 MPIRUN=$(command -v mpirun || command -v mpiexec)
+. scripts/device_common.sh
 
 failures=0
 declare -a weak=() strong=() farm=()
 
-stage_build() {
-  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DMINIMOD_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DMINIMOD_WERROR=ON >"$RESULTS/build.log" 2>&1 &&
-    cmake --build "$BUILD_DIR" -j"$JOBS" --target minimod-gpu >>"$RESULTS/build.log" 2>&1 ||
-    {
-      echo "build failed: see $RESULTS/build.log"
-      tail -30 "$RESULTS/build.log"
-      exit 1
-    }
-}
 
 # launch N SUMMARY OUTPUT [ENV=VALUE...] -- ARGS...: N ranks (N = 1: one process), one GPU each;
 # ranks bound to no core (their host threads pack and copy halos).
@@ -85,20 +76,6 @@ launch() {
   fi
 }
 
-# same_shots A B: the gathers of A and B hold the same bytes (h5py; the machine has no h5diff).
-same_shots() {
-  python3 - "$1" "$2" <<'PY'
-import sys
-import h5py
-a, b = sys.argv[1:3]
-with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
-    names = []
-    fa["/shots"].visit(lambda n: names.append(n) if isinstance(fa["/shots"][n], h5py.Dataset) else None)
-    bad = [n for n in names if fa["/shots"][n][()].tobytes() != fb["/shots"][n][()].tobytes()]
-    print(f"{len(names)} datasets compared, {len(bad)} differ {bad[:5]}")
-    sys.exit(1 if bad or not names else 0)
-PY
-}
 
 # fields SUMMARY: ms a step (median over the shots), halo ms and stepping ms of the first shot
 fields() {
@@ -138,6 +115,17 @@ survey() {
 
 efficiency() { python3 -c "print(round($1 / $2, 4))"; }
 
+# measured SUMMARY GPUS RATIO: a run's figures against the stage's one-GPU run (t1, set by the
+# one-GPU run itself): `line` for the terminal, `record` for the JSON (RATIO names t(1)/t(N)).
+measured() {
+  local ms halo step transport ratio=null
+  read -r ms halo step transport < <(fields "$1")
+  [ "$2" -eq 1 ] && t1=$ms
+  [ -n "$t1" ] && ratio=$(efficiency "$t1" "$ms")
+  line="halos $transport: $ms ms a step, $3 $ratio, halo $halo ms of $step ms"
+  record="\"gpus\": $2, \"steps\": $STEPS, \"halo_transport\": \"$transport\", \"ms_per_step\": $ms, \"$3\": $ratio, \"halo_ms_rank0\": $halo, \"step_ms_rank0\": $step"
+}
+
 # one_case NAME N FILE REF [ENV...]: run FILE on N GPUs (1x1xN); when REF is given (a one-GPU
 # run's name), compare the gathers with its.
 one_case() {
@@ -153,7 +141,7 @@ one_case() {
     failures=$((failures + 1))
     return 1
   fi
-  if [ -n "$ref" ] && [ "$n" -gt 1 ] && ! same_shots "$WORK/${ref}_1.h5" "$out"; then
+  if [ -n "$ref" ] && [ "$n" -gt 1 ] && ! same_group "$WORK/${ref}_1.h5" "$out" /shots; then
     echo "DIFFERS: $name on $n GPUs against one GPU"
     failures=$((failures + 1))
   fi
@@ -168,12 +156,9 @@ stage_weak() {
       survey "$file" "$physics" "$n" "$n" $((n * g)) "$STEPS"
       # The grid grows with N: no one-GPU run of the same grid to compare with.
       one_case "weak_$physics" "$g" "$file" "" || continue
-      read -r ms halo step transport < <(fields "$RESULTS/weak_${physics}_${g}gpu.json")
-      [ "$g" -eq 1 ] && t1=$ms
-      local eff=null
-      [ -n "$t1" ] && eff=$(efficiency "$t1" "$ms")
-      echo "weak $physics ${n}^3 a GPU, $g GPU(s), halos $transport: $ms ms a step, efficiency $eff, halo $halo ms of $step ms"
-      weak+=("{\"physics\": \"$physics\", \"subgrid\": [$n, $n, $n], \"grid\": [$n, $n, $((n * g))], \"gpus\": $g, \"steps\": $STEPS, \"halo_transport\": \"$transport\", \"ms_per_step\": $ms, \"efficiency\": $eff, \"halo_ms_rank0\": $halo, \"step_ms_rank0\": $step}")
+      measured "$RESULTS/weak_${physics}_${g}gpu.json" "$g" efficiency
+      echo "weak $physics ${n}^3 a GPU, $g GPU(s): $line"
+      weak+=("{\"physics\": \"$physics\", \"subgrid\": [$n, $n, $n], \"grid\": [$n, $n, $((n * g))], $record}")
     done
   done
 }
@@ -193,12 +178,9 @@ stage_strong() {
       esac
       [ "$mode" != auto ] && name=strong_$mode
       one_case "$name" "$g" "$file" strong "${env[@]+"${env[@]}"}" || continue
-      read -r ms halo step transport < <(fields "$RESULTS/${name}_${g}gpu.json")
-      [ "$g" -eq 1 ] && t1=$ms
-      local speedup=null
-      [ -n "$t1" ] && speedup=$(efficiency "$t1" "$ms")
-      echo "strong ${STRONG}^3, $g GPU(s), $transport: $ms ms a step, speed-up $speedup, halo $halo ms of $step ms"
-      strong+=("{\"grid\": [$STRONG, $STRONG, $STRONG], \"gpus\": $g, \"steps\": $STEPS, \"halo_transport\": \"$transport\", \"ms_per_step\": $ms, \"speedup\": $speedup, \"halo_ms_rank0\": $halo, \"step_ms_rank0\": $step}")
+      measured "$RESULTS/${name}_${g}gpu.json" "$g" speedup
+      echo "strong ${STRONG}^3, $g GPU(s): $line"
+      strong+=("{\"grid\": [$STRONG, $STRONG, $STRONG], $record}")
     done
   done
 }
@@ -216,7 +198,7 @@ stage_farm() {
       continue
     fi
     end=$(date +%s.%N)
-    if [ "$g" -gt 1 ] && ! same_shots "$WORK/farm_1.h5" "$out"; then
+    if [ "$g" -gt 1 ] && ! same_group "$WORK/farm_1.h5" "$out" /shots; then
       echo "DIFFERS: farm on $g GPUs against one GPU"
       failures=$((failures + 1))
     fi
