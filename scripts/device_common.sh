@@ -40,3 +40,22 @@ with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
     sys.exit(1 if bad or not names else 0)
 PY
 }
+
+# run_stages: each stage_NAME of STAGES in order, under a "== NAME" line.
+run_stages() {
+  for stage in $STAGES; do
+    echo "== $stage"
+    "stage_$stage"
+  done
+}
+
+# join ITEM...: the items separated by commas (a JSON array's body).
+join() {
+  local IFS=,
+  echo "$*"
+}
+
+# gpu_name: the first GPU's name (empty without nvidia-smi).
+gpu_name() {
+  nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
+}

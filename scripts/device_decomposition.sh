@@ -144,16 +144,8 @@ stage_time() {
   done
 }
 
-for stage in $STAGES; do
-  echo "== $stage"
-  "stage_$stage"
-done
-
-join() {
-  local IFS=,
-  echo "$*"
-}
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+run_stages
+gpu=$(gpu_name)
 cat >"$RESULTS/decomposition.json" <<JSON
 {
   "gpu": "$gpu",

@@ -212,16 +212,8 @@ stage_farm() {
   done
 }
 
-for stage in $STAGES; do
-  echo "== $stage"
-  "stage_$stage"
-done
-
-join() {
-  local IFS=,
-  echo "$*"
-}
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+run_stages
+gpu=$(gpu_name)
 nvidia-smi topo -m >"$RESULTS/topology.txt" 2>&1 || true
 cuda_aware=$(ompi_info --parsable --all 2>/dev/null | grep -m1 "mpi_built_with_cuda_support:value" |
   cut -d: -f7)
