@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -35,6 +36,9 @@
 
 namespace minimod {
 namespace {
+
+/// The program's start (static initialisation, before main): the summary's `wall.program_ms`.
+const std::chrono::steady_clock::time_point g_program_start = std::chrono::steady_clock::now();
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -79,9 +83,17 @@ std::string summary_json(const RunReport& r, int steps, const SurveyRunReport& s
   j["output"] = r.output_file;
   // Per shot: setup (taps, field reset; a rank's first shot also the model upload), the time
   // loop, and output (traces back, resampling, writing), as `run` prints them.
-  j["startup"] = {{"model_ms", survey.model_ms},
+  j["startup"] = {{"mpi_init_ms", survey.mpi_init_ms},
+                  {"model_ms", survey.model_ms},
                   {"problem_ms", survey.problem_ms},
                   {"device_setup_ms", survey.device_ms}};
+  // Where the wall time went: the program so far (from its start to this summary), the shots
+  // (rank 0: from before its first shot to the last one recorded) and the output's assembly.
+  j["wall"] = {{"program_ms", std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - g_program_start)
+                                  .count()},
+               {"farm_ms", survey.farm_ms},
+               {"assemble_ms", survey.assemble_ms}};
   Json shots = Json::array();
   for (const ShotTiming& t : survey.shots)
     shots.push_back({{"shot", t.shot},
@@ -92,6 +104,7 @@ std::string summary_json(const RunReport& r, int steps, const SurveyRunReport& s
                      {"ranks", t.ranks},
                      {"halo_ms", t.halo_ms},
                      {"halo_transport", halo_transport_name(t.halo_transport)},
+                     {"wait_ms", t.wait_ms},
                      {"overhead_percent",
                       t.step_ms > 0 ? 100.0 * (t.setup_ms + t.output_ms) / t.step_ms : 0.0}});
   j["shots"] = shots;

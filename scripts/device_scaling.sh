@@ -14,7 +14,9 @@
 #           (device buffers to a CUDA-aware MPI, else staged), staged (MINIMOD_HALO_HOST_STAGING=1);
 #           speed-up and the halo exchange's share of the stepping.
 #   farm    a 16-shot survey (FARM_GRID^3, FARM_STEPS steps a shot) on 1, 2 and 4 GPUs, one rank a
-#           GPU and one shot a rank: shots an hour and the speed-up.
+#           GPU and one shot a rank: shots an hour and the speed-up. FARM_KEEP (a folder) keeps
+#           each run's gathers and wall time, so that the one-GPU run and the others may run in
+#           separate calls (GPUS=1, then GPUS="2 4" with the same FARM_KEEP).
 # Every split run's gathers are compared with the one-GPU run's (bit for bit: the decomposition
 # reproduces one process exactly). Writes $OUT/scaling.json (else out/device-scaling/) and the
 # logs beside it; exits non-zero when a run or a comparison fails.
@@ -113,6 +115,33 @@ survey() {
   } >"$file"
 }
 
+# wall_parts SUMMARY SECONDS: a farm run's wall time split (JSON): outside the program (the
+# launcher, MPI_Finalize, exit), the program before its shots (MPI_Init, model, set-up), the
+# busiest rank's stepping, set-up and output of its shots and its waits between them, and the
+# assembly of the output.
+wall_parts() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+wall = float(sys.argv[2])
+w = j["wall"]
+ranks = {}
+for s in j["shots"]:
+    r = ranks.setdefault(s["rank"], {"stepping_s": 0.0, "shot_setup_output_s": 0.0, "waits_s": 0.0})
+    r["stepping_s"] += s["step_ms"] / 1e3
+    r["shot_setup_output_s"] += (s["setup_ms"] + s["output_ms"]) / 1e3
+    r["waits_s"] += s["wait_ms"] / 1e3
+busiest = max(ranks.values(), key=lambda r: sum(r.values()))
+parts = {"outside_program_s": wall - w["program_ms"] / 1e3,
+         "before_shots_s": (w["program_ms"] - w["farm_ms"] - w["assemble_ms"]) / 1e3,
+         "mpi_init_s": j["startup"]["mpi_init_ms"] / 1e3,
+         **busiest,
+         "assemble_s": w["assemble_ms"] / 1e3,
+         "farm_s": w["farm_ms"] / 1e3}
+print(json.dumps({k: round(v, 3) for k, v in parts.items()}))
+PY
+}
+
 efficiency() { python3 -c "print(round($1 / $2, 4))"; }
 
 # measured SUMMARY GPUS RATIO: a run's figures against the stage's one-GPU run (t1, set by the
@@ -186,10 +215,16 @@ stage_strong() {
 }
 
 stage_farm() {
-  local file="$WORK/farm.yaml" t1=""
+  local file="$WORK/farm.yaml" t1="" keep=${FARM_KEEP:-$WORK}
+  mkdir -p "$keep"
   survey "$file" acoustic "$FARM_GRID" "$FARM_GRID" "$FARM_GRID" "$FARM_STEPS" 16
+  # A one-GPU run of the same survey kept by an earlier call.
+  if [ -f "$keep/farm_1.seconds" ] && cmp -s "$file" "$keep/farm_1.yaml"; then
+    t1=$(cat "$keep/farm_1.seconds")
+  fi
   for g in $GPUS; do
-    local out="$WORK/farm_$g.h5" start end
+    local out="$keep/farm_$g.h5" start end
+    rm -f "$out" "$keep/farm_$g.seconds"
     start=$(date +%s.%N)
     if ! launch "$g" "$RESULTS/farm_${g}gpu.json" "$out" -- "$file" >"$RESULTS/farm_${g}gpu.log" 2>&1; then
       echo "FAILED: farm on $g GPUs"
@@ -198,17 +233,24 @@ stage_farm() {
       continue
     fi
     end=$(date +%s.%N)
-    if [ "$g" -gt 1 ] && ! same_group "$WORK/farm_1.h5" "$out" /shots; then
+    if [ "$g" -gt 1 ] && ! same_group "$keep/farm_1.h5" "$out" /shots; then
       echo "DIFFERS: farm on $g GPUs against one GPU"
       failures=$((failures + 1))
     fi
     local seconds shots_per_hour speedup=null
     seconds=$(python3 -c "print(round($end - $start, 2))")
     shots_per_hour=$(python3 -c "print(round(16 * 3600 / $seconds, 1))")
-    [ "$g" -eq 1 ] && t1=$seconds
+    if [ "$g" -eq 1 ]; then
+      t1=$seconds
+      echo "$seconds" >"$keep/farm_1.seconds"
+      cp "$file" "$keep/farm_1.yaml"
+    fi
     [ -n "$t1" ] && speedup=$(efficiency "$t1" "$seconds")
+    local parts
+    parts=$(wall_parts "$RESULTS/farm_${g}gpu.json" "$seconds")
     echo "farm 16 shots of ${FARM_GRID}^3 x $FARM_STEPS steps, $g GPU(s): $seconds s, $shots_per_hour shots an hour, speed-up $speedup"
-    farm+=("{\"shots\": 16, \"grid\": [$FARM_GRID, $FARM_GRID, $FARM_GRID], \"steps\": $FARM_STEPS, \"gpus\": $g, \"wall_s\": $seconds, \"shots_per_hour\": $shots_per_hour, \"speedup\": $speedup}")
+    echo "  where the wall time went: $parts"
+    farm+=("{\"shots\": 16, \"grid\": [$FARM_GRID, $FARM_GRID, $FARM_GRID], \"steps\": $FARM_STEPS, \"gpus\": $g, \"wall_s\": $seconds, \"shots_per_hour\": $shots_per_hour, \"speedup\": $speedup, \"wall_parts_s\": $parts}")
   done
 }
 

@@ -37,6 +37,7 @@ double ms_since(Clock::time_point t0) {
 }
 
 bool g_mpi_initialised = false;
+double g_mpi_init_ms = 0;
 /// Under MPI: this rank has not yet reached the run's first agreement on the input checks (it
 /// started with the command line and the survey); main joins it there when it stops earlier.
 bool g_checks_open = true;
@@ -691,6 +692,8 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
     ShotDesk shot_desk(std::move(pending), groups - 1, per_shot, *store, meta, options, report,
                        static_cast<int>(report.skipped.size()), static_cast<int>(chosen.size()));
     desk = &shot_desk;
+    const auto farm_t0 = Clock::now();
+    auto previous_end = farm_t0;
     // Rank 0's own group, where it models shots (it then has a worker or a setup error).
     for (;;) {
       throw_if_interrupted();
@@ -704,8 +707,11 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
       }
       check_mpi(MPI_Bcast(message, 2, MPI_INT, 0, comm), "hand a shot to the group");
       if (message[0] < 0) break;
+      const double wait_ms = ms_since(previous_end);
       ShotResult r = worker ? worker->run(message[0], 0, snapshots.get(), false, message[1] != 0)
                             : failed_result(message[0]);
+      previous_end = Clock::now();
+      r.timing.wait_ms = wait_ms;
       shot_desk.record(r, r.ok ? snapshots.get() : nullptr);
       shot_desk.serve();
     }
@@ -716,20 +722,24 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     desk = nullptr;
+    report.farm_ms = ms_since(farm_t0);
     report.last.plan = plan;
     report.last.output_file = options.output;
     // Backend and kernels are those of the shots modelled now, or (every shot kept by --resume)
     // of the parts: assemble reads them there when meta has none.
     if (report.failed.empty()) {
+      const auto a0 = Clock::now();
       store->assemble(meta, chosen, segy, [&](OutputFile& out) {
         out.write_model(equation->stored_model(make_grid(survey.grid)));
       });
+      report.assemble_ms = ms_since(a0);
     } else {
       abandon_parts(*store, survey, options);
     }
     return;
   }
 
+  auto previous_end = Clock::now();
   for (;;) {
     int message[2] = {-1, 0};
     if (root) {
@@ -740,8 +750,11 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
     }
     check_mpi(MPI_Bcast(message, 2, MPI_INT, 0, comm), "hand a shot to the group");
     if (message[0] < 0) break;
+    const double wait_ms = ms_since(previous_end);
     ShotResult r = worker ? worker->run(message[0], rank, nullptr, false, message[1] != 0)
                           : failed_result(message[0]);
+    previous_end = Clock::now();
+    r.timing.wait_ms = wait_ms;
     if (!root) continue;
     const std::vector<char> buffer = serialise(r);
     check_mpi(MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_BYTE, 0, kTagResult,
@@ -756,6 +769,7 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
 /// alike; then the model goes to every rank and the shots to the ranks.
 void run_over_ranks(const Survey& survey, const SurveyRunOptions& options,
                     SurveyRunReport& report) {
+  report.mpi_init_ms = g_mpi_init_ms;
   SegyTarget segy;
   std::unique_ptr<PartsStore> store;
   try {
@@ -860,7 +874,9 @@ bool launched_by_mpi() {
 int mpi_begin(int* argc, char*** argv) {
 #if defined(MINIMOD_HAVE_MPI)
   if (launched_by_mpi()) {
+    const auto t0 = Clock::now();
     MPI_Init(argc, argv);
+    g_mpi_init_ms = ms_since(t0);
     g_mpi_initialised = true;
   }
 #else
@@ -1003,6 +1019,7 @@ void abandon_parts(PartsStore& store, const Survey& survey, const SurveyRunOptio
 SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& options) {
   SurveyRunReport report;
   report.ranks = mpi_size();
+  report.mpi_init_ms = g_mpi_init_ms;
   const auto start = Clock::now();
 
 #if defined(MINIMOD_HAVE_MPI)
@@ -1063,6 +1080,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     }
     int done = static_cast<int>(report.skipped.size());
     double modelled_s = 0;
+    const auto farm_t0 = Clock::now();
     for (std::size_t i = 0; i < todo.size(); ++i) {
       const int s = todo[i];
       throw_if_interrupted();
@@ -1106,13 +1124,16 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     report.last.device = meta.device_name;
     report.last.kernels = meta.region_kernels;
     report.last.output_file = options.output;
+    report.farm_ms = ms_since(farm_t0);
     report.last.final_field = field_stats(sim.wavefield());
     if (report.failed.empty()) {
       throw_if_interrupted();
+      const auto a0 = Clock::now();
       store->assemble(meta, chosen, segy, [&](OutputFile& out) {
         out.write_model(model);
         out.set_attribute("run_ms_total", ms_since(start));
       });
+      report.assemble_ms = ms_since(a0);
     } else {
       abandon_parts(*store, survey, options);
     }

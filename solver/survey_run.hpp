@@ -58,6 +58,10 @@ struct ShotTiming {
   int ranks = 1;        ///< ranks that modelled the shot (a decomposed grid: the subdomains)
   double halo_ms = 0;   ///< of step_ms, the halo exchange of the first of them (decomposed grid)
   HaloTransport halo_transport = HaloTransport::None; ///< DomainHooks::halo_transport of that rank
+  /// Under MPI, on the rank that modelled the shot: the time between its previous shot (or the
+  /// start of the farm) and this one, spent handing over the previous gather, asking for this
+  /// shot and waiting for it. Zero in one process.
+  double wait_ms = 0;
 };
 
 /// What a survey run did.
@@ -71,6 +75,9 @@ struct SurveyRunReport {
   /// (backend creation, allocation, upload). Both are part of that shot's setup_ms.
   double problem_ms = 0, device_ms = 0;
   double total_ms = 0;
+  double mpi_init_ms = 0; ///< MPI_Init (zero without an MPI launcher)
+  double farm_ms = 0;     ///< rank 0: from before its first shot to the last shot recorded
+  double assemble_ms = 0; ///< rank 0: the parts assembled into the output (and SEG-Y)
   int ranks = 1;
 };
 

@@ -73,10 +73,11 @@ TEST_F(SummaryDir, FieldsInOrderWithTheirValues) {
   EXPECT_FALSE(fs::exists(at("sum.json.tmp"))) << "written through a temporary name";
 
   const Json doc = Json::parse(text);
-  EXPECT_EQ(keys_of(doc), (std::vector<std::string>{
-                              "program", "version", "commit", "date", "grid", "dt", "steps",
-                              "backend", "device", "kernels", "ms_per_step_median", "ms_total",
-                              "mpoints_per_s", "final_wavefield", "output", "startup", "shots"}));
+  EXPECT_EQ(keys_of(doc),
+            (std::vector<std::string>{"program", "version", "commit", "date", "grid", "dt", "steps",
+                                      "backend", "device", "kernels", "ms_per_step_median",
+                                      "ms_total", "mpoints_per_s", "final_wavefield", "output",
+                                      "startup", "wall", "shots"}));
   EXPECT_EQ(doc["program"], "minimod-gpu");
   const std::string date = doc["date"].get<std::string>();
   EXPECT_EQ(date.size(), 20u) << date;
@@ -111,17 +112,26 @@ TEST_F(SummaryDir, FieldsInOrderWithTheirValues) {
 
   EXPECT_EQ(doc["output"], at("out.h5"));
   EXPECT_EQ(keys_of(doc["startup"]),
-            (std::vector<std::string>{"model_ms", "problem_ms", "device_setup_ms"}));
+            (std::vector<std::string>{"mpi_init_ms", "model_ms", "problem_ms", "device_setup_ms"}));
+  EXPECT_EQ(doc["startup"]["mpi_init_ms"].get<double>(), 0.0) << "no MPI launcher";
+  // The wall time: the shots within the program, the assembly after them.
+  const Json& wall = doc["wall"];
+  EXPECT_EQ(keys_of(wall), (std::vector<std::string>{"program_ms", "farm_ms", "assemble_ms"}));
+  EXPECT_GT(wall["assemble_ms"].get<double>(), 0.0);
+  EXPECT_GE(wall["farm_ms"].get<double>(), doc["ms_total"].get<double>());
+  EXPECT_GE(wall["program_ms"].get<double>(),
+            wall["farm_ms"].get<double>() + wall["assemble_ms"].get<double>());
   ASSERT_EQ(doc["shots"].size(), 1u);
   const Json& shot = doc["shots"][0];
   EXPECT_EQ(keys_of(shot),
             (std::vector<std::string>{"shot", "rank", "setup_ms", "step_ms", "output_ms", "ranks",
-                                      "halo_ms", "halo_transport", "overhead_percent"}));
+                                      "halo_ms", "halo_transport", "wait_ms", "overhead_percent"}));
   EXPECT_EQ(shot["shot"], 0);
   EXPECT_EQ(shot["rank"], 0);
   EXPECT_EQ(shot["ranks"], 1); // the grid is not split: one rank, no halo exchange
   EXPECT_EQ(shot["halo_ms"].get<double>(), 0.0);
   EXPECT_EQ(shot["halo_transport"], "none");
+  EXPECT_EQ(shot["wait_ms"].get<double>(), 0.0) << "one process asks no one for its shots";
   EXPECT_NEAR(shot["overhead_percent"].get<double>(),
               100.0 * (shot["setup_ms"].get<double>() + shot["output_ms"].get<double>()) /
                   shot["step_ms"].get<double>(),
