@@ -242,6 +242,7 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
   for (int n = 0; n < steps; ++n) {
     throw_if_interrupted();
     step(n);
+    if (m_between_steps) m_between_steps();
     if (pending >= 0) finish_snapshot(); // the copy overlapped this step
     if (every > 0 && (n + 1) % every == 0) {
       const auto t0 = Clock::now();

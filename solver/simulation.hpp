@@ -156,6 +156,10 @@ public:
   /// Make this run one subdomain's of a decomposed grid: `hooks` joins its time loop, traces and
   /// fields. The problem (Equation::build_problem) must then be that subdomain's.
   void set_domain_hooks(std::unique_ptr<DomainHooks> hooks) { m_hooks = std::move(hooks); }
+  /// Work for the host between two steps, once the step is enqueued: rank 0 of a run over MPI
+  /// answers the other ranks there (a request for a shot, a gather handed over) within a step
+  /// rather than at the next progress call. It must be cheap when there is nothing to do.
+  void set_between_steps(std::function<void()> work) { m_between_steps = std::move(work); }
   /// The hooks set_domain_hooks gave; null for a run of the whole grid.
   DomainHooks* domain_hooks() { return m_hooks.get(); }
 
@@ -204,6 +208,7 @@ private:
   std::unique_ptr<Backend> m_backend;
   RegionKernels m_kernels{};
   std::unique_ptr<DomainHooks> m_hooks;
+  std::function<void()> m_between_steps;
 };
 
 /// What a run reports (solver/survey_run.hpp fills it).

@@ -457,8 +457,8 @@ std::string ranks_text(int first, int count) {
 }
 
 /// Rank 0: the shot queue and the writer. It also models shots, alone or with the first group of
-/// ranks, so it answers the other groups between its own steps (serve, from the progress hook)
-/// and between its shots.
+/// ranks, so it answers the other groups between every two of its own steps (serve, as the
+/// simulation's between-steps work) and between its shots.
 class ShotDesk {
 public:
   ShotDesk(std::deque<int> pending, int remote_groups, int ranks_per_shot, PartsStore& store,
@@ -620,7 +620,7 @@ void describe_farm(const Split& split, const SurveyRunOptions& options) {
 /// split_ranks(split) consecutive ranks (one rank each when shots are not split). Rank 0 is the
 /// queue and the writer; each group's first rank asks it for shots and sends it the gathers.
 /// Rank 0 is also the first group's first rank (the whole group where shots are not split): it
-/// answers the others from its progress hook while it steps.
+/// answers the others between every two of its steps.
 void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split& split,
               const std::shared_ptr<Equation>& equation, PartsStore* store, const SegyTarget& segy,
               SurveyRunReport& report) {
@@ -634,17 +634,10 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
   } free_comm{&comm};
   const bool root = rank % per_shot == 0;
 
-  // Rank 0 polls the other groups while its own steps: through the progress hook.
+  // Rank 0 answers the other groups while it steps: between every two of its steps.
   ShotDesk* desk = nullptr;
   SurveyRunOptions local = options;
-  if (rank == 0) {
-    local.hooks.on_progress = [&options, &desk](int done) {
-      if (options.hooks.on_progress) options.hooks.on_progress(done);
-      if (desk) desk->serve();
-    };
-  } else {
-    local.hooks.on_progress = {};
-  }
+  if (rank != 0) local.hooks.on_progress = {};
 
   // The rest of the input checks: the plan, every shot, rank 0's SEG-Y, and every rank's setup
   // (a cap too small for a subdomain, a kernel this GPU cannot run). An input error anywhere stops
@@ -665,6 +658,11 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
   }
   agree_checks(failed);
   std::unique_ptr<ShotWorker> worker = std::move(built.worker);
+  if (rank == 0 && worker) {
+    worker->simulation().set_between_steps([&desk] {
+      if (desk) desk->serve();
+    });
+  }
   std::string setup_error, joined;
   if (any_failed(comm, built.setup_error, &joined)) {
     worker.reset();
