@@ -16,7 +16,8 @@
 #   farm    a 16-shot survey (FARM_GRID^3, FARM_STEPS steps a shot) on 1, 2 and 4 GPUs, one rank a
 #           GPU and one shot a rank: shots an hour and the speed-up. FARM_KEEP (a folder) keeps
 #           each run's gathers and wall time, so that the one-GPU run and the others may run in
-#           separate calls (GPUS=1, then GPUS="2 4" with the same FARM_KEEP).
+#           separate calls (GPUS=1, then GPUS="2 4" with the same FARM_KEEP); FARM_T1 gives the
+#           one-GPU wall time of an earlier run instead.
 # Every split run's gathers are compared with the one-GPU run's (bit for bit: the decomposition
 # reproduces one process exactly). Writes $OUT/scaling.json (else out/device-scaling/) and the
 # logs beside it; exits non-zero when a run or a comparison fails.
@@ -218,10 +219,13 @@ stage_farm() {
   local file="$WORK/farm.yaml" t1="" keep=${FARM_KEEP:-$WORK}
   mkdir -p "$keep"
   survey "$file" acoustic "$FARM_GRID" "$FARM_GRID" "$FARM_GRID" "$FARM_STEPS" 16
-  # A one-GPU run of the same survey kept by an earlier call.
+  # A one-GPU run of the same survey kept by an earlier call (or its wall time given as FARM_T1).
+  local ref=""
   if [ -f "$keep/farm_1.seconds" ] && cmp -s "$file" "$keep/farm_1.yaml"; then
     t1=$(cat "$keep/farm_1.seconds")
+    ref="$keep/farm_1.h5"
   fi
+  [ -n "${FARM_T1:-}" ] && t1=$FARM_T1
   for g in $GPUS; do
     local out="$keep/farm_$g.h5" start end
     rm -f "$out" "$keep/farm_$g.seconds"
@@ -233,8 +237,11 @@ stage_farm() {
       continue
     fi
     end=$(date +%s.%N)
-    if [ "$g" -gt 1 ] && ! same_group "$keep/farm_1.h5" "$out" /shots; then
-      echo "DIFFERS: farm on $g GPUs against one GPU"
+    # Against the one-GPU run, else against this call's first run.
+    if [ -z "$ref" ]; then
+      ref=$out
+    elif ! same_group "$ref" "$out" /shots; then
+      echo "DIFFERS: farm on $g GPUs against $(basename "$ref")"
       failures=$((failures + 1))
     fi
     local seconds shots_per_hour speedup=null
