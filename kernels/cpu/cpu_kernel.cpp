@@ -1,9 +1,11 @@
 /// The CPU reference kernel `cpu`: the per-point math of stencil_K.hpp over any list of region
 /// pieces in one OpenMP parallel region (cpu_sweep: (y, z) tiles, dynamic schedule, rows in memory
-/// order), vectorised along x. Every point computes exactly the expressions of stencil_K.hpp in
-/// their order, and the build keeps the compiler from fusing them (-ffp-contract=off), so results
-/// do not depend on the tiling, the thread count or the vector width. Under a C-PML the layer
-/// pieces take the C-PML update (kernels/cpu/cpu_cpml.cpp) and the inner pieces this sweep.
+/// order), vectorised along x: intrinsics where the build has AVX-512, omp simd loops elsewhere.
+/// Every point computes exactly the expressions of stencil_K.hpp in their order, and the build
+/// keeps the compiler from fusing them (-ffp-contract=off, which holds for the intrinsics too), so
+/// results do not depend on the tiling, the thread count, the vector width or the path. Under a
+/// C-PML the layer pieces take the C-PML update (kernels/cpu/cpu_cpml.cpp) and the inner pieces
+/// this sweep.
 #include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
