@@ -1,9 +1,11 @@
 /// The CPU reference kernel `cpu`: the per-point math of stencil_K.hpp over any list of region
 /// pieces in one OpenMP parallel region (cpu_sweep: (y, z) tiles, dynamic schedule, rows in memory
-/// order), vectorised along x. Every point computes exactly the expressions of stencil_K.hpp in
-/// their order, and the build keeps the compiler from fusing them (-ffp-contract=off), so results
-/// do not depend on the tiling, the thread count or the vector width. Under a C-PML the layer
-/// pieces take the C-PML update (kernels/cpu/cpu_cpml.cpp) and the inner pieces this sweep.
+/// order), vectorised along x: intrinsics where the build has AVX-512, omp simd loops elsewhere.
+/// Every point computes exactly the expressions of stencil_K.hpp in their order, and the build
+/// keeps the compiler from fusing them (-ffp-contract=off, which holds for the intrinsics too), so
+/// results do not depend on the tiling, the thread count, the vector width or the path. Under a
+/// C-PML the layer pieces take the C-PML update (kernels/cpu/cpu_cpml.cpp) and the inner pieces
+/// this sweep.
 #include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
@@ -11,12 +13,209 @@
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
 
+#include <type_traits>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace minimod {
 namespace {
 
 /// Points a row goes in whole vectors (a 512-bit vector of floats; two 256-bit ones with AVX2).
 constexpr int kRowVector = 16;
 
+/// eta around the points of one row (j, k), each pointer indexed by i: the row itself (read at
+/// i - 1, i, i + 1) and the rows at j - 1, j + 1, k - 1 and k + 1 (read at i).
+struct EtaRowSet {
+  const float* c;
+  const float* ym;
+  const float* yp;
+  const float* zm;
+  const float* zp;
+};
+
+#if defined(__AVX512F__)
+/// The AVX-512 row sweep. The same expressions as stencil_K.hpp in the same order, written with
+/// intrinsics (results are the same bits as the portable loops below, which the build keeps when
+/// AVX-512 is absent), for two things the compiler does not do by itself:
+/// - a segment's last vector, when it is not whole, is computed with masked loads and stores
+///   instead of an overlapping vector through a buffer (a 27-point layer slab is one whole vector
+///   and one of 11 points, with no scalar copy of the remainder);
+/// - the row's own values are rolled through three registers (u[p - 16 ..], u[p ..], u[p + 16 ..])
+///   and the x neighbours u[p +- m] are register permutes of them (valignd): one load of u's row a
+///   vector instead of nine, eight of which split cache lines.
+
+/// The coefficients broadcast into vectors, once a row segment.
+struct Coefs512 {
+  __m512 c0, cx[kHalo + 1], cy[kHalo + 1], cz[kHalo + 1], px, py, pz;
+  explicit Coefs512(const StencilCoefs& c) {
+    c0 = _mm512_set1_ps(c.c0);
+    for (int m = 1; m <= kHalo; ++m) {
+      cx[m] = _mm512_set1_ps(c.cx[m]);
+      cy[m] = _mm512_set1_ps(c.cy[m]);
+      cz[m] = _mm512_set1_ps(c.cz[m]);
+    }
+    px = _mm512_set1_ps(c.px);
+    py = _mm512_set1_ps(c.py);
+    pz = _mm512_set1_ps(c.pz);
+  }
+};
+
+/// The first n lanes of a vector (none for n <= 0, all for n >= 16).
+inline __mmask16 first_lanes(int n) {
+  return n >= kRowVector ? static_cast<__mmask16>(0xFFFF)
+                         : static_cast<__mmask16>(n <= 0 ? 0u : (1u << n) - 1u);
+}
+
+/// Loads the vector at a; only the lanes of `mask` when Partial (the others read as zero and are
+/// not touched, so a partial vector reads nothing beyond its segment).
+template <bool Partial> inline __m512 load(const float* a, __mmask16 mask) {
+  if constexpr (Partial)
+    return _mm512_maskz_loadu_ps(mask, a);
+  else
+    return _mm512_loadu_ps(a);
+}
+
+template <bool Partial> inline void store(float* a, __mmask16 mask, __m512 x) {
+  if constexpr (Partial)
+    _mm512_mask_storeu_ps(a, mask, x);
+  else
+    _mm512_storeu_ps(a, x);
+}
+
+/// u[p + S ..] from lo = u[p - 16 ..], mid = u[p ..] and hi = u[p + 16 ..], S in -4 .. 4.
+template <int S> inline __m512 shifted(__m512 lo, __m512 mid, __m512 hi) {
+  static_assert(S >= -kHalo && S <= kHalo && S != 0, "a shift within the halo");
+  // The maskz form with every lane set is the plain valignd; gcc 12's plain intrinsic trips
+  // -Wmaybe-uninitialized on its undefined merge operand.
+  if constexpr (S > 0)
+    return _mm512_castsi512_ps(
+        _mm512_maskz_alignr_epi32(0xFFFF, _mm512_castps_si512(hi), _mm512_castps_si512(mid), S));
+  else
+    return _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(0xFFFF, _mm512_castps_si512(mid),
+                                                         _mm512_castps_si512(lo), 16 + S));
+}
+
+/// laplacian_25 of the vector at q = u + p, in its order: c0 u, then for m = 1..4 the x, y and z
+/// pairs.
+template <bool Partial>
+inline __m512 laplacian_512(const float* q, __m512 lo, __m512 mid, __m512 hi, std::int64_t sy,
+                            std::int64_t sz, const Coefs512& k, __mmask16 mask) {
+  __m512 lap = _mm512_mul_ps(k.c0, mid);
+  auto terms = [&](auto mc) {
+    constexpr int M = decltype(mc)::value;
+    lap = _mm512_add_ps(lap, _mm512_mul_ps(k.cx[M], _mm512_add_ps(shifted<M>(lo, mid, hi),
+                                                                  shifted<-M>(lo, mid, hi))));
+    lap =
+        _mm512_add_ps(lap, _mm512_mul_ps(k.cy[M], _mm512_add_ps(load<Partial>(q + M * sy, mask),
+                                                                load<Partial>(q - M * sy, mask))));
+    lap =
+        _mm512_add_ps(lap, _mm512_mul_ps(k.cz[M], _mm512_add_ps(load<Partial>(q + M * sz, mask),
+                                                                load<Partial>(q - M * sz, mask))));
+  };
+  terms(std::integral_constant<int, 1>{});
+  terms(std::integral_constant<int, 2>{});
+  terms(std::integral_constant<int, 3>{});
+  terms(std::integral_constant<int, 4>{});
+  return lap;
+}
+
+/// Calls vec.template operator()<Partial>(i, lo, mid, hi, mask) for the vectors of [x0, x1) of
+/// the row whose x = 0 is at urow, the row's values around each vector in lo, mid and hi. Loads of
+/// the row stop at x1 + 4, the segment's halo.
+template <class Vector> inline void sweep_row_512(const float* urow, int x0, int x1, Vector&& vec) {
+  const float* q = urow + x0;
+  __m512 lo = _mm512_maskz_loadu_ps(0xF000, q - kRowVector); // u[x0 - 4 .. x0 - 1]
+  __m512 mid = _mm512_maskz_loadu_ps(first_lanes(x1 + kHalo - x0), q);
+  for (int i = x0; i < x1; i += kRowVector, q += kRowVector) {
+    const __m512 hi =
+        _mm512_maskz_loadu_ps(first_lanes(x1 + kHalo - i - kRowVector), q + kRowVector);
+    if (x1 - i >= kRowVector)
+      vec.template operator()<false>(i, lo, mid, hi, first_lanes(kRowVector));
+    else
+      vec.template operator()<true>(i, lo, mid, hi, first_lanes(x1 - i));
+    lo = mid;
+    mid = hi;
+  }
+}
+
+/// Points [x0, x1) of the row starting at `row`, inner update.
+struct InnerVector512 {
+  const float* __restrict__ u;
+  float* __restrict__ v;
+  const float* __restrict__ vp2dt2;
+  std::int64_t row, sy, sz;
+  Coefs512 k;
+  template <bool Partial>
+  void operator()(int i, __m512 lo, __m512 mid, __m512 hi, __mmask16 mask) const {
+    const std::int64_t p = row + i;
+    const __m512 lap = laplacian_512<Partial>(u + p, lo, mid, hi, sy, sz, k, mask);
+    // inner_update: (2 u - v) + vp2dt2 lap
+    const __m512 next = _mm512_add_ps(
+        _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(2.0f), mid), load<Partial>(v + p, mask)),
+        _mm512_mul_ps(load<Partial>(vp2dt2 + p, mask), lap));
+    store<Partial>(v + p, mask, next);
+  }
+};
+
+/// Points [x0, x1) of the row starting at `row`, absorbing-layer update (u and phi): layer_update
+/// and eta_gradient_term of stencil_K.hpp, eta from the row set.
+struct LayerVector512 {
+  const float* __restrict__ u;
+  float* __restrict__ v;
+  const float* __restrict__ vp2dt2;
+  float* __restrict__ phi;
+  EtaRowSet e;
+  std::int64_t row, sy, sz;
+  Coefs512 k;
+  template <bool Partial>
+  void operator()(int i, __m512 lo, __m512 mid, __m512 hi, __mmask16 mask) const {
+    const std::int64_t p = row + i;
+    const float* q = u + p;
+    const __m512 lap = laplacian_512<Partial>(q, lo, mid, hi, sy, sz, k, mask);
+    // ((eta(x+1) - eta(x-1)) (u(x+1) - u(x-1))) px + (the same along y) py, + (along z) pz
+    const __m512 gx = _mm512_mul_ps(
+        _mm512_mul_ps(
+            _mm512_sub_ps(load<Partial>(e.c + i + 1, mask), load<Partial>(e.c + i - 1, mask)),
+            _mm512_sub_ps(shifted<1>(lo, mid, hi), shifted<-1>(lo, mid, hi))),
+        k.px);
+    const __m512 gy = _mm512_mul_ps(
+        _mm512_mul_ps(_mm512_sub_ps(load<Partial>(e.yp + i, mask), load<Partial>(e.ym + i, mask)),
+                      _mm512_sub_ps(load<Partial>(q + sy, mask), load<Partial>(q - sy, mask))),
+        k.py);
+    const __m512 gz = _mm512_mul_ps(
+        _mm512_mul_ps(_mm512_sub_ps(load<Partial>(e.zp + i, mask), load<Partial>(e.zm + i, mask)),
+                      _mm512_sub_ps(load<Partial>(q + sz, mask), load<Partial>(q - sz, mask))),
+        k.pz);
+    const __m512 grad = _mm512_add_ps(_mm512_add_ps(gx, gy), gz);
+    const __m512 eta = load<Partial>(e.c + i, mask);
+    const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+    const __m512 two_eta = _mm512_mul_ps(two, eta);
+    const __m512 ph = load<Partial>(phi + p, mask);
+    // ((2 + 2 eta - eta^2) u - v + vp2dt2 (lap + phi)) / (1 + 2 eta)
+    const __m512 a = _mm512_sub_ps(_mm512_add_ps(two, two_eta), _mm512_mul_ps(eta, eta));
+    const __m512 num =
+        _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(a, mid), load<Partial>(v + p, mask)),
+                      _mm512_mul_ps(load<Partial>(vp2dt2 + p, mask), _mm512_add_ps(lap, ph)));
+    store<Partial>(v + p, mask, _mm512_div_ps(num, _mm512_add_ps(one, two_eta)));
+    // (phi - grad) / (1 + eta)
+    store<Partial>(phi + p, mask, _mm512_div_ps(_mm512_sub_ps(ph, grad), _mm512_add_ps(one, eta)));
+  }
+};
+
+inline void inner_row(const IsoFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
+                      std::int64_t sz, const StencilCoefs& c) {
+  sweep_row_512(f.u + row, x0, x1, InnerVector512{f.u, f.v, f.vp2dt2, row, sy, sz, Coefs512(c)});
+}
+
+inline void layer_row(const IsoFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
+                      std::int64_t sz, const StencilCoefs& c, const EtaRowSet& e) {
+  sweep_row_512(f.u + row, x0, x1,
+                LayerVector512{f.u, f.v, f.vp2dt2, f.phi, e, row, sy, sz, Coefs512(c)});
+}
+
+#else
 /// Calls body(s) for vectors of kRowVector points that cover [x0, x1) when the segment is at
 /// least a vector long and not a whole number of them: the vectors from x0 in place, the last two
 /// (the second ending at x1, so overlapping the first) through tail(s, slot) into a buffer of
@@ -67,16 +266,6 @@ inline void inner_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
   };
   if (!sweep_with_vector_tail(x0, x1, body, tail, flush)) body(x0, x1);
 }
-
-/// eta around the points of one row (j, k), each pointer indexed by i: the row itself (read at
-/// i - 1, i, i + 1) and the rows at j - 1, j + 1, k - 1 and k + 1 (read at i).
-struct EtaRowSet {
-  const float* c;
-  const float* ym;
-  const float* yp;
-  const float* zm;
-  const float* zp;
-};
 
 /// eta_gradient_term of stencil_K.hpp, the same expression in the same order, with eta from a
 /// row set instead of the padded array.
@@ -130,6 +319,8 @@ inline void layer_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
   if (!sweep_with_vector_tail(x0, x1, body, tail, flush)) body(x0, x1);
 }
 
+#endif
+
 /// Every piece of regions[0, count) in one parallel region.
 void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs& coefs,
                     const Region* regions, int count) {
@@ -140,6 +331,11 @@ void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs
     if (r.kind() == RegionKind::Inner) {
       inner_row(f, row, r.box.x0, r.box.x1, sy, sz, c);
     } else if (f.eta_rows) {
+      if (r.box.x1 - r.box.x0 < 64) {
+        const float* nphi = f.phi + row + sy;
+        for (int i = r.box.x0; i < r.box.x1 + 16; i += 16)
+          __builtin_prefetch(nphi + i, 1, 3);
+      }
       const EtaRows& t = *f.eta_rows;
       layer_row(f, row, r.box.x0, r.box.x1, sy, sz, c,
                 EtaRowSet{t.row(j, k), t.row(j - 1, k), t.row(j + 1, k), t.row(j, k - 1),
