@@ -51,11 +51,11 @@ protected:
   }
   /// The survey, written as s.yaml: `shots` shots along x, a fixed spread of 9 receivers.
   void write_survey(int shots, const std::string& grid_origin = "[0, 0, 0]",
-                    const std::string& extra = "") const {
+                    const std::string& extra = "", const std::string& duration = "0.06") const {
     std::ofstream(at("s.yaml"))
         << "grid: {shape: [31, 21, 25], spacing: 10, origin: " << grid_origin << "}\n"
         << "model: {type: constant, velocity: 2000}\n"
-        << "time: {duration: 0.06}\n"
+        << "time: {duration: " << duration << "}\n"
         << "boundary: {width: 6}\n"
         << "shots:\n"
         << "  wavelet: {type: ricker, frequency: 20}\n"
@@ -227,7 +227,10 @@ TEST_F(ShotsDir, BadShotsOptionIsRefusedBeforeAnyWork) {
 }
 
 TEST_F(ShotsDir, ResumeWithAnotherSelectionIsRefused) {
-  write_survey(3);
+  // Shots of 1104 steps (a few tenths of a second each on the CPU), so that the kill below, polled
+  // every 20 ms, lands while shot 1 or 2 runs: with the 34-step shots of the other tests a fast
+  // machine finished the whole run between two polls.
+  write_survey(3, "[0, 0, 0]", "", "2.0");
   // A run of shots 0-2 killed (SIGKILL) once shot 1 started: shot 0's part and the manifest stay.
   const std::string killer =
       "(" + kBinary + " run " + at("s.yaml") + " -o " + at("k.h5") +

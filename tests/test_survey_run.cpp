@@ -187,9 +187,9 @@ void expect_resume_after_kill(const std::string& survey,
   const std::string killer = "(" + kBinary + " run " + at("s.yaml") + " -o " + at("resumed.h5") +
                              " --backend cpu > " + at("run.log") +
                              " 2>&1 & pid=$!; "
-                             "for i in $(seq 1 600); do grep -q 'shot 2 (3 of 6)' " +
+                             "for i in $(seq 1 3000); do grep -q 'shot 2 (3 of 6)' " +
                              at("run.log") +
-                             " && break; sleep 0.05; done; kill -9 $pid; wait $pid; exit 0)";
+                             " && break; sleep 0.01; done; kill -9 $pid; wait $pid; exit 0)";
   ASSERT_EQ(shell(killer), 0);
   ASSERT_FALSE(fs::exists(at("resumed.h5"))) << "a killed run must not leave a finished file";
   ASSERT_TRUE(fs::exists(at("resumed.h5.parts/manifest")));
