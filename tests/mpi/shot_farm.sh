@@ -1,8 +1,9 @@
 #!/bin/sh
 # Shots over ranks that each model whole shots (ranks_per_shot 1), and input errors under MPI.
-# - 3 ranks, --decompose 1x1x1: every rank models shots, rank 0 also hands them out (from its
-#   progress hook while it steps) and writes; the gathers and shot 0's snapshots (modelled by
-#   rank 0) equal the one-process run's (h5diff).
+# - 3 ranks, --decompose 1x1x1: every rank models shots, rank 0 also hands them out (between
+#   every two of its steps) and writes; the gathers and shot 0's snapshots (modelled by rank 0)
+#   equal the one-process run's (h5diff); the summary says where the wall time went (MPI_Init,
+#   each shot's wait on its rank, the farm, the assembly).
 # - The same with shot 1 failing as its rank reaches step 10 (MINIMOD_FAULT_INJECT): shot 1 fails,
 #   named with the rank; the other shots are done and kept; --resume models shot 1 alone and the
 #   output equals the one-process run's.
@@ -21,13 +22,26 @@ acoustic=$src/input/decomposed.yaml
 common="--backend cpu --steps 60 --decompose 1x1x1"
 "$bin" run "$acoustic" $common -q -o one.h5 || fail "one-process run"
 
-mpi 3 run "$acoustic" $common -o farm.h5 >farm.out 2>farm.err || fail "3 ranks: $(cat farm.err)"
+mpi 3 run "$acoustic" $common -o farm.h5 --summary farm.json >farm.out 2>farm.err ||
+  fail "3 ranks: $(cat farm.err)"
 grep -q "3 ranks model shots" farm.err || fail "3 ranks: no workers named: $(cat farm.err)"
 [ "$(grep -Ec 'shot [0-3] done on rank [012] ' farm.err)" -eq 4 ] ||
   fail "3 ranks: not every shot done: $(cat farm.err)"
 grep -q "shot 0 done on rank 0 " farm.err || fail "3 ranks: shot 0 not modelled by rank 0: $(cat farm.err)"
 same one.h5 farm.h5 /shots
 same one.h5 farm.h5 /snapshots
+python3 - farm.json <<'PY' || fail "3 ranks: the summary's wall-time split"
+import json, sys
+j = json.load(open(sys.argv[1]))
+w, shots = j["wall"], j["shots"]
+assert j["startup"]["mpi_init_ms"] > 0, "MPI_Init not timed"
+assert w["farm_ms"] > 0 and w["assemble_ms"] > 0, w
+assert w["program_ms"] >= w["farm_ms"] + w["assemble_ms"], w
+assert sorted(s["shot"] for s in shots) == [0, 1, 2, 3], shots
+# Each rank other than 0 asked rank 0 for each of its shots and waited for the answer.
+assert all(s["wait_ms"] >= 0 for s in shots), shots
+assert all(s["wait_ms"] > 0 for s in shots if s["rank"] != 0), shots
+PY
 
 # One rank fails one shot; the others go on.
 injected_failure 3 rank=0,shot=1,step=10 \
