@@ -158,7 +158,8 @@ public:
   void set_domain_hooks(std::unique_ptr<DomainHooks> hooks) { m_hooks = std::move(hooks); }
   /// Work for the host between two steps, once the step is enqueued: rank 0 of a run over MPI
   /// answers the other ranks there (a request for a shot, a gather handed over) within a step
-  /// rather than at the next progress call. It must be cheap when there is nothing to do.
+  /// rather than at the next progress call. It must be cheap when there is nothing to do; its
+  /// time counts in the step's (rank 0's stepping includes writing the gathers it receives).
   void set_between_steps(std::function<void()> work) { m_between_steps = std::move(work); }
   /// The hooks set_domain_hooks gave; null for a run of the whole grid.
   DomainHooks* domain_hooks() { return m_hooks.get(); }

@@ -503,7 +503,15 @@ public:
                            MPI_COMM_WORLD, MPI_STATUS_IGNORE),
                   "receive shot result");
         ShotResult r = deserialise(buffer);
-        record(r, nullptr);
+        // A gather that cannot be written (a full disk) fails its own shot, not the one rank 0
+        // is stepping when it arrives.
+        try {
+          record(r, nullptr);
+        } catch (const std::exception& e) {
+          r.ok = false;
+          r.error = std::string("writing its gather on rank 0: ") + e.what();
+          record(r, nullptr);
+        }
       }
     }
   }
@@ -691,7 +699,6 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
                        static_cast<int>(report.skipped.size()), static_cast<int>(chosen.size()));
     desk = &shot_desk;
     const auto farm_t0 = Clock::now();
-    auto previous_end = farm_t0;
     // Rank 0's own group, where it models shots (it then has a worker or a setup error).
     for (;;) {
       throw_if_interrupted();
@@ -703,12 +710,13 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
         snapshots = store->begin_snapshots(meta);
         message[1] = 1;
       }
+      // Rank 0 takes its shots from its own queue: its wait is the hand-out to its group.
+      const auto handed = Clock::now();
       check_mpi(MPI_Bcast(message, 2, MPI_INT, 0, comm), "hand a shot to the group");
       if (message[0] < 0) break;
-      const double wait_ms = ms_since(previous_end);
+      const double wait_ms = ms_since(handed);
       ShotResult r = worker ? worker->run(message[0], 0, snapshots.get(), false, message[1] != 0)
                             : failed_result(message[0]);
-      previous_end = Clock::now();
       r.timing.wait_ms = wait_ms;
       shot_desk.record(r, r.ok ? snapshots.get() : nullptr);
       shot_desk.serve();

@@ -58,9 +58,10 @@ struct ShotTiming {
   int ranks = 1;        ///< ranks that modelled the shot (a decomposed grid: the subdomains)
   double halo_ms = 0;   ///< of step_ms, the halo exchange of the first of them (decomposed grid)
   HaloTransport halo_transport = HaloTransport::None; ///< DomainHooks::halo_transport of that rank
-  /// Under MPI, on the rank that modelled the shot: the time between its previous shot (or the
-  /// start of the farm) and this one, spent handing over the previous gather, asking for this
-  /// shot and waiting for it. Zero in one process.
+  /// Under MPI, on the rank that modelled the shot: for a rank other than 0, the time between its
+  /// previous shot (or the start of the farm) and this one, spent handing over the previous
+  /// gather, asking for this shot and waiting for rank 0's answer; for rank 0, which takes its
+  /// shots from its own queue, handing the shot to its group. Zero in one process.
   double wait_ms = 0;
 };
 

@@ -227,7 +227,7 @@ TEST_F(ShotsDir, BadShotsOptionIsRefusedBeforeAnyWork) {
 }
 
 TEST_F(ShotsDir, ResumeWithAnotherSelectionIsRefused) {
-  // Shots of 1104 steps (a few tenths of a second each on the CPU), so that the kill below, polled
+  // Shots of 1105 steps (a few tenths of a second each on the CPU), so that the kill below, polled
   // every 20 ms, lands while shot 1 or 2 runs: with the 34-step shots of the other tests a fast
   // machine finished the whole run between two polls.
   write_survey(3, "[0, 0, 0]", "", "2.0");
@@ -239,6 +239,7 @@ TEST_F(ShotsDir, ResumeWithAnotherSelectionIsRefused) {
       " && break; sleep 0.02; done; kill -9 $pid; wait $pid; "
       "exit 0)";
   ASSERT_EQ(std::system(killer.c_str()), 0);
+  ASSERT_FALSE(fs::exists(at("k.h5"))) << "the kill came after the run's end: " << text("k.log");
   ASSERT_TRUE(fs::exists(at("k.h5.parts/shot-0000.h5"))) << text("k.log");
   EXPECT_EQ(run("run " + at("s.yaml") + " -o " + at("k.h5") + " --backend cpu -q --resume " +
                 "--shots 0-1"),
