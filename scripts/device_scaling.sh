@@ -117,7 +117,8 @@ survey() {
 }
 
 # wall_parts SUMMARY SECONDS: a farm run's wall time split (JSON): outside the program (the
-# launcher, MPI_Finalize, exit), the program before its shots (MPI_Init, model, set-up), the
+# launcher, MPI_Finalize, exit), the program before its shots (MPI_Init, the model; rank 0's first
+# set-up is in its first shot's), the
 # busiest rank's stepping, set-up and output of its shots and its waits between them, and the
 # assembly of the output.
 wall_parts() {
@@ -133,8 +134,10 @@ for s in j["shots"]:
     r["shot_setup_output_s"] += (s["setup_ms"] + s["output_ms"]) / 1e3
     r["waits_s"] += s["wait_ms"] / 1e3
 busiest = max(ranks.values(), key=lambda r: sum(r.values()))
+# Rank 0's first set-up (problem and device) is charged to its first shot's setup_ms.
+first_setup_ms = j["startup"]["problem_ms"] + j["startup"]["device_setup_ms"]
 parts = {"outside_program_s": wall - w["program_ms"] / 1e3,
-         "before_shots_s": (w["program_ms"] - w["farm_ms"] - w["assemble_ms"]) / 1e3,
+         "before_shots_s": (w["program_ms"] - w["farm_ms"] - w["assemble_ms"] - first_setup_ms) / 1e3,
          "mpi_init_s": j["startup"]["mpi_init_ms"] / 1e3,
          **busiest,
          "assemble_s": w["assemble_ms"] / 1e3,
@@ -228,7 +231,8 @@ stage_farm() {
   [ -n "${FARM_T1:-}" ] && t1=$FARM_T1
   for g in $GPUS; do
     local out="$keep/farm_$g.h5" start end
-    rm -f "$out" "$keep/farm_$g.seconds"
+    rm -rf "$out" "$out.parts" "$keep/farm_$g.seconds"
+    [ "$g" -eq 1 ] && ref="" # the kept one-GPU output is being replaced
     start=$(date +%s.%N)
     if ! launch "$g" "$RESULTS/farm_${g}gpu.json" "$out" -- "$file" >"$RESULTS/farm_${g}gpu.log" 2>&1; then
       echo "FAILED: farm on $g GPUs"
