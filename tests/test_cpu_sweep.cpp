@@ -121,17 +121,24 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+/// Random fields of one acoustic update: u^n, (c dt)^2, eta, u^(n-1) and phi, in that order of
+/// draws from `rng`.
+struct RandomAcoustic {
+  std::vector<float> u, vp2dt2, eta, v0, phi0;
+  RandomAcoustic(const FieldLayout& l, std::mt19937& rng)
+      : u(random_field(l, -1.0f, 1.0f, rng)), vp2dt2(random_field(l, 0.0f, 1e-3f, rng)),
+        eta(random_field(l, 0.0f, 0.2f, rng)), v0(random_field(l, -1.0f, 1.0f, rng)),
+        phi0(random_field(l, -0.1f, 0.1f, rng)) {}
+};
+
 TEST(CpuKernels, AcousticPiecesInAnyOrderGiveTheSameBits) {
   const Grid g = make_grid(37, 29, 23, 10, 12, 9);
   const auto regions = make_regions(g, widths(5, 3, 2, 6, 0, 4));
   const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, 5);
   const StencilCoefs c = make_stencil_coefs(g);
   std::mt19937 rng(11);
-  const std::vector<float> u = random_field(l, -1.0f, 1.0f, rng),
-                           vp2dt2 = random_field(l, 0.0f, 1e-3f, rng),
-                           eta = random_field(l, 0.0f, 0.2f, rng),
-                           v0 = random_field(l, -1.0f, 1.0f, rng),
-                           phi0 = random_field(l, -0.1f, 0.1f, rng);
+  const RandomAcoustic m(l, rng);
+  const std::vector<float>&u = m.u, &vp2dt2 = m.vp2dt2, &eta = m.eta, &v0 = m.v0, &phi0 = m.phi0;
   const StencilKernel* k = kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic);
   ASSERT_NE(k, nullptr);
   auto run = [&](const std::vector<Region>& pieces, bool one_at_a_time) {
@@ -167,11 +174,8 @@ TEST(CpuKernels, AcousticGivesTheBitsOfThePerPointFunctions) {
     const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, w.x_lo);
     const StencilCoefs c = make_stencil_coefs(g);
     std::mt19937 rng(23);
-    const std::vector<float> u = random_field(l, -1.0f, 1.0f, rng),
-                             vp2dt2 = random_field(l, 0.0f, 1e-3f, rng),
-                             eta = random_field(l, 0.0f, 0.2f, rng),
-                             v0 = random_field(l, -1.0f, 1.0f, rng),
-                             phi0 = random_field(l, -0.1f, 0.1f, rng);
+    const RandomAcoustic m(l, rng);
+    const std::vector<float>&u = m.u, &vp2dt2 = m.vp2dt2, &eta = m.eta, &v0 = m.v0, &phi0 = m.phi0;
     std::vector<float> v_ref = v0, phi_ref = phi0;
     const std::int64_t sy = l.pitch, sz = l.plane;
     for (const Region& r : regions) {
