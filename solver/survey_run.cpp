@@ -775,7 +775,6 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
 /// alike; then the model goes to every rank and the shots to the ranks.
 void run_over_ranks(const Survey& survey, const SurveyRunOptions& options,
                     SurveyRunReport& report) {
-  report.mpi_init_ms = g_mpi_init_ms;
   SegyTarget segy;
   std::unique_ptr<PartsStore> store;
   try {
