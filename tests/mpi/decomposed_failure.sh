@@ -25,8 +25,10 @@ injected_failure 4 rank=1,shot=1,step=10 \
 # The run killed (SIGTERM to mpirun) once a shot is complete.
 # mpirun itself (not a subshell) gets the signal, and passes it on to the ranks. One group of 2
 # ranks models the shots one after another: the signal comes with 3 shots still to go. The shots
-# are 10 times longer than above, so that the signal lands inside the run on a fast machine too.
-long="--backend cpu --steps 600"
+# are 25 times longer than above (about 1 s each on 2 cores), so that the signal lands inside the
+# run on a fast machine too, and on one loaded by other tests (600 steps left a window of about
+# 1 s, which a CI run under load once missed: the run ended first).
+long="--backend cpu --steps 1500"
 "$bin" run "$acoustic" $long -q --decompose 1x1x1 -o one_long.h5 || fail "one-process long run"
 "$mpirun" --oversubscribe -np 2 -x OMP_NUM_THREADS=1 "$bin" run "$acoustic" $long -q \
   -o killed.h5 >killed.out 2>killed.err &
