@@ -256,6 +256,10 @@ void time_entry(Backend& backend, Entry& e, const BenchOptions& o, const BenchRe
                 const std::function<void(const std::string&)>& log) {
   BenchRecord& r = e.record;
   backend.set_kernels(e.kernels);
+  r.pass_steps = backend.pass_steps();
+  if (r.pass_steps > 1)
+    r.notes.push_back("steps in passes of up to " + std::to_string(r.pass_steps) +
+                      " over memory (MINIMOD_CPU_PASS_STEPS)");
   backend.reset();
   if (o.warmup > 0) backend.time_steps(0, o.warmup);
   for (int rep_i = 0; rep_i < o.repeats; ++rep_i) {
@@ -680,6 +684,7 @@ std::string bench_json(const BenchReport& rep) {
     j["status"] = r.status;
     j["reason"] = r.reason.empty() ? Json() : Json(r.reason);
     j["kernels"] = kernels;
+    j["pass_steps"] = r.pass_steps;
     j["notes"] = r.notes;
     j["ms_per_step"] = ok ? Json(r.ms) : Json();
     j["ms_per_step_all"] = r.ms_all;

@@ -76,6 +76,7 @@ struct BenchRecord {
   std::string reason;                            ///< why refused or failed
   std::vector<std::string> notes;                ///< fallbacks and choices made for this record
   std::array<std::string, kRegionCount> kernels; ///< kernel of each region ("-": empty region)
+  int pass_steps = 1;                            ///< most steps the backend takes a pass
   std::vector<double> ms_all;                    ///< ms per step of each repeat
   double ms = 0;                                 ///< median of ms_all
   double gpts_per_s = 0;                         ///< grid points per second / 1e9

@@ -173,6 +173,17 @@ public:
     update(StepPart::Interior);
     finish_step(n);
   }
+  /// Most steps that step_pass advances in one pass over memory for the problem set up: more than
+  /// 1 where the backend has such a pass for it (the CPU backend with Minimod's layer or none,
+  /// docs/kernels.md "The CPU multi-step pass"), else 1.
+  virtual int pass_steps() const { return 1; }
+  /// Steps n .. n + count - 1 of a run without neighbours, with the results of as many step()
+  /// calls: in one pass where 1 < count <= pass_steps(), one step at a time otherwise.
+  /// n + count <= the problem's steps.
+  virtual void step_pass(int n, int count) {
+    for (int s = 0; s < count; ++s)
+      step(n + s);
+  }
   /// Run `count` steps, step(first_step) to step(first_step + count - 1) with each index taken
   /// modulo the problem's step count (so that a short problem can be timed for longer), and
   /// return their elapsed time in milliseconds: from device events around the steps on a GPU

@@ -227,6 +227,8 @@ TEST(BenchCpu, RecordsCarryEveryField) {
     EXPECT_GT(rec["ms_per_step"].get<double>(), 0.0);
     for (const char* region : {"inner", "top", "bottom", "front", "back", "left", "right"})
       EXPECT_EQ(rec["kernels"][region], "cpu") << region;
+    // The acoustic CPU backend steps in passes of several steps (MINIMOD_CPU_PASS_STEPS).
+    EXPECT_GE(rec["pass_steps"].get<int>(), 2);
     const std::string date = rec["date"].get<std::string>();
     EXPECT_EQ(date.size(), 20u) << date;
     EXPECT_EQ(date.back(), 'Z') << date;
@@ -281,6 +283,7 @@ const std::vector<std::string> kRecordFields = {"gpu",
                                                 "status",
                                                 "reason",
                                                 "kernels",
+                                                "pass_steps",
                                                 "notes",
                                                 "ms_per_step",
                                                 "ms_per_step_all",

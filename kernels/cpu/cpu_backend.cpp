@@ -7,11 +7,13 @@
 #include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_huge_pages.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/cpu_tti_cpml.hpp"
 #include "kernels/tti_problem.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -21,19 +23,47 @@ namespace {
 
 /// Pressure-free top face (docs/physics.md section 3): u(k = 0) = 0 and the ghost planes mirror
 /// u(-m) = -u(m), so that the next step's stencil sees the image field.
+/// The free surface of row j.
+void free_surface_row(float* u, const FieldLayout& l, int j) {
+  float* surface = u + l.index(0, j, 0);
+  for (int i = 0; i < l.nx; ++i)
+    surface[i] = 0.0f;
+  for (int m = 1; m <= kHalo && m < l.nz; ++m) {
+    float* ghost = u + l.index(0, j, -m);
+    const float* image = u + l.index(0, j, m);
+    for (int i = 0; i < l.nx; ++i)
+      ghost[i] = -image[i];
+  }
+}
+
 void apply_free_surface(float* u, const FieldLayout& l) {
 #pragma omp parallel for schedule(static)
-  for (int j = 0; j < l.ny; ++j) {
-    float* surface = u + l.index(0, j, 0);
-    for (int i = 0; i < l.nx; ++i)
-      surface[i] = 0.0f;
-    for (int m = 1; m <= kHalo && m < l.nz; ++m) {
-      float* ghost = u + l.index(0, j, -m);
-      const float* image = u + l.index(0, j, m);
-      for (int i = 0; i < l.nx; ++i)
-        ghost[i] = -image[i];
-    }
-  }
+  for (int j = 0; j < l.ny; ++j)
+    free_surface_row(u, l, j);
+}
+
+/// MINIMOD_CPU_PASS_STEPS: the most steps the CPU backend advances in one pass over memory where
+/// it can (1 to kCpuPassMaxSteps; 1 keeps one step a pass, for comparisons), or 0 when unset: the
+/// equation's default (cpu_pass_default). Anything else is an input error.
+int cpu_pass_steps_setting() {
+  const char* text = std::getenv("MINIMOD_CPU_PASS_STEPS");
+  if (text == nullptr || *text == '\0') return 0;
+  const std::string value(text);
+  for (int n = 1; n <= kCpuPassMaxSteps; ++n)
+    if (value == std::to_string(n)) return n;
+  throw std::invalid_argument("MINIMOD_CPU_PASS_STEPS is '" + value + "'; allowed: 1 to " +
+                              std::to_string(kCpuPassMaxSteps));
+}
+
+/// Steps a pass by default and rows a band (docs/kernels.md, "The CPU multi-step pass", with the
+/// measurements that chose them): 4 steps in bands of 48 rows for the acoustic equation; 2 steps
+/// in bands of 32 for TTI, whose step is bound by its arithmetic more than by memory. A band is at
+/// least the skew of the pass's last step.
+int cpu_pass_default(Physics physics) {
+  return physics == Physics::Tti ? 2 : 4;
+}
+int cpu_pass_band(Physics physics, int steps) {
+  return std::max(physics == Physics::Tti ? 32 : 48, (steps - 1) * kHalo);
 }
 
 class CpuBackend final : public Backend {
@@ -71,6 +101,8 @@ public:
     setup_cpml(p);
     m_parts[0] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Shell);
     m_parts[1] = step_part_regions(p.regions, p.grid, p.subdomain, StepPart::Interior);
+    m_pass_setting = cpu_pass_steps_setting();
+    setup_pass();
     m_traces.assign(p.receivers.owners() * (static_cast<std::size_t>(p.steps) + 1), 0.0f);
   }
 
@@ -83,6 +115,7 @@ public:
     m_problem = &p;
     // The C-PML view points at the problem's profile arrays.
     setup_cpml(p);
+    setup_pass();
     reset();
   }
 
@@ -104,6 +137,7 @@ public:
     require_ready("set_kernels");
     validate(*m_problem, kernels);
     m_kernels = kernels;
+    setup_pass();
   }
 
   void update(StepPart part) override {
@@ -136,33 +170,100 @@ public:
 
   void finish_step(int n) override {
     require_ready("finish_step");
-    const Problem& p = *m_problem;
-    if (n < 0 || n >= p.steps)
-      throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
-                              std::to_string(p.steps) + ")");
+    require_step(n, "finish_step");
     // Sources enter the first field's next step after the update of step n (TTI: p only; q is
     // the auxiliary field, zero in an isotropic medium).
-    const TapTable& s = p.sources;
-    HostField& next = m_next[0];
-    for (std::size_t src = 0; src < s.owners(); ++src) {
-      const float amplitude =
-          p.source_samples[src * static_cast<std::size_t>(p.steps) + static_cast<std::size_t>(n)];
-      for (std::int64_t t = s.begin[src]; t < s.begin[src + 1]; ++t)
-        next[static_cast<std::size_t>(s.index[t])] += s.weight[t] * amplitude;
-    }
+    inject_sources(n, m_next[0]);
     std::swap(m_current, m_next);
     // The free surface of both TTI fields: p and q are odd across it (docs/tti.md).
-    if (p.free_surface)
+    if (m_problem->free_surface)
       for (auto& field : m_current)
-        apply_free_surface(field.data(), p.layout);
-    const HostField& u = m_current[0];
+        apply_free_surface(field.data(), m_problem->layout);
+    record_receivers(n, m_current[0]);
+  }
+
+  int pass_steps() const override { return m_pass_on ? m_pass_most : 1; }
+
+  void step_pass(int n, int count) override {
+    require_ready("step_pass");
+    require_step(n, "step_pass");
+    require_step(n + count - 1, "step_pass");
+    if (!m_pass_on || count < 2 || count > m_pass_most) {
+      for (int s = 0; s < count; ++s)
+        step(n + s);
+      return;
+    }
+    const Problem& p = *m_problem;
+    const FieldLayout& l = p.layout;
+    // m_current holds the fields at step n and m_next those at n - 1. Step s of the pass writes
+    // m_next's arrays when s is even and m_current's when it is odd, as single steps would
+    // before their swaps.
+    const std::size_t fields = m_current.size();
+    auto written = [&](std::size_t field, int s) {
+      return (s % 2 == 0 ? m_next : m_current)[field].data();
+    };
+    const int surface_plane = std::min(kHalo, l.nz - 1);
+    const std::size_t samples = static_cast<std::size_t>(p.steps);
+    const TapTable& src = p.sources;
     const TapTable& rcv = p.receivers;
-    const std::size_t samples = static_cast<std::size_t>(p.steps) + 1;
-    for (std::size_t r = 0; r < rcv.owners(); ++r) {
-      float sum = 0.0f;
-      for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t)
-        sum += rcv.weight[t] * u[static_cast<std::size_t>(rcv.index[t])];
-      m_traces[r * samples + static_cast<std::size_t>(n) + 1] = sum;
+    const std::size_t rcv_taps = rcv.index.size();
+    m_pass_samples.resize(static_cast<std::size_t>(count) * rcv_taps);
+    // After step s has updated plane k of rows [j0, j1), in finish_step's order: its source
+    // samples into the first field, then the free surface of every field (once the planes it
+    // mirrors are done), then the receivers' tap values of the first field, summed after the
+    // pass in finish_step's order.
+    auto after_plane = [&](int s, int j0, int j1, int k) {
+      float* first = written(0, s);
+      const std::size_t step = static_cast<std::size_t>(n + s);
+      for (const PassTap& t : m_pass_sources[static_cast<std::size_t>(k)]) {
+        if (t.j < j0 || t.j >= j1) continue;
+        const std::size_t at = static_cast<std::size_t>(t.tap);
+        first[static_cast<std::size_t>(src.index[at])] +=
+            src.weight[at] * p.source_samples[t.owner * samples + step];
+      }
+      if (p.free_surface && k < surface_plane) return; // receivers wait for the surface
+      if (p.free_surface && k == surface_plane)
+        for (std::size_t f = 0; f < fields; ++f)
+          for (int j = j0; j < j1; ++j)
+            free_surface_row(written(f, s), l, j);
+      const int k0 = p.free_surface && k == surface_plane ? 0 : k;
+      float* kept = m_pass_samples.data() + static_cast<std::size_t>(s) * rcv_taps;
+      for (int plane = k0; plane <= k; ++plane)
+        for (const PassTap& t : m_pass_receivers[static_cast<std::size_t>(plane)]) {
+          if (t.j < j0 || t.j >= j1) continue;
+          const std::size_t at = static_cast<std::size_t>(t.tap);
+          kept[at] = first[static_cast<std::size_t>(rcv.index[at])];
+        }
+    };
+    const int band = cpu_pass_band(p.physics(), count);
+    const int pieces = static_cast<int>(m_pass_pieces.size());
+    if (p.physics() == Physics::Tti) {
+      const auto& t = static_cast<const TtiProblem&>(p);
+      TtiFields medium = tti_medium_fields(t);
+      medium.phi_p = m_phi.empty() ? nullptr : m_phi.data();
+      cpu_tti_multi_step_pass(m_current[0].data(), m_next[0].data(), m_current[1].data(),
+                              m_next[1].data(), medium, l, t.coefs, m_pass_pieces.data(), pieces,
+                              count, band, after_plane);
+    } else {
+      const auto& a = static_cast<const AcousticProblem&>(p);
+      IsoFields medium;
+      medium.vp2dt2 = a.vp2dt2.data();
+      medium.phi = m_phi.empty() ? nullptr : m_phi.data();
+      medium.eta = a.eta.empty() ? nullptr : a.eta.data();
+      medium.eta_rows = m_eta_rows.get();
+      cpu_multi_step_pass(m_current[0].data(), m_next[0].data(), medium, l, a.coefs,
+                          m_pass_pieces.data(), pieces, count, band, after_plane);
+    }
+    if (count % 2 == 1) std::swap(m_current, m_next);
+    const std::size_t trace = samples + 1;
+    for (int s = 0; s < count; ++s) {
+      const float* kept = m_pass_samples.data() + static_cast<std::size_t>(s) * rcv_taps;
+      for (std::size_t r = 0; r < rcv.owners(); ++r) {
+        float sum = 0.0f;
+        for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t)
+          sum += rcv.weight[static_cast<std::size_t>(t)] * kept[t];
+        m_traces[r * trace + static_cast<std::size_t>(n + s) + 1] = sum;
+      }
     }
   }
 
@@ -174,8 +275,17 @@ public:
     if (count > 0 && steps <= 0)
       throw std::invalid_argument("time_steps: the problem has no steps");
     const auto t0 = std::chrono::steady_clock::now();
-    for (int n = 0; n < count; ++n)
-      step(static_cast<int>((static_cast<long long>(first_step) + n) % steps));
+    for (int n = 0; n < count;) {
+      const int at = static_cast<int>((static_cast<long long>(first_step) + n) % steps);
+      const int pass = std::min({pass_steps(), count - n, steps - at});
+      if (pass > 1) {
+        step_pass(at, pass);
+        n += pass;
+      } else {
+        step(at);
+        ++n;
+      }
+    }
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
 
@@ -199,6 +309,82 @@ public:
   void fetch_traces(std::vector<float>& traces) override { traces = m_traces; }
 
 private:
+  /// A source or receiver tap of the multi-step pass: its row, its owner (source or receiver)
+  /// and its place in the TapTable.
+  struct PassTap {
+    int j;
+    std::size_t owner;
+    std::int64_t tap;
+  };
+
+  void require_step(int n, const char* what) const {
+    if (n < 0 || n >= m_problem->steps)
+      throw std::out_of_range(std::string(what) + ": step " + std::to_string(n) + " outside [0, " +
+                              std::to_string(m_problem->steps) + ")");
+  }
+
+  /// Adds step n's source samples to `next` (the first field's next step).
+  void inject_sources(int n, HostField& next) {
+    const Problem& p = *m_problem;
+    const TapTable& s = p.sources;
+    for (std::size_t src = 0; src < s.owners(); ++src) {
+      const float amplitude =
+          p.source_samples[src * static_cast<std::size_t>(p.steps) + static_cast<std::size_t>(n)];
+      for (std::int64_t t = s.begin[src]; t < s.begin[src + 1]; ++t)
+        next[static_cast<std::size_t>(s.index[t])] += s.weight[t] * amplitude;
+    }
+  }
+
+  /// Records trace sample n + 1 from u (the first field after step n).
+  void record_receivers(int n, const HostField& u) {
+    const TapTable& rcv = m_problem->receivers;
+    const std::size_t samples = static_cast<std::size_t>(m_problem->steps) + 1;
+    for (std::size_t r = 0; r < rcv.owners(); ++r) {
+      float sum = 0.0f;
+      for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t)
+        sum += rcv.weight[t] * u[static_cast<std::size_t>(rcv.index[t])];
+      m_traces[r * samples + static_cast<std::size_t>(n) + 1] = sum;
+    }
+  }
+
+  /// The taps of `table` by plane, each plane's in the table's order (so that taps on one point
+  /// add in finish_step's order); false when a tap lies off the grid's points.
+  static bool taps_by_plane(const TapTable& table, const FieldLayout& l,
+                            std::vector<std::vector<PassTap>>& planes) {
+    planes.assign(static_cast<std::size_t>(l.nz), {});
+    for (std::size_t owner = 0; owner < table.owners(); ++owner)
+      for (std::int64_t t = table.begin[owner]; t < table.begin[owner + 1]; ++t) {
+        const std::int64_t at = table.index[static_cast<std::size_t>(t)];
+        const int k = static_cast<int>(at / l.plane) - kHalo;
+        const std::int64_t in_plane = at % l.plane;
+        const int j = static_cast<int>(in_plane / l.pitch) - kHalo;
+        const int i = static_cast<int>(in_plane % l.pitch) - l.x_offset;
+        if (k < 0 || k >= l.nz || j < 0 || j >= l.ny || i < 0 || i >= l.nx) return false;
+        planes[static_cast<std::size_t>(k)].push_back(PassTap{j, owner, t});
+      }
+    return true;
+  }
+
+  /// Whether the problem set up can take the multi-step pass (m_pass_on), with its source and
+  /// receiver taps by plane and the pieces of both step parts. The pass needs Minimod's layer or
+  /// none (the C-PML's memory pass runs between steps), the `cpu` kernel in every region, no
+  /// neighbour (no halo exchange between the steps) and every tap on a grid point.
+  void setup_pass() {
+    m_pass_on = false;
+    const Problem& p = *m_problem;
+    m_pass_most = m_pass_setting > 0 ? m_pass_setting : cpu_pass_default(p.physics());
+    if (m_pass_most < 2 || m_cpml_on || p.subdomain.has_neighbour() || p.layout.nz < 1) return;
+    for (int r = 0; r < kRegionCount; ++r)
+      if (!p.regions[r].box.empty() && m_kernels[r]->name() != "cpu") return;
+    if (!taps_by_plane(p.sources, p.layout, m_pass_sources) ||
+        !taps_by_plane(p.receivers, p.layout, m_pass_receivers))
+      return;
+    m_pass_pieces.clear();
+    for (const auto& part : m_parts)
+      m_pass_pieces.insert(m_pass_pieces.end(), part.begin(), part.end());
+    m_pass_on = true;
+  }
+
   /// The acoustic update: consecutive pieces that share a kernel in one launch_regions (one
   /// parallel region a step for the CPU reference), u and v swapped per step.
   void update_acoustic(const AcousticProblem& p, const std::vector<Region>& regions) {
@@ -331,6 +517,13 @@ private:
   bool m_cpml_on = false;                     ///< the problem's layer is a C-PML
   CpmlHostMemory m_cpml;                      ///< its memory variables (acoustic)
   TtiCpmlHostMemory m_tti_cpml;               ///< those of p and q (TTI)
+  int m_pass_setting = 0;                     ///< MINIMOD_CPU_PASS_STEPS (0: unset)
+  int m_pass_most = 1;                        ///< the most steps a pass takes for the problem
+  bool m_pass_on = false;                     ///< the problem set up can take the pass
+  std::vector<std::vector<PassTap>> m_pass_sources;   ///< source taps by plane, for the pass
+  std::vector<std::vector<PassTap>> m_pass_receivers; ///< receiver taps by plane
+  std::vector<Region> m_pass_pieces;                  ///< both step parts' pieces
+  std::vector<float> m_pass_samples; ///< receiver tap values of each step of a pass
   std::vector<float> m_traces;
   std::vector<float> m_snapshot; ///< the dense copy snapshot_begin made
   bool m_snapshot_pending = false;

@@ -9,11 +9,15 @@
 #include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/cpu_pass.hpp"
 #include "kernels/cpu/cpu_sweep.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
 
+#include <algorithm>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -321,32 +325,70 @@ inline void layer_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
 
 #endif
 
+/// Points [r.box.x0, r.box.x1) of row (j, k) of piece r: the inner or the layer update.
+inline void update_segment(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
+                           const Region& r, int j, int k) {
+  const std::int64_t sy = l.pitch, sz = l.plane;
+  const std::int64_t row = l.index(0, j, k);
+  if (r.kind() == RegionKind::Inner) {
+    inner_row(f, row, r.box.x0, r.box.x1, sy, sz, c);
+  } else if (f.eta_rows) {
+    if (r.box.x1 - r.box.x0 < 64) {
+      const float* nphi = f.phi + row + sy;
+      for (int i = r.box.x0; i < r.box.x1 + 16; i += 16)
+        __builtin_prefetch(nphi + i, 1, 3);
+    }
+    const EtaRows& t = *f.eta_rows;
+    layer_row(
+        f, row, r.box.x0, r.box.x1, sy, sz, c,
+        EtaRowSet{t.row(j, k), t.row(j - 1, k), t.row(j + 1, k), t.row(j, k - 1), t.row(j, k + 1)});
+  } else {
+    const float* e = f.eta + row;
+    layer_row(f, row, r.box.x0, r.box.x1, sy, sz, c, EtaRowSet{e, e - sy, e + sy, e - sz, e + sz});
+  }
+}
+
 /// Every piece of regions[0, count) in one parallel region.
 void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs& coefs,
                     const Region* regions, int count) {
-  const std::int64_t sy = l.pitch, sz = l.plane;
-  const StencilCoefs& c = coefs;
-  cpu_sweep(regions, count, CpuTile{}, [&](const Region& r, int j, int k) {
-    const std::int64_t row = l.index(0, j, k);
-    if (r.kind() == RegionKind::Inner) {
-      inner_row(f, row, r.box.x0, r.box.x1, sy, sz, c);
-    } else if (f.eta_rows) {
-      if (r.box.x1 - r.box.x0 < 64) {
-        const float* nphi = f.phi + row + sy;
-        for (int i = r.box.x0; i < r.box.x1 + 16; i += 16)
-          __builtin_prefetch(nphi + i, 1, 3);
-      }
-      const EtaRows& t = *f.eta_rows;
-      layer_row(f, row, r.box.x0, r.box.x1, sy, sz, c,
-                EtaRowSet{t.row(j, k), t.row(j - 1, k), t.row(j + 1, k), t.row(j, k - 1),
-                          t.row(j, k + 1)});
-    } else {
-      const float* e = f.eta + row;
-      layer_row(f, row, r.box.x0, r.box.x1, sy, sz, c,
-                EtaRowSet{e, e - sy, e + sy, e - sz, e + sz});
-    }
-  });
+  cpu_sweep(regions, count, CpuTile{},
+            [&](const Region& r, int j, int k) { update_segment(f, l, coefs, r, j, k); });
 }
+
+} // namespace
+
+void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& l,
+                         const StencilCoefs& coefs, const Region* regions, int count, int steps,
+                         int band, const CpuPassPlaneHook& after_plane) {
+  cpu_pass_check("cpu_multi_step_pass", steps, kCpuPassMaxSteps, band);
+  std::vector<const Region*> pieces;
+  int y0, y1, z0, z1;
+  if (!cpu_pass_pieces(regions, count, pieces, y0, y1, z0, z1)) return;
+  // Step s of the pass (n + s) reads u^(n+s) from one array and u^(n+s-1) at its own point from
+  // the other, which it overwrites with u^(n+s+1): even steps write v, odd steps u. phi is
+  // updated in place by each.
+  IsoFields fields[2] = {medium, medium};
+  fields[0].u = u;
+  fields[0].v = v;
+  fields[1].u = v;
+  fields[1].v = u;
+  cpu_pass_schedule(
+      y0, y1, z0, z1, steps, band,
+      [&](int s, int j0, int j1, int k) {
+        const IsoFields& f = fields[s % 2];
+        for (int j = j0; j < j1; ++j)
+          for (const Region* r : pieces) {
+            const Box& b = r->box;
+            if (j < b.y0 || j >= b.y1 || k < b.z0 || k >= b.z1) continue;
+            update_segment(f, l, coefs, *r, j, k);
+          }
+      },
+      [&](int s, int j0, int j1, int k) {
+        if (after_plane) after_plane(s, j0, j1, k);
+      });
+}
+
+namespace {
 
 /// The CPU reference: handles every region kind, any list of boxes.
 class CpuKernel final : public StencilKernel {

@@ -4,9 +4,43 @@
 
 #include "kernels/kernel.hpp"
 
+#include <functional>
+
 namespace minimod {
 
 /// Register the TTI kernel `cpu` (kernels/cpu/cpu_tti_kernel.cpp).
 void register_cpu_tti_kernels(KernelRegistry& registry);
+
+/// The acoustic multi-step pass (docs/kernels.md, "The CPU multi-step pass"): steps a pass at most.
+inline constexpr int kCpuPassMaxSteps = 8;
+
+/// Called by the pass's thread of a band right after step s of the pass has updated plane k of
+/// rows [j0, j1), before any later step reads them: where the backend adds step s's source
+/// samples, applies the free surface and samples receivers. Calls for different bands run
+/// concurrently and touch only their own rows.
+using CpuPassPlaneHook = std::function<void(int s, int j0, int j1, int k)>;
+
+/// Steps n .. n + steps - 1 of the acoustic equation in one pass over memory, with the `cpu`
+/// kernel's per-point arithmetic (the same bits as single steps): u holds u^n and v u^(n-1) on
+/// entry; on return the array step n + steps - 1 wrote holds u^(n+steps) (u when steps is even)
+/// and the other u^(n+steps-1). `medium` gives vp2dt2, phi, eta and eta_rows (its u and v are
+/// ignored). The pieces must be disjoint and make up the whole step (no halo exchange between the
+/// steps). The (y, z) box of the pieces is cut into bands of `band` rows (at least
+/// (steps - 1) kHalo); each band streams through its planes, each step kHalo planes and kHalo rows
+/// behind the one before, and the threads take bands in turn, each band at least one plane
+/// behind the band before it.
+void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& layout,
+                         const StencilCoefs& coefs, const Region* regions, int count, int steps,
+                         int band, const CpuPassPlaneHook& after_plane);
+
+/// The TTI equation's pass: steps n .. n + steps - 1 with the TTI `cpu` kernel's per-point
+/// arithmetic, as cpu_multi_step_pass: p and q hold p^n and q^n, p_before and q_before the steps
+/// before, on entry; on return the arrays the last step wrote hold p^(n+steps) and q^(n+steps)
+/// (p and q when steps is even). `medium` gives the medium, eta and phi_p (its fields are
+/// ignored); no C-PML (its memory pass runs between steps).
+void cpu_tti_multi_step_pass(float* p, float* p_before, float* q, float* q_before,
+                             const TtiFields& medium, const FieldLayout& layout,
+                             const TtiCoefs& coefs, const Region* regions, int count, int steps,
+                             int band, const CpuPassPlaneHook& after_plane);
 
 } // namespace minimod

@@ -4,6 +4,7 @@
 /// along x. A row's x layer slabs and inner segment go one after another while the 73-point
 /// stencil's p and q planes are in cache.
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/cpu_pass.hpp"
 #include "kernels/cpu/cpu_sweep.hpp"
 #include "kernels/cpu/cpu_tti_cpml.hpp"
 #include "kernels/kernel.hpp"
@@ -13,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace minimod {
 namespace {
@@ -28,13 +30,21 @@ void update_row(const TtiFields& f, std::int64_t row, int x0, int x1, std::int64
     tti_update_point<kAzimuth, kLayer, kPhi>(f, row + i, sy, sz, c);
 }
 
+/// Points [r.box.x0, r.box.x1) of row (j, k) of piece r, in the piece's form: the layer without
+/// phi where no point of it is driven (tti_layer_store).
+void update_segment(const TtiFields& f, const FieldLayout& l, const TtiCoefs& c, const Region& r,
+                    int j, int k) {
+  const std::int64_t row = l.index(0, j, k);
+  tti_with_form(f.axis_y != nullptr, r.kind() == RegionKind::Layer, f.phi_p != nullptr,
+                [&](auto kAz, auto kLayer, auto kPhi) {
+                  update_row<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(
+                      f, row, r.box.x0, r.box.x1, l.pitch, l.plane, c);
+                });
+}
+
 /// Every piece of regions[0, count) in one parallel region.
 void update_regions(const TtiFields& f, const FieldLayout& l, const TtiCoefs& coefs,
                     const Region* regions, int count) {
-  const bool azimuth = f.axis_y != nullptr;
-  // The layer without phi where no point of it is driven (tti_layer_store).
-  const bool phi = f.phi_p != nullptr;
-  const std::int64_t sy = l.pitch, sz = l.plane;
   const TtiCoefs& c = coefs;
   // Under a C-PML the layer pieces take its update (kernels/cpu/cpu_tti_cpml.cpp: worksharing
   // loops of one parallel region) and the sweep below only the inner ones.
@@ -48,12 +58,7 @@ void update_regions(const TtiFields& f, const FieldLayout& l, const TtiCoefs& co
   // isotropic sweep keep them in L2.
   cpu_sweep(regions, count, CpuTile{16, 64}, [&](const Region& r, int j, int k) {
     if (f.cpml && r.kind() == RegionKind::Layer) return;
-    const std::int64_t row = l.index(0, j, k);
-    tti_with_form(
-        azimuth, r.kind() == RegionKind::Layer, phi, [&](auto kAz, auto kLayer, auto kPhi) {
-          update_row<decltype(kAz)::value, decltype(kLayer)::value, decltype(kPhi)::value>(
-              f, row, r.box.x0, r.box.x1, sy, sz, c);
-        });
+    update_segment(f, l, c, r, j, k);
   });
 }
 
@@ -84,6 +89,44 @@ public:
 };
 
 } // namespace
+
+void cpu_tti_multi_step_pass(float* p, float* p_before, float* q, float* q_before,
+                             const TtiFields& medium, const FieldLayout& l, const TtiCoefs& coefs,
+                             const Region* regions, int count, int steps, int band,
+                             const CpuPassPlaneHook& after_plane) {
+  cpu_pass_check("cpu_tti_multi_step_pass", steps, kCpuPassMaxSteps, band);
+  if (medium.cpml)
+    throw std::invalid_argument("cpu_tti_multi_step_pass: the C-PML's memory pass runs between "
+                                "steps; step it one step at a time");
+  std::vector<const Region*> pieces;
+  int y0, y1, z0, z1;
+  if (!cpu_pass_pieces(regions, count, pieces, y0, y1, z0, z1)) return;
+  // As the acoustic pass: even steps read p and q and write p_before and q_before, odd steps the
+  // other way round; phi_p is updated in place.
+  TtiFields fields[2] = {medium, medium};
+  fields[0].p = p;
+  fields[0].p_next = p_before;
+  fields[0].q = q;
+  fields[0].q_next = q_before;
+  fields[1].p = p_before;
+  fields[1].p_next = p;
+  fields[1].q = q_before;
+  fields[1].q_next = q;
+  cpu_pass_schedule(
+      y0, y1, z0, z1, steps, band,
+      [&](int s, int j0, int j1, int k) {
+        const TtiFields& f = fields[s % 2];
+        for (int j = j0; j < j1; ++j)
+          for (const Region* r : pieces) {
+            const Box& b = r->box;
+            if (j < b.y0 || j >= b.y1 || k < b.z0 || k >= b.z1) continue;
+            update_segment(f, l, coefs, *r, j, k);
+          }
+      },
+      [&](int s, int j0, int j1, int k) {
+        if (after_plane) after_plane(s, j0, j1, k);
+      });
+}
 
 void register_cpu_tti_kernels(KernelRegistry& registry) {
   registry.add(std::make_unique<CpuTtiKernel>(), true);

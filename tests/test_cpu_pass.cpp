@@ -1,0 +1,393 @@
+/// The CPU backend's multi-step pass (kernels/cpu/cpu_kernels.hpp: cpu_multi_step_pass; the
+/// backend's step_pass; docs/kernels.md, "The CPU multi-step pass"): several steps in one pass over
+/// memory give the bits of single steps, for the kernel alone (random fields, bands that cut the
+/// grid unevenly, any thread count) and for the backend and the time loop (sources and receivers
+/// on band edges and at the free surface, the layer or none, passes of every length).
+#include "kernels/backend.hpp"
+#include "kernels/cpu/cpu_eta_rows.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/tti_problem.hpp"
+#include "solver/plan.hpp"
+#include "solver/problem.hpp"
+#include "solver/simulation.hpp"
+#include "solver/tti.hpp"
+#include "solver/wavelet.hpp"
+#include "tests/grid_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace minimod {
+namespace {
+
+/// Sets an environment variable for the scope (unsets it for std::nullopt), restoring it after.
+class ScopedEnv {
+public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : m_name(name) {
+    if (const char* old = std::getenv(name)) m_old = old;
+    if (value)
+      setenv(name, value->c_str(), 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (m_old)
+      setenv(m_name, m_old->c_str(), 1);
+    else
+      unsetenv(m_name);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+/// Sets the OpenMP thread count for the scope (more than the cores is allowed: the pass's waits
+/// must not rely on a core a thread).
+class ScopedThreads {
+public:
+  explicit ScopedThreads(int threads) : m_saved(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ~ScopedThreads() { omp_set_num_threads(m_saved); }
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+private:
+  int m_saved;
+};
+
+/// A survey of a layered medium on an nx x ny x nz grid of 10 m, `width` layer points (0: none),
+/// sources and receivers where the pass has its edges: rows at a band's edge (the backend's bands
+/// are 32 rows), planes next to the top face, a receiver on the surface.
+Survey pass_survey(int nx, int ny, int nz, int width, bool free_surface) {
+  Survey s;
+  s.path = "pass";
+  s.grid.shape = {nx, ny, nz};
+  s.grid.spacing = {10, 10, 10};
+  s.model.kind = ModelSpec::Kind::Constant;
+  s.time.steps = 37;
+  s.boundary.width = width;
+  s.boundary.free_surface = free_surface;
+  auto source = [](double x, double y, double z) {
+    SourceSpec src;
+    src.position = {x, y, z};
+    src.wavelet.kind = WaveletSpec::Kind::Ricker;
+    src.wavelet.frequency = 30;
+    return src;
+  };
+  // Row 31.5 (taps on both sides of the first band edge), near the surface, and a deep one.
+  s.sources = {source(10.0 * (nx / 2) + 3.0, 315.0, 10.0 * (nz / 2)),
+               source(10.0 * (nx / 3), 10.0 * (ny / 2), 20.0),
+               source(10.0 * (nx - 12), 10.0 * (ny - 12), 10.0 * (nz - 12))};
+  s.receivers = {ReceiverSpec{{10.0 * (nx / 4), 317.0, 10.0 * (nz / 3)}, {}},
+                 ReceiverSpec{{10.0 * (nx / 2), 10.0 * (ny / 3), 0.0}, {}},
+                 ReceiverSpec{{10.0 * (nx / 2) + 4.0, 10.0 * (ny / 2) + 6.0, 12.0}, {}},
+                 ReceiverSpec{{10.0 * (nx - 10), 10.0 * (ny - 7), 10.0 * (nz - 9)}, {}}};
+  return s;
+}
+
+/// A velocity model with a contrast, so that the fields are not symmetric.
+std::vector<float> pass_velocity(const Survey& s) {
+  const int nx = s.grid.shape[0], ny = s.grid.shape[1], nz = s.grid.shape[2];
+  std::vector<float> v(static_cast<std::size_t>(nx) * ny * nz);
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < ny; ++j)
+      for (int i = 0; i < nx; ++i)
+        v[(static_cast<std::size_t>(k) * ny + j) * nx + i] = k < nz / 2 ? 1800.0f : 2600.0f;
+  return v;
+}
+
+/// Random values at the grid points of a padded field (the ghosts stay zero).
+std::vector<float> random_field(const FieldLayout& l, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<float> f(static_cast<std::size_t>(l.size), 0.0f);
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        f[static_cast<std::size_t>(l.index(i, j, k))] = d(rng);
+  return f;
+}
+
+/// The pieces of a problem's regions that hold points.
+std::vector<Region> pieces_of(const AcousticProblem& p) {
+  std::vector<Region> out;
+  for (const Region& r : p.regions)
+    if (!r.box.empty()) out.push_back(r);
+  return out;
+}
+
+TEST(CpuPass, KernelPassGivesTheBitsOfSingleSteps) {
+  const Survey s = pass_survey(37, 45, 30, 5, false);
+  const std::vector<float> velocity = pass_velocity(s);
+  const AcousticProblem p = build_acoustic_problem(s, make_plan(s, velocity), velocity);
+  const FieldLayout& l = p.layout;
+  const std::vector<Region> pieces = pieces_of(p);
+  const StencilKernel* cpu = kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic);
+  ASSERT_NE(cpu, nullptr);
+  ASSERT_FALSE(p.eta_axes.empty());
+  const EtaRows rows(p.eta_axes, l.nx, l.ny, l.nz);
+  std::mt19937 rng(7);
+  const std::vector<float> u0 = random_field(l, rng, 1.0f), v0 = random_field(l, rng, 1.0f),
+                           phi0 = random_field(l, rng, 0.1f);
+  for (const bool table : {true, false}) {
+    for (const int steps : {2, 3, 4, 5, 8}) {
+      // Single steps, as the backend's update makes them.
+      std::vector<float> cur = u0, next = v0, phi = phi0;
+      for (int n = 0; n < steps; ++n) {
+        IsoFields f;
+        f.u = cur.data();
+        f.v = next.data();
+        f.vp2dt2 = p.vp2dt2.data();
+        f.phi = phi.data();
+        f.eta = p.eta.data();
+        f.eta_rows = table ? &rows : nullptr;
+        cpu->launch_regions(f, l, p.coefs, pieces.data(), static_cast<int>(pieces.size()), nullptr);
+        std::swap(cur, next);
+      }
+      const int least = (steps - 1) * kHalo;
+      for (const int band : {least, least + 3, 16 + least}) {
+        for (const int threads : {1, 2, 3}) {
+          const ScopedThreads t(threads);
+          std::vector<float> u = u0, v = v0, pphi = phi0;
+          IsoFields medium;
+          medium.vp2dt2 = p.vp2dt2.data();
+          medium.phi = pphi.data();
+          medium.eta = p.eta.data();
+          medium.eta_rows = table ? &rows : nullptr;
+          cpu_multi_step_pass(u.data(), v.data(), medium, l, p.coefs, pieces.data(),
+                              static_cast<int>(pieces.size()), steps, std::max(1, band), {});
+          // An even count of steps leaves u^(n+steps) in u, an odd one in v.
+          const std::vector<float>& last = steps % 2 == 0 ? u : v;
+          const std::vector<float>& before = steps % 2 == 0 ? v : u;
+          const std::string what = std::to_string(steps) + " steps, bands of " +
+                                   std::to_string(band) + ", " + std::to_string(threads) +
+                                   " threads, eta " + (table ? "table" : "array");
+          EXPECT_EQ(std::memcmp(last.data(), cur.data(), cur.size() * sizeof(float)), 0) << what;
+          EXPECT_EQ(std::memcmp(before.data(), next.data(), next.size() * sizeof(float)), 0)
+              << what;
+          EXPECT_EQ(std::memcmp(pphi.data(), phi.data(), phi.size() * sizeof(float)), 0) << what;
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuPass, KernelPassRefusesBandsNarrowerThanItsSkew) {
+  const Survey s = pass_survey(21, 40, 20, 0, false);
+  const std::vector<float> velocity = pass_velocity(s);
+  const AcousticProblem p = build_acoustic_problem(s, make_plan(s, velocity), velocity);
+  const std::vector<Region> pieces = pieces_of(p);
+  std::vector<float> u(static_cast<std::size_t>(p.layout.size)), v = u;
+  IsoFields medium;
+  medium.vp2dt2 = p.vp2dt2.data();
+  auto pass = [&](int steps, int band) {
+    cpu_multi_step_pass(u.data(), v.data(), medium, p.layout, p.coefs, pieces.data(),
+                        static_cast<int>(pieces.size()), steps, band, {});
+  };
+  EXPECT_THROW(pass(3, 7), std::invalid_argument);
+  EXPECT_THROW(pass(0, 16), std::invalid_argument);
+  EXPECT_THROW(pass(kCpuPassMaxSteps + 1, 64), std::invalid_argument);
+  EXPECT_NO_THROW(pass(3, 8));
+}
+
+/// Every field, the fields before them (the halo fields: the step before), the traces and the
+/// backend's pass_steps, after stepping `p` with passes of at most `most` steps
+/// (MINIMOD_CPU_PASS_STEPS), in the lengths `lengths` cycled (each cut to the steps left).
+struct Stepped {
+  std::vector<std::vector<float>> fields, before;
+  std::vector<float> traces;
+  int pass_steps = 0;
+};
+Stepped step_with_passes(const Problem& p, int most, const std::vector<int>& lengths) {
+  const ScopedEnv env("MINIMOD_CPU_PASS_STEPS", std::to_string(most));
+  auto backend = make_cpu_backend();
+  RegionKernels kernels;
+  kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, p.physics()));
+  backend->setup(p, kernels);
+  Stepped out;
+  out.pass_steps = backend->pass_steps();
+  for (int n = 0, at = 0; n < p.steps; ++at) {
+    const int count = std::min(lengths[static_cast<std::size_t>(at) % lengths.size()], p.steps - n);
+    backend->step_pass(n, count);
+    n += count;
+  }
+  const std::vector<float*> before = backend->halo_fields();
+  for (std::size_t f = 0; f < before.size(); ++f) {
+    out.fields.emplace_back();
+    backend->fetch_field(static_cast<int>(f), out.fields.back());
+    out.before.emplace_back(before[f], before[f] + p.layout.size);
+  }
+  backend->fetch_traces(out.traces);
+  return out;
+}
+
+/// Steps `p` with passes of every length and thread count and expects the bits of single steps.
+void expect_passes_give_single_steps(const Problem& p, const std::string& problem) {
+  const Stepped single = step_with_passes(p, 1, {1});
+  EXPECT_EQ(single.pass_steps, 1);
+  double peak = 0;
+  for (const float x : single.traces)
+    peak = std::max(peak, static_cast<double>(std::abs(x)));
+  ASSERT_GT(peak, 0) << problem << ": the receivers recorded nothing";
+  for (const int threads : {1, 2, 3}) {
+    const ScopedThreads t(threads);
+    for (const int most : {2, 3, 4, 8}) {
+      const std::vector<std::vector<int>> patterns = {{most}, {1, most, 2}};
+      for (const std::vector<int>& lengths : patterns) {
+        const Stepped passes = step_with_passes(p, most, lengths);
+        const std::string what = problem + ", " + std::to_string(threads) +
+                                 " threads, passes of at most " + std::to_string(most) +
+                                 ", first length " + std::to_string(lengths.front());
+        EXPECT_EQ(passes.pass_steps, most) << what;
+        ASSERT_EQ(passes.fields.size(), single.fields.size()) << what;
+        for (std::size_t f = 0; f < single.fields.size(); ++f) {
+          EXPECT_EQ(passes.fields[f], single.fields[f]) << what << ", field " << f;
+          EXPECT_EQ(std::memcmp(passes.before[f].data(), single.before[f].data(),
+                                single.before[f].size() * sizeof(float)),
+                    0)
+              << what << ", field " << f << " before";
+        }
+        EXPECT_EQ(passes.traces, single.traces) << what;
+      }
+    }
+  }
+}
+
+TEST(CpuPass, BackendPassesGiveTheBitsOfSingleSteps) {
+  for (const int width : {0, 6}) {
+    for (const bool surface : {false, true}) {
+      const Survey s = pass_survey(29, 75, 31, width, surface);
+      const std::vector<float> velocity = pass_velocity(s);
+      const AcousticProblem p = build_acoustic_problem(s, make_plan(s, velocity), velocity);
+      ASSERT_GE(p.sources.owners(), 3u);
+      expect_passes_give_single_steps(p, "acoustic, layer " + std::to_string(width) +
+                                             ", free surface " + (surface ? "on" : "off"));
+    }
+  }
+}
+
+/// A TTI problem on an nx x 60 x nz grid whose layer drives phi_p (an elliptic lower half), with
+/// sources and receivers on the backend's band edges (24 rows) and next to the top face.
+TtiProblem pass_tti_problem(bool surface, bool azimuth) {
+  const Grid g = test_support::make_grid(26, 60, 24, 10, 10, 10);
+  TtiModel m;
+  const std::size_t n = g.points();
+  m.vp.assign(n, 2000.0f);
+  m.delta.assign(n, 0.1f);
+  m.epsilon.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    m.epsilon[i] = static_cast<int>(i / (static_cast<std::size_t>(g.nx) * g.ny)) < g.nz / 2
+                       ? 0.25f
+                       : 0.1f; // elliptic below
+  m.theta.assign(n, 0.5f);
+  m.phi.assign(n, azimuth ? 0.3f : 0.0f);
+  TtiPlanOptions o;
+  o.steps = 29;
+  o.layer_width = 5;
+  o.free_surface = surface;
+  const TtiPlan plan = make_tti_plan(g, m, o);
+  WaveletSpec w;
+  w.kind = WaveletSpec::Kind::Ricker;
+  w.frequency = 30;
+  const std::vector<float> samples = sample_wavelet(w, plan.dt, plan.steps, "w");
+  return build_tti_problem(plan, m,
+                           {{{121.0, 235.0, 118.0}, samples}, {{90.0, 300.0, 15.0}, samples}},
+                           {{60.0, 237.0, 80.0}, {100.0, 330.0, 0.0}, {170.0, 480.0, 190.0}});
+}
+
+TEST(CpuPass, TtiBackendPassesGiveTheBitsOfSingleSteps) {
+  for (const bool azimuth : {false, true}) {
+    for (const bool surface : {false, true}) {
+      const TtiProblem p = pass_tti_problem(surface, azimuth);
+      ASSERT_TRUE(tti_needs_phi(p)) << "the layer drives phi_p somewhere";
+      expect_passes_give_single_steps(p, std::string("tti, azimuth ") + (azimuth ? "on" : "off") +
+                                             ", free surface " + (surface ? "on" : "off"));
+    }
+  }
+}
+
+TEST(CpuPass, PassesOnlyWhereTheyApply) {
+  const Survey s = pass_survey(23, 40, 21, 5, false);
+  const std::vector<float> velocity = pass_velocity(s);
+  AcousticProblem p = build_acoustic_problem(s, make_plan(s, velocity), velocity);
+  RegionKernels kernels;
+  kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
+  const ScopedEnv env("MINIMOD_CPU_PASS_STEPS", std::nullopt);
+  {
+    auto backend = make_cpu_backend();
+    backend->setup(p, kernels);
+    EXPECT_GE(backend->pass_steps(), 2) << "the default takes passes";
+  }
+  // A subdomain with a neighbour exchanges halos between steps: one step at a time.
+  p.subdomain.neighbour[3] = true;
+  {
+    auto backend = make_cpu_backend();
+    backend->setup(p, kernels);
+    EXPECT_EQ(backend->pass_steps(), 1);
+    // step_pass still advances, one step at a time.
+    backend->step_pass(0, 3);
+  }
+}
+
+TEST(CpuPass, MalformedSettingIsAnInputErrorNamingIt) {
+  const Survey s = pass_survey(21, 40, 20, 0, false);
+  const std::vector<float> velocity = pass_velocity(s);
+  const AcousticProblem p = build_acoustic_problem(s, make_plan(s, velocity), velocity);
+  RegionKernels kernels;
+  kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
+  for (const char* bad : {"0", "9", "two", "2x", "-1"}) {
+    const ScopedEnv env("MINIMOD_CPU_PASS_STEPS", std::string(bad));
+    auto backend = make_cpu_backend();
+    try {
+      backend->setup(p, kernels);
+      ADD_FAILURE() << "MINIMOD_CPU_PASS_STEPS=" << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("MINIMOD_CPU_PASS_STEPS"), std::string::npos) << message;
+      EXPECT_NE(message.find(bad), std::string::npos) << message;
+      EXPECT_NE(message.find("1 to 8"), std::string::npos) << message;
+    }
+  }
+}
+
+TEST(CpuPass, TimeLoopWithPassesEqualsTheLoopWithout) {
+  // Snapshots every 5 steps and the NaN watch's scans end passes early: the loop must still
+  // see the fields of single steps there.
+  Survey s = pass_survey(27, 70, 26, 5, true);
+  s.time.steps = 43;
+  s.output.snapshot_every = 5;
+  const std::vector<float> velocity = pass_velocity(s);
+  SimulationOptions o;
+  o.backend = BackendChoice::Cpu;
+  auto run = [&](const char* most) {
+    const ScopedEnv env("MINIMOD_CPU_PASS_STEPS", std::string(most));
+    Simulation sim(s, velocity, o);
+    sim.run({}, nullptr, true);
+    return std::make_pair(sim.raw_traces(), sim.wavefield());
+  };
+  const auto single = run("1");
+  for (const char* most : {"2", "5", "8"}) {
+    const auto passes = run(most);
+    EXPECT_EQ(passes.first, single.first) << most;
+    EXPECT_EQ(passes.second, single.second) << most;
+  }
+}
+
+} // namespace
+} // namespace minimod
