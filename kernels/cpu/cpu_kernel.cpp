@@ -360,10 +360,6 @@ void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs
 void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& l,
                          const StencilCoefs& coefs, const Region* regions, int count, int steps,
                          int band, const CpuPassPlaneHook& after_plane) {
-  cpu_pass_check("cpu_multi_step_pass", steps, kCpuPassMaxSteps, band);
-  std::vector<const Region*> pieces;
-  int y0, y1, z0, z1;
-  if (!cpu_pass_pieces(regions, count, pieces, y0, y1, z0, z1)) return;
   // Step s of the pass (n + s) reads u^(n+s) from one array and u^(n+s-1) at its own point from
   // the other, which it overwrites with u^(n+s+1): even steps write v, odd steps u. phi is
   // updated in place by each.
@@ -372,16 +368,10 @@ void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const Fiel
   fields[0].v = v;
   fields[1].u = v;
   fields[1].v = u;
-  cpu_pass_schedule(
-      y0, y1, z0, z1, steps, band,
-      [&](int s, int j0, int j1, int k) {
-        const IsoFields& f = fields[s % 2];
-        for (int j = j0; j < j1; ++j)
-          for (const Region* r : pieces) {
-            const Box& b = r->box;
-            if (j < b.y0 || j >= b.y1 || k < b.z0 || k >= b.z1) continue;
-            update_segment(f, l, coefs, *r, j, k);
-          }
+  cpu_pass_over_pieces(
+      "cpu_multi_step_pass", regions, count, steps, kCpuPassMaxSteps, band,
+      [&](int s, const Region& r, int j, int k) {
+        update_segment(fields[s % 2], l, coefs, r, j, k);
       },
       [&](int s, int j0, int j1, int k) {
         if (after_plane) after_plane(s, j0, j1, k);

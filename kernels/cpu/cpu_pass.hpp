@@ -86,15 +86,18 @@ void cpu_pass_schedule(int y0, int y1, int z0, int z1, int steps, int band, Rows
   }
 }
 
-/// The (y, z) bounding box of the non-empty pieces of regions[0, count) and those pieces in x
-/// order (a row goes through them left to right). False when every piece is empty.
-inline bool cpu_pass_pieces(const Region* regions, int count, std::vector<const Region*>& pieces,
-                            int& y0, int& y1, int& z0, int& z1) {
-  pieces.clear();
-  y0 = INT_MAX;
-  y1 = INT_MIN;
-  z0 = INT_MAX;
-  z1 = INT_MIN;
+/// The pass over the pieces of regions[0, count) (disjoint; together the whole step):
+/// segment(s, piece, j, k) updates row (j, k) of a piece by step s of the pass, for every piece
+/// that holds the row, in x order; after_plane(s, j0, j1, k) as in cpu_pass_schedule. `what`
+/// names the caller in the errors of cpu_pass_check.
+template <class Segment, class AfterPlane>
+void cpu_pass_over_pieces(const char* what, const Region* regions, int count, int steps,
+                          int max_steps, int band, Segment&& segment, AfterPlane&& after_plane) {
+  cpu_pass_check(what, steps, max_steps, band);
+  // The pieces that hold points, in x order (a row goes through them left to right), and their
+  // (y, z) bounding box.
+  std::vector<const Region*> pieces;
+  int y0 = INT_MAX, y1 = INT_MIN, z0 = INT_MAX, z1 = INT_MIN;
   for (int n = 0; n < count; ++n) {
     const Box& b = regions[n].box;
     if (b.empty()) continue;
@@ -104,9 +107,20 @@ inline bool cpu_pass_pieces(const Region* regions, int count, std::vector<const 
     z0 = std::min(z0, b.z0);
     z1 = std::max(z1, b.z1);
   }
+  if (pieces.empty()) return;
   std::sort(pieces.begin(), pieces.end(),
             [](const Region* a, const Region* b) { return a->box.x0 < b->box.x0; });
-  return !pieces.empty();
+  cpu_pass_schedule(
+      y0, y1, z0, z1, steps, band,
+      [&](int s, int j0, int j1, int k) {
+        for (int j = j0; j < j1; ++j)
+          for (const Region* r : pieces) {
+            const Box& b = r->box;
+            if (j < b.y0 || j >= b.y1 || k < b.z0 || k >= b.z1) continue;
+            segment(s, *r, j, k);
+          }
+      },
+      after_plane);
 }
 
 } // namespace minimod

@@ -94,13 +94,9 @@ void cpu_tti_multi_step_pass(float* p, float* p_before, float* q, float* q_befor
                              const TtiFields& medium, const FieldLayout& l, const TtiCoefs& coefs,
                              const Region* regions, int count, int steps, int band,
                              const CpuPassPlaneHook& after_plane) {
-  cpu_pass_check("cpu_tti_multi_step_pass", steps, kCpuPassMaxSteps, band);
   if (medium.cpml)
     throw std::invalid_argument("cpu_tti_multi_step_pass: the C-PML's memory pass runs between "
                                 "steps; step it one step at a time");
-  std::vector<const Region*> pieces;
-  int y0, y1, z0, z1;
-  if (!cpu_pass_pieces(regions, count, pieces, y0, y1, z0, z1)) return;
   // As the acoustic pass: even steps read p and q and write p_before and q_before, odd steps the
   // other way round; phi_p is updated in place.
   TtiFields fields[2] = {medium, medium};
@@ -112,16 +108,10 @@ void cpu_tti_multi_step_pass(float* p, float* p_before, float* q, float* q_befor
   fields[1].p_next = p;
   fields[1].q = q_before;
   fields[1].q_next = q;
-  cpu_pass_schedule(
-      y0, y1, z0, z1, steps, band,
-      [&](int s, int j0, int j1, int k) {
-        const TtiFields& f = fields[s % 2];
-        for (int j = j0; j < j1; ++j)
-          for (const Region* r : pieces) {
-            const Box& b = r->box;
-            if (j < b.y0 || j >= b.y1 || k < b.z0 || k >= b.z1) continue;
-            update_segment(f, l, coefs, *r, j, k);
-          }
+  cpu_pass_over_pieces(
+      "cpu_tti_multi_step_pass", regions, count, steps, kCpuPassMaxSteps, band,
+      [&](int s, const Region& r, int j, int k) {
+        update_segment(fields[s % 2], l, coefs, r, j, k);
       },
       [&](int s, int j0, int j1, int k) {
         if (after_plane) after_plane(s, j0, j1, k);
