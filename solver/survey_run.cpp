@@ -94,8 +94,9 @@ public:
   }
 
   /// A rank alone on its shots: the testing aid MINIMOD_FAULT_INJECT (rank 0 of the shot, the
-  /// only one) throws at the first progress report at or after the step (every step's when the
-  /// shot has fewer than 80 steps; step 0: before the first step).
+  /// only one) throws at the first progress report at or after the step (reports come at the
+  /// first pass end at or after every steps / 40 steps: every pass's when the shot has fewer than
+  /// 80 steps; step 0: before the first step).
   void set_fault(std::optional<FaultInjection> fault) { m_fault = fault; }
 
   Simulation& simulation() { return *m_sim; }

@@ -3,6 +3,7 @@
 /// memory give the bits of single steps, for the kernel alone (random fields, bands that cut the
 /// grid unevenly, any thread count) and for the backend and the time loop (sources and receivers
 /// on band edges and at the free surface, the layer or none, passes of every length).
+#include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
@@ -73,8 +74,9 @@ private:
 };
 
 /// A survey of a layered medium on an nx x ny x nz grid of 10 m, `width` layer points (0: none),
-/// sources and receivers where the pass has its edges: rows at a band's edge (the backend's bands
-/// are 32 rows), planes next to the top face, a receiver on the surface.
+/// sources and receivers where the pass has its edges: rows across the edges of the first band
+/// (the backend's acoustic bands are 48 rows; step s of a pass ends the band at row 48 - 4s),
+/// planes next to the top face, a receiver on the surface.
 Survey pass_survey(int nx, int ny, int nz, int width, bool free_surface) {
   Survey s;
   s.path = "pass";
@@ -91,11 +93,15 @@ Survey pass_survey(int nx, int ny, int nz, int width, bool free_surface) {
     src.wavelet.frequency = 30;
     return src;
   };
-  // Row 31.5 (taps on both sides of the first band edge), near the surface, and a deep one.
-  s.sources = {source(10.0 * (nx / 2) + 3.0, 315.0, 10.0 * (nz / 2)),
+  // Rows 39.5 and 46.5 (taps across the band edges of steps 0 to 3 of a pass, rows 36 to 48),
+  // near the surface, and a deep one.
+  // (Grids of fewer rows than that, for the tests that need no band edge, move them inside.)
+  auto row = [ny](double y) { return std::min(y, 10.0 * (ny - 8)); };
+  s.sources = {source(10.0 * (nx / 2) + 3.0, row(395.0), 10.0 * (nz / 2)),
+               source(10.0 * (nx / 3) + 4.0, row(465.0), 10.0 * (nz / 2) + 6.0),
                source(10.0 * (nx / 3), 10.0 * (ny / 2), 20.0),
                source(10.0 * (nx - 12), 10.0 * (ny - 12), 10.0 * (nz - 12))};
-  s.receivers = {ReceiverSpec{{10.0 * (nx / 4), 317.0, 10.0 * (nz / 3)}, {}},
+  s.receivers = {ReceiverSpec{{10.0 * (nx / 4), row(437.0), 10.0 * (nz / 3)}, {}},
                  ReceiverSpec{{10.0 * (nx / 2), 10.0 * (ny / 3), 0.0}, {}},
                  ReceiverSpec{{10.0 * (nx / 2) + 4.0, 10.0 * (ny / 2) + 6.0, 12.0}, {}},
                  ReceiverSpec{{10.0 * (nx - 10), 10.0 * (ny - 7), 10.0 * (nz - 9)}, {}}};
@@ -282,8 +288,9 @@ TEST(CpuPass, BackendPassesGiveTheBitsOfSingleSteps) {
   }
 }
 
-/// A TTI problem on an nx x 60 x nz grid whose layer drives phi_p (an elliptic lower half), with
-/// sources and receivers on the backend's band edges (24 rows) and next to the top face.
+/// A TTI problem on a 26 x 60 x 24 grid whose layer drives phi_p (an elliptic lower half), with
+/// sources and receivers across the backend's first band edges (bands of 32 rows: rows 28 to 32
+/// for steps 0 and 1 of a pass) and next to the top face.
 TtiProblem pass_tti_problem(bool surface, bool azimuth) {
   const Grid g = test_support::make_grid(26, 60, 24, 10, 10, 10);
   TtiModel m;
@@ -307,8 +314,8 @@ TtiProblem pass_tti_problem(bool surface, bool azimuth) {
   w.frequency = 30;
   const std::vector<float> samples = sample_wavelet(w, plan.dt, plan.steps, "w");
   return build_tti_problem(plan, m,
-                           {{{121.0, 235.0, 118.0}, samples}, {{90.0, 300.0, 15.0}, samples}},
-                           {{60.0, 237.0, 80.0}, {100.0, 330.0, 0.0}, {170.0, 480.0, 190.0}});
+                           {{{121.0, 305.0, 118.0}, samples}, {{90.0, 300.0, 15.0}, samples}},
+                           {{60.0, 297.0, 80.0}, {100.0, 330.0, 0.0}, {170.0, 480.0, 190.0}});
 }
 
 TEST(CpuPass, TtiBackendPassesGiveTheBitsOfSingleSteps) {
@@ -357,7 +364,7 @@ TEST(CpuPass, MalformedSettingIsAnInputErrorNamingIt) {
     try {
       backend->setup(p, kernels);
       ADD_FAILURE() << "MINIMOD_CPU_PASS_STEPS=" << bad << " was accepted";
-    } catch (const std::invalid_argument& e) {
+    } catch (const InputError& e) {
       const std::string message = e.what();
       EXPECT_NE(message.find("MINIMOD_CPU_PASS_STEPS"), std::string::npos) << message;
       EXPECT_NE(message.find(bad), std::string::npos) << message;
@@ -367,8 +374,9 @@ TEST(CpuPass, MalformedSettingIsAnInputErrorNamingIt) {
 }
 
 TEST(CpuPass, TimeLoopWithPassesEqualsTheLoopWithout) {
-  // Snapshots every 5 steps and the NaN watch's scans end passes early: the loop must still
-  // see the fields of single steps there.
+  // The time loop's passes, ended early at the snapshots (every 5 steps) and the NaN watch's
+  // scans, give the traces and the last field of single steps. The snapshots themselves are
+  // compared in RunDir.PassesOfAnyLengthWriteTheSameSnapshotsAndGathers (test_survey_run.cpp).
   Survey s = pass_survey(27, 70, 26, 5, true);
   s.time.steps = 43;
   s.output.snapshot_every = 5;

@@ -487,6 +487,49 @@ TEST_F(RunDir, SnapshotsHoldTheFieldOfTheirStep) {
   }
 }
 
+// The CPU backend's multi-step pass (docs/kernels.md) ends a pass at every snapshot and NaN/Inf
+// scan: runs whose passes take 1, 3 and 8 steps at most write the same snapshots (every 7 steps)
+// and gathers, on either equation.
+TEST_F(RunDir, PassesOfAnyLengthWriteTheSameSnapshotsAndGathers) {
+  for (const bool tti : {false, true}) {
+    SCOPED_TRACE(tti ? "tti" : "acoustic");
+    std::string survey =
+        tti ? tti_survey("0.05") : multishot_survey(2) + "  snapshots: {every: 30}\n";
+    survey.replace(survey.find("every: 30"), 9, "every: 7");
+    std::ofstream(at("p.yaml")) << survey;
+    for (const char* most : {"1", "3", "8"}) {
+      ASSERT_EQ(shell(std::string("MINIMOD_CPU_PASS_STEPS=") + most + " " + kBinary + " run " +
+                      at("p.yaml") + " -o " + at(std::string("p") + most + ".h5") +
+                      " --backend cpu --quiet --steps 45"),
+                0)
+          << most;
+    }
+    const auto [one, one_steps] = snapshots(at("p1.h5"));
+    ASSERT_EQ(one_steps, (std::vector<int>{7, 14, 21, 28, 35, 42}));
+    for (const char* most : {"3", "8"}) {
+      const std::string file = at(std::string("p") + most + ".h5");
+      const auto [passes, passes_steps] = snapshots(file);
+      EXPECT_EQ(passes_steps, one_steps) << most;
+      EXPECT_EQ(passes, one) << most;
+      EXPECT_EQ(gathers(file), gathers(at("p1.h5"))) << most;
+    }
+  }
+}
+
+// A malformed MINIMOD_CPU_PASS_STEPS is an input error: exit 2, the variable, its value and what
+// is allowed named, and no output file begun.
+TEST_F(RunDir, MalformedPassStepsIsAnInputError) {
+  std::ofstream(at("p.yaml")) << multishot_survey(2);
+  EXPECT_EQ(shell("MINIMOD_CPU_PASS_STEPS=9 " + kBinary + " run " + at("p.yaml") + " -o " +
+                  at("bad.h5") + " --backend cpu --quiet --steps 10 > " + at("bad.log") + " 2>&1"),
+            2);
+  const std::string log((std::istreambuf_iterator<char>(std::ifstream(at("bad.log")).rdbuf())),
+                        std::istreambuf_iterator<char>());
+  EXPECT_NE(log.find("MINIMOD_CPU_PASS_STEPS is '9'; allowed: 1 to 8"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(at("bad.h5")));
+  EXPECT_FALSE(fs::exists(at("bad.h5.parts")));
+}
+
 TEST_F(RunDir, TtiEpsilonBelowDeltaIsRefusedWithThePosition) {
   std::ofstream(at("t.yaml")) << tti_survey("0.25");
   EXPECT_EQ(shell(kBinary + " validate " + at("t.yaml") + " > " + at("v.log") + " 2>&1"), 2);

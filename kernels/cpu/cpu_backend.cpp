@@ -51,8 +51,8 @@ int cpu_pass_steps_setting() {
   const std::string value(text);
   for (int n = 1; n <= kCpuPassMaxSteps; ++n)
     if (value == std::to_string(n)) return n;
-  throw std::invalid_argument("MINIMOD_CPU_PASS_STEPS is '" + value + "'; allowed: 1 to " +
-                              std::to_string(kCpuPassMaxSteps));
+  throw InputError("MINIMOD_CPU_PASS_STEPS is '" + value + "'; allowed: 1 to " +
+                   std::to_string(kCpuPassMaxSteps) + ", or unset for the default");
 }
 
 /// Steps a pass by default and rows a band (docs/kernels.md, "The CPU multi-step pass", with the

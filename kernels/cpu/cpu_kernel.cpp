@@ -15,6 +15,7 @@
 #include "kernels/stencil_K.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -360,6 +361,9 @@ void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs
 void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& l,
                          const StencilCoefs& coefs, const Region* regions, int count, int steps,
                          int band, const CpuPassPlaneHook& after_plane) {
+  if (medium.cpml)
+    throw std::invalid_argument("cpu_multi_step_pass: the C-PML's memory pass runs between "
+                                "steps; step it one step at a time");
   // Step s of the pass (n + s) reads u^(n+s) from one array and u^(n+s-1) at its own point from
   // the other, which it overwrites with u^(n+s+1): even steps write v, odd steps u. phi is
   // updated in place by each.

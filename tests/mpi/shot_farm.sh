@@ -18,6 +18,8 @@ now() { date +%s.%N; }
 seconds() { echo "$1 $2" | awk '{printf "%.2f", $2 - $1}'; } # seconds START END
 errors() { grep -c '^error: ' "$1"; }                         # the error lines of a stderr file
 
+# The injected failure's step below assumes the CPU backend's default passes.
+unset MINIMOD_CPU_PASS_STEPS
 acoustic=$src/input/decomposed.yaml
 common="--backend cpu --steps 60 --decompose 1x1x1"
 "$bin" run "$acoustic" $common -q -o one.h5 || fail "one-process run"
