@@ -11,6 +11,8 @@
 #include "kernels/cpu/cpu_tti_cpml.hpp"
 #include "kernels/tti_problem.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -57,13 +59,18 @@ int cpu_pass_steps_setting() {
 
 /// Steps a pass by default and rows a band (docs/kernels.md, "The CPU multi-step pass", with the
 /// measurements that chose them): 4 steps in bands of 48 rows for the acoustic equation; 2 steps
-/// in bands of 32 for TTI, whose step is bound by its arithmetic more than by memory. A band is at
-/// least the skew of the pass's last step.
+/// in bands of 32 for TTI, whose step is bound by its arithmetic more than by memory. A band is
+/// narrower where the rows would otherwise make fewer bands than threads (`rows` / `threads`),
+/// and at least the skew of the pass's last step.
 int cpu_pass_default(Physics physics) {
   return physics == Physics::Tti ? 2 : 4;
 }
-int cpu_pass_band(Physics physics, int steps) {
-  return std::max(physics == Physics::Tti ? 32 : 48, (steps - 1) * kHalo);
+int cpu_pass_band(Physics physics, int steps, int rows, int threads) {
+  // Each thread needs a band of its own: the threads take bands in turn, so fewer bands than
+  // threads would leave threads idle.
+  const int rows_a_thread = rows / std::max(threads, 1);
+  const int band = std::min(physics == Physics::Tti ? 32 : 48, std::max(rows_a_thread, 1));
+  return std::max(band, (steps - 1) * kHalo);
 }
 
 class CpuBackend final : public Backend {
@@ -235,7 +242,7 @@ public:
           kept[at] = first[static_cast<std::size_t>(rcv.index[at])];
         }
     };
-    const int band = cpu_pass_band(p.physics(), count);
+    const int band = cpu_pass_band(p.physics(), count, l.ny, omp_get_max_threads());
     const int pieces = static_cast<int>(m_pass_pieces.size());
     if (p.physics() == Physics::Tti) {
       const auto& t = static_cast<const TtiProblem&>(p);
