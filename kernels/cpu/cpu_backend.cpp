@@ -45,8 +45,9 @@ void apply_free_surface(float* u, const FieldLayout& l) {
 }
 
 /// MINIMOD_CPU_PASS_STEPS: the most steps the CPU backend advances in one pass over memory where
-/// it can (1 to kCpuPassMaxSteps; 1 keeps one step a pass, for comparisons), or 0 when unset: the
-/// equation's default (cpu_pass_default). Anything else is an input error.
+/// it can (1 to kCpuPassMaxSteps; 1 keeps one step a pass), or 0 when unset: the equation's
+/// default (cpu_pass_default), kept only if the first passes beat single steps on this machine
+/// (CpuBackend::trial). Anything else is an input error.
 int cpu_pass_steps_setting() {
   const char* text = std::getenv("MINIMOD_CPU_PASS_STEPS");
   if (text == nullptr || *text == '\0') return 0;
@@ -62,6 +63,10 @@ int cpu_pass_steps_setting() {
 /// in bands of 32 for TTI, whose step is bound by its arithmetic more than by memory. A band is
 /// narrower where the rows would otherwise make fewer bands than threads (`rows` / `threads`),
 /// and at least the skew of the pass's last step.
+/// When MINIMOD_CPU_PASS_STEPS is unset: calls of step_pass timed as a pass and as single steps,
+/// in turn, before the faster is kept (CpuBackend::trial).
+constexpr int kPassTrials = 4;
+
 int cpu_pass_default(Physics physics) {
   return physics == Physics::Tti ? 2 : 4;
 }
@@ -200,6 +205,16 @@ public:
         step(n + s);
       return;
     }
+    if (m_trials_left > 0) {
+      trial(n, count);
+      return;
+    }
+    pass(n, count);
+  }
+
+private:
+  /// Steps n .. n + count - 1 in one pass (cpu_multi_step_pass, cpu_tti_multi_step_pass).
+  void pass(int n, int count) {
     const Problem& p = *m_problem;
     const FieldLayout& l = p.layout;
     // m_current holds the fields at step n and m_next those at n - 1. Step s of the pass writes
@@ -274,6 +289,25 @@ public:
     }
   }
 
+  /// One call of the trial that decides between passes and single steps when
+  /// MINIMOD_CPU_PASS_STEPS is unset: the run's own steps, as a pass and as single steps in turn
+  /// (the same results either way), timed a step; after kPassTrials calls the faster stays.
+  void trial(int n, int count) {
+    const bool as_pass = m_trials_left % 2 == 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (as_pass) {
+      pass(n, count);
+    } else {
+      for (int s = 0; s < count; ++s)
+        step(n + s);
+    }
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    (as_pass ? m_trial_pass_ms : m_trial_single_ms) += ms / count;
+    if (--m_trials_left == 0 && m_trial_single_ms < m_trial_pass_ms) m_pass_on = false;
+  }
+
+public:
   double time_steps(int first_step, int count) override {
     require_ready("time_steps");
     const int steps = m_problem->steps;
@@ -390,6 +424,9 @@ private:
     for (const auto& part : m_parts)
       m_pass_pieces.insert(m_pass_pieces.end(), part.begin(), part.end());
     m_pass_on = true;
+    // Unset: time passes against single steps on the first steps (kPassTrials calls).
+    m_trials_left = m_pass_setting == 0 ? kPassTrials : 0;
+    m_trial_pass_ms = m_trial_single_ms = 0;
   }
 
   /// The acoustic update: consecutive pieces that share a kernel in one launch_regions (one
@@ -526,7 +563,9 @@ private:
   TtiCpmlHostMemory m_tti_cpml;               ///< those of p and q (TTI)
   int m_pass_setting = 0;                     ///< MINIMOD_CPU_PASS_STEPS (0: unset)
   int m_pass_most = 1;                        ///< the most steps a pass takes for the problem
-  bool m_pass_on = false;                     ///< the problem set up can take the pass
+  bool m_pass_on = false;                     ///< the problem set up takes passes
+  int m_trials_left = 0;                      ///< calls of the pass-or-steps trial still to come
+  double m_trial_pass_ms = 0, m_trial_single_ms = 0;  ///< the trial's ms a step, summed
   std::vector<std::vector<PassTap>> m_pass_sources;   ///< source taps by plane, for the pass
   std::vector<std::vector<PassTap>> m_pass_receivers; ///< receiver taps by plane
   std::vector<Region> m_pass_pieces;                  ///< both step parts' pieces
