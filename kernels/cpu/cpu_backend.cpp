@@ -201,8 +201,7 @@ public:
     require_step(n, "step_pass");
     require_step(n + count - 1, "step_pass");
     if (!m_pass_on || count < 2 || count > m_pass_most) {
-      for (int s = 0; s < count; ++s)
-        step(n + s);
+      Backend::step_pass(n, count);
       return;
     }
     if (m_trials_left > 0) {
@@ -258,34 +257,22 @@ private:
         }
     };
     const int band = cpu_pass_band(p.physics(), count, l.ny, omp_get_max_threads());
-    const int pieces = static_cast<int>(m_pass_pieces.size());
+    // Without a neighbour the shell is empty and the interior holds every piece.
+    const std::vector<Region>& pieces = m_parts[1];
     if (p.physics() == Physics::Tti) {
       const auto& t = static_cast<const TtiProblem&>(p);
-      TtiFields medium = tti_medium_fields(t);
-      medium.phi_p = m_phi.empty() ? nullptr : m_phi.data();
       cpu_tti_multi_step_pass(m_current[0].data(), m_next[0].data(), m_current[1].data(),
-                              m_next[1].data(), medium, l, t.coefs, m_pass_pieces.data(), pieces,
-                              count, band, after_plane);
+                              m_next[1].data(), tti_medium(t), l, t.coefs, pieces.data(),
+                              static_cast<int>(pieces.size()), count, band, after_plane);
     } else {
       const auto& a = static_cast<const AcousticProblem&>(p);
-      IsoFields medium;
-      medium.vp2dt2 = a.vp2dt2.data();
-      medium.phi = m_phi.empty() ? nullptr : m_phi.data();
-      medium.eta = a.eta.empty() ? nullptr : a.eta.data();
-      medium.eta_rows = m_eta_rows.get();
-      cpu_multi_step_pass(m_current[0].data(), m_next[0].data(), medium, l, a.coefs,
-                          m_pass_pieces.data(), pieces, count, band, after_plane);
+      cpu_multi_step_pass(m_current[0].data(), m_next[0].data(), acoustic_medium(a), l, a.coefs,
+                          pieces.data(), static_cast<int>(pieces.size()), count, band, after_plane);
     }
     if (count % 2 == 1) std::swap(m_current, m_next);
-    const std::size_t trace = samples + 1;
     for (int s = 0; s < count; ++s) {
       const float* kept = m_pass_samples.data() + static_cast<std::size_t>(s) * rcv_taps;
-      for (std::size_t r = 0; r < rcv.owners(); ++r) {
-        float sum = 0.0f;
-        for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t)
-          sum += rcv.weight[static_cast<std::size_t>(t)] * kept[t];
-        m_traces[r * trace + static_cast<std::size_t>(n + s) + 1] = sum;
-      }
+      record_taps(n + s, [kept](std::int64_t t) { return kept[t]; });
     }
   }
 
@@ -295,12 +282,10 @@ private:
   void trial(int n, int count) {
     const bool as_pass = m_trials_left % 2 == 0;
     const auto t0 = std::chrono::steady_clock::now();
-    if (as_pass) {
+    if (as_pass)
       pass(n, count);
-    } else {
-      for (int s = 0; s < count; ++s)
-        step(n + s);
-    }
+    else
+      Backend::step_pass(n, count);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     (as_pass ? m_trial_pass_ms : m_trial_single_ms) += ms / count;
@@ -379,11 +364,18 @@ private:
   /// Records trace sample n + 1 from u (the first field after step n).
   void record_receivers(int n, const HostField& u) {
     const TapTable& rcv = m_problem->receivers;
+    record_taps(n, [&](std::int64_t t) { return u[static_cast<std::size_t>(rcv.index[t])]; });
+  }
+
+  /// Records trace sample n + 1 from the receiver taps' values value(t), t the tap's place in
+  /// the TapTable: each trace the weighted sum of its taps in the table's order.
+  template <class TapValue> void record_taps(int n, TapValue&& value) {
+    const TapTable& rcv = m_problem->receivers;
     const std::size_t samples = static_cast<std::size_t>(m_problem->steps) + 1;
     for (std::size_t r = 0; r < rcv.owners(); ++r) {
       float sum = 0.0f;
       for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t)
-        sum += rcv.weight[t] * u[static_cast<std::size_t>(rcv.index[t])];
+        sum += rcv.weight[t] * value(t);
       m_traces[r * samples + static_cast<std::size_t>(n) + 1] = sum;
     }
   }
@@ -407,7 +399,7 @@ private:
   }
 
   /// Whether the problem set up can take the multi-step pass (m_pass_on), with its source and
-  /// receiver taps by plane and the pieces of both step parts. The pass needs Minimod's layer or
+  /// receiver taps by plane. The pass needs Minimod's layer or
   /// none (the C-PML's memory pass runs between steps), the `cpu` kernel in every region, no
   /// neighbour (no halo exchange between the steps) and every tap on a grid point.
   void setup_pass() {
@@ -420,26 +412,37 @@ private:
     if (!taps_by_plane(p.sources, p.layout, m_pass_sources) ||
         !taps_by_plane(p.receivers, p.layout, m_pass_receivers))
       return;
-    m_pass_pieces.clear();
-    for (const auto& part : m_parts)
-      m_pass_pieces.insert(m_pass_pieces.end(), part.begin(), part.end());
     m_pass_on = true;
     // Unset: time passes against single steps on the first steps (kPassTrials calls).
     m_trials_left = m_pass_setting == 0 ? kPassTrials : 0;
     m_trial_pass_ms = m_trial_single_ms = 0;
   }
 
-  /// The acoustic update: consecutive pieces that share a kernel in one launch_regions (one
-  /// parallel region a step for the CPU reference), u and v swapped per step.
-  void update_acoustic(const AcousticProblem& p, const std::vector<Region>& regions) {
+  /// What the acoustic kernels read besides the wavefields: the medium, phi and eta (the table
+  /// of its profiles where there is one). No wavefield, no C-PML.
+  IsoFields acoustic_medium(const AcousticProblem& p) {
     IsoFields f;
-    f.u = m_current[0].data();
-    f.v = m_next[0].data();
     f.vp2dt2 = p.vp2dt2.data();
     f.phi = m_phi.empty() ? nullptr : m_phi.data();
     f.eta = p.eta.empty() ? nullptr : p.eta.data();
-    f.cpml = m_cpml_on ? &m_cpml.view() : nullptr;
     f.eta_rows = m_eta_rows.get();
+    return f;
+  }
+
+  /// The same for TTI: the medium and phi_p.
+  TtiFields tti_medium(const TtiProblem& p) {
+    TtiFields f = tti_medium_fields(p);
+    f.phi_p = m_phi.empty() ? nullptr : m_phi.data();
+    return f;
+  }
+
+  /// The acoustic update: consecutive pieces that share a kernel in one launch_regions (one
+  /// parallel region a step for the CPU reference), u and v swapped per step.
+  void update_acoustic(const AcousticProblem& p, const std::vector<Region>& regions) {
+    IsoFields f = acoustic_medium(p);
+    f.u = m_current[0].data();
+    f.v = m_next[0].data();
+    f.cpml = m_cpml_on ? &m_cpml.view() : nullptr;
     for (std::size_t first = 0; first < regions.size();) {
       const StencilKernel* k = m_kernels[static_cast<int>(regions[first].id)];
       std::size_t last = first + 1;
@@ -454,12 +457,11 @@ private:
   /// The TTI update: consecutive pieces that share a kernel in one launch_tti_regions (one
   /// parallel region a step for the CPU reference).
   void update_tti(const TtiProblem& p, const std::vector<Region>& regions) {
-    TtiFields f = tti_medium_fields(p);
+    TtiFields f = tti_medium(p);
     f.p = m_current[0].data();
     f.p_next = m_next[0].data();
     f.q = m_current[1].data();
     f.q_next = m_next[1].data();
-    f.phi_p = m_phi.empty() ? nullptr : m_phi.data();
     f.cpml = m_cpml_on ? &m_tti_cpml.view() : nullptr;
     for (std::size_t first = 0; first < regions.size();) {
       const StencilKernel* k = m_kernels[static_cast<int>(regions[first].id)];
@@ -568,7 +570,6 @@ private:
   double m_trial_pass_ms = 0, m_trial_single_ms = 0;  ///< the trial's ms a step, summed
   std::vector<std::vector<PassTap>> m_pass_sources;   ///< source taps by plane, for the pass
   std::vector<std::vector<PassTap>> m_pass_receivers; ///< receiver taps by plane
-  std::vector<Region> m_pass_pieces;                  ///< both step parts' pieces
   std::vector<float> m_pass_samples; ///< receiver tap values of each step of a pass
   std::vector<float> m_traces;
   std::vector<float> m_snapshot; ///< the dense copy snapshot_begin made

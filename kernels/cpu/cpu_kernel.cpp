@@ -361,9 +361,6 @@ void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs
 void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& l,
                          const StencilCoefs& coefs, const Region* regions, int count, int steps,
                          int band, const CpuPassPlaneHook& after_plane) {
-  if (medium.cpml)
-    throw std::invalid_argument("cpu_multi_step_pass: the C-PML's memory pass runs between "
-                                "steps; step it one step at a time");
   // Step s of the pass (n + s) reads u^(n+s) from one array and u^(n+s-1) at its own point from
   // the other, which it overwrites with u^(n+s+1): even steps write v, odd steps u. phi is
   // updated in place by each.
@@ -373,13 +370,11 @@ void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const Fiel
   fields[1].u = v;
   fields[1].v = u;
   cpu_pass_over_pieces(
-      "cpu_multi_step_pass", regions, count, steps, kCpuPassMaxSteps, band,
-      [&](int s, const Region& r, int j, int k) {
-        update_segment(fields[s % 2], l, coefs, r, j, k);
+      "cpu_multi_step_pass", fields, regions, count, steps, band,
+      [&](const IsoFields& f, const Region& r, int j, int k) {
+        update_segment(f, l, coefs, r, j, k);
       },
-      [&](int s, int j0, int j1, int k) {
-        if (after_plane) after_plane(s, j0, j1, k);
-      });
+      after_plane);
 }
 
 namespace {

@@ -2,23 +2,13 @@
 /// The CPU reference kernels `cpu` of each physics, registered together by register_cpu_kernels
 /// (kernels/kernel.hpp): the acoustic one in kernels/cpu/cpu_kernel.cpp, the TTI one here.
 
+#include "kernels/cpu/cpu_pass.hpp"
 #include "kernels/kernel.hpp"
-
-#include <functional>
 
 namespace minimod {
 
 /// Register the TTI kernel `cpu` (kernels/cpu/cpu_tti_kernel.cpp).
 void register_cpu_tti_kernels(KernelRegistry& registry);
-
-/// The acoustic multi-step pass (docs/kernels.md, "The CPU multi-step pass"): steps a pass at most.
-inline constexpr int kCpuPassMaxSteps = 8;
-
-/// Called by the pass's thread of a band right after step s of the pass has updated plane k of
-/// rows [j0, j1), before any later step reads them: where the backend adds step s's source
-/// samples, applies the free surface and samples receivers. Calls for different bands run
-/// concurrently and touch only their own rows.
-using CpuPassPlaneHook = std::function<void(int s, int j0, int j1, int k)>;
 
 /// Steps n .. n + steps - 1 of the acoustic equation in one pass over memory, with the `cpu`
 /// kernel's per-point arithmetic (the same bits as single steps): u holds u^n and v u^(n-1) on

@@ -8,12 +8,14 @@
 
 #include "core/field_layout.hpp"
 #include "core/grid.hpp"
+#include "kernels/cpu/cpu_sweep.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -21,6 +23,15 @@
 #include <vector>
 
 namespace minimod {
+
+/// The multi-step pass: steps a pass at most.
+inline constexpr int kCpuPassMaxSteps = 8;
+
+/// Called by the pass's thread of a band right after step s of the pass has updated plane k of
+/// rows [j0, j1), before any later step reads them: where the backend adds step s's source
+/// samples, applies the free surface and samples receivers. Calls for different bands run
+/// concurrently and touch only their own rows.
+using CpuPassPlaneHook = std::function<void(int s, int j0, int j1, int k)>;
 
 /// Waits until `done` reaches `target` (acquire): spins briefly, then yields the core, so that a
 /// thread without a core of its own (more threads than cores) does not starve the one it waits
@@ -86,28 +97,26 @@ void cpu_pass_schedule(int y0, int y1, int z0, int z1, int steps, int band, Rows
   }
 }
 
-/// The pass over the pieces of regions[0, count) (disjoint; together the whole step):
-/// segment(s, piece, j, k) updates row (j, k) of a piece by step s of the pass, for every piece
-/// that holds the row, in x order; after_plane(s, j0, j1, k) as in cpu_pass_schedule. `what`
-/// names the caller in the errors of cpu_pass_check.
-template <class Segment, class AfterPlane>
-void cpu_pass_over_pieces(const char* what, const Region* regions, int count, int steps,
-                          int max_steps, int band, Segment&& segment, AfterPlane&& after_plane) {
-  cpu_pass_check(what, steps, max_steps, band);
-  // The pieces that hold points, in x order (a row goes through them left to right), and their
-  // (y, z) bounding box.
+/// The pass over the pieces of regions[0, count) (disjoint; together the whole step), either
+/// equation: fields[s % 2] are the fields step s of the pass reads and writes (the two time
+/// levels swapped between even and odd steps), and segment(fields[s % 2], piece, j, k) updates
+/// row (j, k) of a piece, for every piece that holds the row, in x order. after_plane (may be
+/// empty) as in cpu_pass_schedule. `what` names the caller in its errors: the step count or band
+/// out of range (cpu_pass_check), or a C-PML, whose memory pass runs between steps.
+template <class Fields, class Segment>
+void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Region* regions,
+                          int count, int steps, int band, Segment&& segment,
+                          const CpuPassPlaneHook& after_plane) {
+  cpu_pass_check(what, steps, kCpuPassMaxSteps, band);
+  if (fields[0].cpml)
+    throw std::invalid_argument(std::string(what) + ": the C-PML's memory pass runs between "
+                                                    "steps; step it one step at a time");
+  int y0, y1, z0, z1;
+  if (!cpu_pieces_box(regions, count, y0, y1, z0, z1)) return;
+  // The pieces that hold points, in x order: a row goes through them left to right.
   std::vector<const Region*> pieces;
-  int y0 = INT_MAX, y1 = INT_MIN, z0 = INT_MAX, z1 = INT_MIN;
-  for (int n = 0; n < count; ++n) {
-    const Box& b = regions[n].box;
-    if (b.empty()) continue;
-    pieces.push_back(&regions[n]);
-    y0 = std::min(y0, b.y0);
-    y1 = std::max(y1, b.y1);
-    z0 = std::min(z0, b.z0);
-    z1 = std::max(z1, b.z1);
-  }
-  if (pieces.empty()) return;
+  for (int n = 0; n < count; ++n)
+    if (!regions[n].box.empty()) pieces.push_back(&regions[n]);
   std::sort(pieces.begin(), pieces.end(),
             [](const Region* a, const Region* b) { return a->box.x0 < b->box.x0; });
   cpu_pass_schedule(
@@ -117,10 +126,12 @@ void cpu_pass_over_pieces(const char* what, const Region* regions, int count, in
           for (const Region* r : pieces) {
             const Box& b = r->box;
             if (j < b.y0 || j >= b.y1 || k < b.z0 || k >= b.z1) continue;
-            segment(s, *r, j, k);
+            segment(fields[s % 2], *r, j, k);
           }
       },
-      after_plane);
+      [&](int s, int j0, int j1, int k) {
+        if (after_plane) after_plane(s, j0, j1, k);
+      });
 }
 
 } // namespace minimod

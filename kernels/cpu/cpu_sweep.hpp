@@ -27,11 +27,13 @@ struct CpuTile {
 /// Pieces looked at per tile without a heap copy; more go through a per-thread list.
 inline constexpr int kCpuTilePieces = 32;
 
-/// Calls segment(region, j, k) for every row (j, k) of every non-empty piece of regions[0, count),
-/// within one parallel region. segment updates the points x in [box.x0, box.x1) of row (j, k).
-template <class Segment>
-void cpu_sweep(const Region* regions, int count, CpuTile tile, Segment&& segment) {
-  int y0 = INT_MAX, y1 = INT_MIN, z0 = INT_MAX, z1 = INT_MIN;
+/// The (y, z) bounding box [y0, y1) x [z0, z1) of the non-empty pieces of regions[0, count); false
+/// (and an empty box) when every piece is empty.
+inline bool cpu_pieces_box(const Region* regions, int count, int& y0, int& y1, int& z0, int& z1) {
+  y0 = INT_MAX;
+  y1 = INT_MIN;
+  z0 = INT_MAX;
+  z1 = INT_MIN;
   for (int n = 0; n < count; ++n) {
     const Box& b = regions[n].box;
     if (b.empty()) continue;
@@ -40,7 +42,15 @@ void cpu_sweep(const Region* regions, int count, CpuTile tile, Segment&& segment
     z0 = std::min(z0, b.z0);
     z1 = std::max(z1, b.z1);
   }
-  if (y0 >= y1 || z0 >= z1) return;
+  return y0 < y1 && z0 < z1;
+}
+
+/// Calls segment(region, j, k) for every row (j, k) of every non-empty piece of regions[0, count),
+/// within one parallel region. segment updates the points x in [box.x0, box.x1) of row (j, k).
+template <class Segment>
+void cpu_sweep(const Region* regions, int count, CpuTile tile, Segment&& segment) {
+  int y0, y1, z0, z1;
+  if (!cpu_pieces_box(regions, count, y0, y1, z0, z1)) return;
   const int ty = std::max(tile.y, 1), tz = std::max(tile.z, 1);
   const int nty = (y1 - y0 + ty - 1) / ty, ntz = (z1 - z0 + tz - 1) / tz;
   const int tiles = nty * ntz;

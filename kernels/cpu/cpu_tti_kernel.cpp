@@ -94,9 +94,6 @@ void cpu_tti_multi_step_pass(float* p, float* p_before, float* q, float* q_befor
                              const TtiFields& medium, const FieldLayout& l, const TtiCoefs& coefs,
                              const Region* regions, int count, int steps, int band,
                              const CpuPassPlaneHook& after_plane) {
-  if (medium.cpml)
-    throw std::invalid_argument("cpu_tti_multi_step_pass: the C-PML's memory pass runs between "
-                                "steps; step it one step at a time");
   // As the acoustic pass: even steps read p and q and write p_before and q_before, odd steps the
   // other way round; phi_p is updated in place.
   TtiFields fields[2] = {medium, medium};
@@ -109,13 +106,11 @@ void cpu_tti_multi_step_pass(float* p, float* p_before, float* q, float* q_befor
   fields[1].q = q_before;
   fields[1].q_next = q;
   cpu_pass_over_pieces(
-      "cpu_tti_multi_step_pass", regions, count, steps, kCpuPassMaxSteps, band,
-      [&](int s, const Region& r, int j, int k) {
-        update_segment(fields[s % 2], l, coefs, r, j, k);
+      "cpu_tti_multi_step_pass", fields, regions, count, steps, band,
+      [&](const TtiFields& f, const Region& r, int j, int k) {
+        update_segment(f, l, coefs, r, j, k);
       },
-      [&](int s, int j0, int j1, int k) {
-        if (after_plane) after_plane(s, j0, j1, k);
-      });
+      after_plane);
 }
 
 void register_cpu_tti_kernels(KernelRegistry& registry) {
