@@ -244,8 +244,9 @@ LoopTiming Simulation::run(const std::function<void(int)>& progress, OutputFile*
   // multi-step pass, docs/kernels.md): a pass ends where the loop has work after a step (a
   // snapshot, a scan), so those see the same fields as after single steps. A chunk of the
   // timing ends at the first pass end at or after its size.
-  const int pass_most = m_hooks ? 1 : m_backend->pass_steps();
   auto pass_from = [&](int n) {
+    // Asked each time: a backend may settle on single steps after its first passes.
+    const int pass_most = m_hooks ? 1 : m_backend->pass_steps();
     int count = 1;
     while (count < pass_most && n + count < steps) {
       const int done = n + count; // steps done after the pass so far
