@@ -194,6 +194,64 @@ TEST(CpuPass, KernelPassGivesTheBitsOfSingleSteps) {
   }
 }
 
+/// Checks that `edges` cut rows [y0, y0 + cost.size()) into bands of at least `least` rows and
+/// returns the costliest band's cost.
+double checked_bands(const std::vector<int>& edges, int y0, const std::vector<double>& cost,
+                     int least) {
+  EXPECT_GE(edges.size(), 2u);
+  EXPECT_EQ(edges.front(), y0);
+  EXPECT_EQ(edges.back(), y0 + static_cast<int>(cost.size()));
+  double most = 0.0;
+  for (std::size_t b = 0; b + 1 < edges.size(); ++b) {
+    EXPECT_GE(edges[b + 1] - edges[b], least) << "band " << b;
+    double c = 0.0;
+    for (int j = edges[b]; j < edges[b + 1]; ++j)
+      c += cost[static_cast<std::size_t>(j - y0)];
+    most = std::max(most, c);
+  }
+  return most;
+}
+
+TEST(CpuPass, BandsShareTheRowsCostEquallyInAMultipleOfTheThreads) {
+  // 256 rows whose first and last 27 cost 1.7 times the others (the layer rows of a 256^3 grid
+  // with 27-point layers), as the acoustic pass weighs them.
+  std::vector<double> cost(256, 1.0);
+  for (int j = 0; j < 27; ++j)
+    cost[static_cast<std::size_t>(j)] = cost[static_cast<std::size_t>(255 - j)] = 1.7;
+  double total = 0.0, row_most = 0.0;
+  for (const double c : cost) {
+    total += c;
+    row_most = std::max(row_most, c);
+  }
+  for (const int threads : {1, 2, 3, 16}) {
+    const std::vector<int> edges = cpu_pass_bands(-4, cost, 48, 12, threads);
+    const int bands = static_cast<int>(edges.size()) - 1;
+    EXPECT_EQ(bands % threads, 0) << threads << " threads";
+    EXPECT_GE(bands, (256 + 47) / 48);
+    // Every band within one row's cost of an equal share, or `least` rows where the share is
+    // narrower (16 bands).
+    EXPECT_LE(checked_bands(edges, -4, cost, 12), std::max(total / bands + row_most, 12 * row_most))
+        << threads;
+  }
+  // Two threads: six bands, the outer ones narrower than the inner ones (a fixed width of 48 left
+  // the pair of the first two bands waiting on the first's 27 layer rows).
+  const std::vector<int> two = cpu_pass_bands(0, cost, 48, 12, 2);
+  ASSERT_EQ(two.size(), 7u);
+  EXPECT_LT(two[1] - two[0], two[2] - two[1]);
+  EXPECT_LT(two[6] - two[5], two[5] - two[4]);
+
+  // More threads than bands of `least` rows: as many bands as fit.
+  const std::vector<double> flat(40, 1.0);
+  EXPECT_EQ(cpu_pass_bands(0, flat, 48, 12, 16).size(), 4u); // 3 bands
+  checked_bands(cpu_pass_bands(0, flat, 48, 12, 16), 0, flat, 12);
+  // Fewer rows than `least`: one band of all of them.
+  const std::vector<double> few(5, 1.0);
+  EXPECT_EQ(cpu_pass_bands(7, few, 48, 12, 2), (std::vector<int>{7, 12}));
+  // Rows that cost nothing are cut evenly.
+  const std::vector<int> even = cpu_pass_bands(0, std::vector<double>(100, 0.0), 25, 4, 2);
+  EXPECT_EQ(even, (std::vector<int>{0, 25, 50, 75, 100}));
+}
+
 TEST(CpuPass, KernelPassRefusesBandsNarrowerThanItsSkew) {
   const Survey s = pass_survey(21, 40, 20, 0, false);
   const std::vector<float> velocity = pass_velocity(s);

@@ -60,9 +60,8 @@ int cpu_pass_steps_setting() {
 
 /// Steps a pass by default and rows a band (docs/kernels.md, "The CPU multi-step pass", with the
 /// measurements that chose them): 4 steps in bands of 48 rows for the acoustic equation; 2 steps
-/// in bands of 32 for TTI, whose step is bound by its arithmetic more than by memory. A band is
-/// narrower where the rows would otherwise make fewer bands than threads (`rows` / `threads`),
-/// and at least the skew of the pass's last step.
+/// in bands of about 32 for TTI, whose step is bound by its arithmetic more than by memory
+/// (cpu_pass_bands balances them), and at least the skew of the pass's last step.
 /// When MINIMOD_CPU_PASS_STEPS is unset: calls of step_pass timed as a pass and as single steps,
 /// in turn, before the faster is kept (CpuBackend::trial).
 constexpr int kPassTrials = 4;
@@ -70,12 +69,8 @@ constexpr int kPassTrials = 4;
 int cpu_pass_default(Physics physics) {
   return physics == Physics::Tti ? 2 : 4;
 }
-int cpu_pass_band(Physics physics, int steps, int rows, int threads) {
-  // Each thread needs a band of its own: the threads take bands in turn, so fewer bands than
-  // threads would leave threads idle.
-  const int rows_a_thread = rows / std::max(threads, 1);
-  const int band = std::min(physics == Physics::Tti ? 32 : 48, std::max(rows_a_thread, 1));
-  return std::max(band, (steps - 1) * kHalo);
+int cpu_pass_band(Physics physics, int steps) {
+  return std::max(physics == Physics::Tti ? 32 : 48, (steps - 1) * kHalo);
 }
 
 class CpuBackend final : public Backend {
@@ -256,7 +251,7 @@ private:
           kept[at] = first[static_cast<std::size_t>(rcv.index[at])];
         }
     };
-    const int band = cpu_pass_band(p.physics(), count, l.ny, omp_get_max_threads());
+    const int band = cpu_pass_band(p.physics(), count);
     // Without a neighbour the shell is empty and the interior holds every piece.
     const std::vector<Region>& pieces = m_parts[1];
     if (p.physics() == Physics::Tti) {

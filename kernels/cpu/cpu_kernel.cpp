@@ -358,6 +358,11 @@ void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs
 
 } // namespace
 
+/// A layer point's cost in inner points, for the pass's bands: at 256^3 with 27-point layers, in
+/// passes of 4 on one thread, a step took 29.5 ms, 21.7 ms with the layer pieces given the inner
+/// update, and the layer pieces hold 8.5 of the 16.8 million points.
+constexpr double kLayerWeight = 1.7;
+
 void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& l,
                          const StencilCoefs& coefs, const Region* regions, int count, int steps,
                          int band, const CpuPassPlaneHook& after_plane) {
@@ -370,7 +375,7 @@ void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const Fiel
   fields[1].u = v;
   fields[1].v = u;
   cpu_pass_over_pieces(
-      "cpu_multi_step_pass", fields, regions, count, steps, band,
+      "cpu_multi_step_pass", fields, regions, count, steps, band, kLayerWeight,
       [&](const IsoFields& f, const Region& r, int j, int k) {
         update_segment(f, l, coefs, r, j, k);
       },

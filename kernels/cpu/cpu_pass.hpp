@@ -61,14 +61,56 @@ inline void cpu_pass_check(const char* what, int steps, int max_steps, int band)
                                 std::to_string(least));
 }
 
-/// Runs the pass's schedule over the (y, z) box [y0, y1) x [z0, z1) in one parallel region:
-/// rows(s, j0, j1, k) updates rows [j0, j1) of plane k by step s of the pass, then
-/// after_plane(s, j0, j1, k) runs on the same thread, before any later step reads them.
+/// The bands of a pass over rows [y0, y0 + row_cost.size()): band b is rows [edges[b],
+/// edges[b + 1]). The threads take bands in turn and each band waits for the band before it, so
+/// the bands a set of threads works on together move at the pace of the costliest of them: the
+/// edges cut the rows' summed cost (row_cost[j - y0], any unit) into equal shares, in a number of
+/// bands that is a multiple of `threads` where each band can still have `least` rows, and about
+/// `band` rows each. Every band has at least `least` rows (one band when there are fewer rows).
+inline std::vector<int> cpu_pass_bands(int y0, const std::vector<double>& row_cost, int band,
+                                       int least, int threads) {
+  const int rows = static_cast<int>(row_cost.size());
+  threads = std::max(threads, 1);
+  least = std::max(least, 1);
+  int n = (rows + std::max(band, 1) - 1) / std::max(band, 1);
+  n = (n + threads - 1) / threads * threads;
+  n = std::max(1, std::min(n, rows / least));
+  std::vector<double> before(static_cast<std::size_t>(rows) + 1, 0.0); // cost of rows [0, j)
+  for (int j = 0; j < rows; ++j)
+    before[static_cast<std::size_t>(j) + 1] =
+        before[static_cast<std::size_t>(j)] + row_cost[static_cast<std::size_t>(j)];
+  const double total = before[static_cast<std::size_t>(rows)];
+  std::vector<int> edges(static_cast<std::size_t>(n) + 1);
+  edges[0] = 0;
+  for (int b = 1; b < n; ++b) {
+    int e = b * rows / n; // rows evenly, where the rows cost nothing
+    if (total > 0.0) {
+      const double share = total * b / n;
+      e = static_cast<int>(std::lower_bound(before.begin(), before.end(), share) - before.begin());
+      if (e > 0 && share - before[static_cast<std::size_t>(e) - 1] <
+                       before[static_cast<std::size_t>(e)] - share)
+        --e; // the nearer edge
+    }
+    // Room for this band's rows before and for the remaining bands' after.
+    edges[static_cast<std::size_t>(b)] =
+        std::clamp(e, edges[static_cast<std::size_t>(b) - 1] + least, rows - (n - b) * least);
+  }
+  edges[static_cast<std::size_t>(n)] = rows;
+  for (int& e : edges)
+    e += y0;
+  return edges;
+}
+
+/// Runs the pass's schedule over the (y, z) box [y0, y1) x [z0, z1) in one parallel region, in
+/// the bands `edges` (cpu_pass_bands; edges.front() is y0 and edges.back() y1): rows(s, j0, j1, k)
+/// updates rows [j0, j1) of plane k by step s of the pass, then after_plane(s, j0, j1, k) runs on
+/// the same thread, before any later step reads them.
 template <class Rows, class AfterPlane>
-void cpu_pass_schedule(int y0, int y1, int z0, int z1, int steps, int band, Rows&& rows,
+void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps, Rows&& rows,
                        AfterPlane&& after_plane) {
-  if (y0 >= y1 || z0 >= z1) return;
-  const int bands = (y1 - y0 + band - 1) / band;
+  const int bands = static_cast<int>(edges.size()) - 1;
+  if (bands < 1 || edges.front() >= edges.back() || z0 >= z1) return;
+  const int y0 = edges.front(), y1 = edges.back();
   const int iterations = z1 - z0 + (steps - 1) * kHalo;
   std::unique_ptr<std::atomic<int>[]> done(new std::atomic<int>[static_cast<std::size_t>(bands)]);
   for (int b = 0; b < bands; ++b)
@@ -78,7 +120,8 @@ void cpu_pass_schedule(int y0, int y1, int z0, int z1, int steps, int band, Rows
     const int threads = omp_get_num_threads(), me = omp_get_thread_num();
     for (int b = me; b < bands; b += threads) {
       // The first band starts at y0 and the last ends at y1 for every step.
-      const int a0 = y0 + b * band, a1 = std::min(a0 + band, y1);
+      const int a0 = edges[static_cast<std::size_t>(b)],
+                a1 = edges[static_cast<std::size_t>(b) + 1];
       for (int it = 0; it < iterations; ++it) {
         // Band b - 1 must have done this iteration: the rows below a0 that this iteration's
         // steps read, and its reads of the rows [a0 - s kHalo, a0) that step s overwrites here.
@@ -101,11 +144,14 @@ void cpu_pass_schedule(int y0, int y1, int z0, int z1, int steps, int band, Rows
 /// equation: fields[s % 2] are the fields step s of the pass reads and writes (the two time
 /// levels swapped between even and odd steps), and segment(fields[s % 2], piece, j, k) updates
 /// row (j, k) of a piece, for every piece that holds the row, in x order. after_plane (may be
-/// empty) as in cpu_pass_schedule. `what` names the caller in its errors: the step count or band
-/// out of range (cpu_pass_check), or a C-PML, whose memory pass runs between steps.
+/// empty) as in cpu_pass_schedule. The bands are about `band` rows (cpu_pass_bands), balanced by
+/// each row's points, a layer piece's point counting `layer_weight` inner points (the caller's
+/// measured cost of its layer update against its inner one). `what` names the caller in its
+/// errors: the step count or band out of range (cpu_pass_check), or a C-PML, whose memory pass
+/// runs between steps.
 template <class Fields, class Segment>
 void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Region* regions,
-                          int count, int steps, int band, Segment&& segment,
+                          int count, int steps, int band, double layer_weight, Segment&& segment,
                           const CpuPassPlaneHook& after_plane) {
   cpu_pass_check(what, steps, kCpuPassMaxSteps, band);
   if (fields[0].cpml)
@@ -119,8 +165,17 @@ void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Reg
     if (!regions[n].box.empty()) pieces.push_back(&regions[n]);
   std::sort(pieces.begin(), pieces.end(),
             [](const Region* a, const Region* b) { return a->box.x0 < b->box.x0; });
+  // A row's cost: its points, a layer point counting layer_weight inner points.
+  std::vector<double> row_cost(static_cast<std::size_t>(y1 - y0), 0.0);
+  for (const Region* r : pieces) {
+    const Box& b = r->box;
+    const double points = static_cast<double>(b.x1 - b.x0) * (b.z1 - b.z0) *
+                          (r->kind() == RegionKind::Inner ? 1.0 : layer_weight);
+    for (int j = b.y0; j < b.y1; ++j)
+      row_cost[static_cast<std::size_t>(j - y0)] += points;
+  }
   cpu_pass_schedule(
-      y0, y1, z0, z1, steps, band,
+      cpu_pass_bands(y0, row_cost, band, (steps - 1) * kHalo, omp_get_max_threads()), z0, z1, steps,
       [&](int s, int j0, int j1, int k) {
         for (int j = j0; j < j1; ++j)
           for (const Region* r : pieces) {
