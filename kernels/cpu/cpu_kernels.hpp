@@ -15,10 +15,10 @@ void register_cpu_tti_kernels(KernelRegistry& registry);
 /// entry; on return the array step n + steps - 1 wrote holds u^(n+steps) (u when steps is even)
 /// and the other u^(n+steps-1). `medium` gives vp2dt2, phi, eta and eta_rows (its u and v are
 /// ignored). The pieces must be disjoint and make up the whole step (no halo exchange between the
-/// steps). The (y, z) box of the pieces is cut into bands of `band` rows (at least
-/// (steps - 1) kHalo); each band streams through its planes, each step kHalo planes and kHalo rows
-/// behind the one before, and the threads take bands in turn, each band at least one plane
-/// behind the band before it.
+/// steps). The (y, z) box of the pieces is cut into bands of about `band` rows (at least
+/// (steps - 1) kHalo), balanced by cost among the threads (cpu_pass_bands); each band streams
+/// through its planes, each step kHalo planes and kHalo rows behind the one before, and the
+/// threads take bands in turn, each band at least one plane behind the band before it.
 void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& layout,
                          const StencilCoefs& coefs, const Region* regions, int count, int steps,
                          int band, const CpuPassPlaneHook& after_plane);
