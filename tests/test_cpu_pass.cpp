@@ -240,6 +240,20 @@ TEST(CpuPass, BandsShareTheRowsCostEquallyInAMultipleOfTheThreads) {
   EXPECT_LT(two[1] - two[0], two[2] - two[1]);
   EXPECT_LT(two[6] - two[5], two[5] - two[4]);
 
+  // Rates: a thread measured twice as fast gets bands of twice the cost.
+  const CpuPassRates rates{{2.0, 1.0}};
+  const std::vector<int> rated = cpu_pass_bands(0, cost, 48, 12, 2, &rates);
+  ASSERT_EQ(rated.size(), 7u);
+  double of[2] = {0.0, 0.0};
+  for (std::size_t b = 0; b + 1 < rated.size(); ++b)
+    for (int j = rated[b]; j < rated[b + 1]; ++j)
+      of[b % 2] += cost[static_cast<std::size_t>(j)];
+  EXPECT_NEAR(of[0] / of[1], 2.0, 0.1);
+  // Rates of another thread count, or not all positive, are ignored.
+  const CpuPassRates three{{2.0, 1.0, 1.0}}, zero{{1.0, 0.0}};
+  EXPECT_EQ(cpu_pass_bands(0, cost, 48, 12, 2, &three), two);
+  EXPECT_EQ(cpu_pass_bands(0, cost, 48, 12, 2, &zero), two);
+
   // More threads than bands of `least` rows: as many bands as fit.
   const std::vector<double> flat(40, 1.0);
   EXPECT_EQ(cpu_pass_bands(0, flat, 48, 12, 16).size(), 4u); // 3 bands
@@ -250,6 +264,48 @@ TEST(CpuPass, BandsShareTheRowsCostEquallyInAMultipleOfTheThreads) {
   // Rows that cost nothing are cut evenly.
   const std::vector<int> even = cpu_pass_bands(0, std::vector<double>(100, 0.0), 25, 4, 2);
   EXPECT_EQ(even, (std::vector<int>{0, 25, 50, 75, 100}));
+}
+
+TEST(CpuPass, KernelPassMeasuresTheThreadsRatesAndKeepsTheBits) {
+  // Bands cut by skewed rates give the bits of single steps, and the pass updates the rates.
+  const Survey s = pass_survey(37, 45, 30, 5, false);
+  const std::vector<float> velocity = pass_velocity(s);
+  const AcousticProblem p = build_acoustic_problem(s, make_plan(s, velocity), velocity);
+  const FieldLayout& l = p.layout;
+  const std::vector<Region> pieces = pieces_of(p);
+  const StencilKernel* cpu = kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic);
+  ASSERT_NE(cpu, nullptr);
+  std::mt19937 rng(11);
+  const std::vector<float> u0 = random_field(l, rng, 1.0f), v0 = random_field(l, rng, 1.0f),
+                           phi0 = random_field(l, rng, 0.1f);
+  const int steps = 3;
+  std::vector<float> cur = u0, next = v0, phi = phi0;
+  for (int n = 0; n < steps; ++n) {
+    IsoFields f;
+    f.u = cur.data();
+    f.v = next.data();
+    f.vp2dt2 = p.vp2dt2.data();
+    f.phi = phi.data();
+    f.eta = p.eta.data();
+    cpu->launch_regions(f, l, p.coefs, pieces.data(), static_cast<int>(pieces.size()), nullptr);
+    std::swap(cur, next);
+  }
+  const ScopedThreads t(2);
+  CpuPassRates rates{{1.0, 0.25}};
+  std::vector<float> u = u0, v = v0, pphi = phi0;
+  IsoFields medium;
+  medium.vp2dt2 = p.vp2dt2.data();
+  medium.phi = pphi.data();
+  medium.eta = p.eta.data();
+  cpu_multi_step_pass(u.data(), v.data(), medium, l, p.coefs, pieces.data(),
+                      static_cast<int>(pieces.size()), steps, 8, {}, &rates);
+  EXPECT_EQ(std::memcmp(v.data(), cur.data(), cur.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(u.data(), next.data(), next.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(pphi.data(), phi.data(), phi.size() * sizeof(float)), 0);
+  ASSERT_EQ(rates.rate.size(), 2u);
+  EXPECT_GT(rates.rate[0], 0.0);
+  EXPECT_GT(rates.rate[1], 0.0);
+  EXPECT_NE(rates.rate[1], 0.25) << "the pass measured the second thread's rate";
 }
 
 TEST(CpuPass, KernelPassRefusesBandsNarrowerThanItsSkew) {

@@ -261,11 +261,13 @@ private:
       const auto& t = static_cast<const TtiProblem&>(p);
       cpu_tti_multi_step_pass(m_current[0].data(), m_next[0].data(), m_current[1].data(),
                               m_next[1].data(), tti_medium(t), l, t.coefs, pieces.data(),
-                              static_cast<int>(pieces.size()), count, band, after_plane);
+                              static_cast<int>(pieces.size()), count, band, after_plane,
+                              &m_pass_rates);
     } else {
       const auto& a = static_cast<const AcousticProblem&>(p);
       cpu_multi_step_pass(m_current[0].data(), m_next[0].data(), acoustic_medium(a), l, a.coefs,
-                          pieces.data(), static_cast<int>(pieces.size()), count, band, after_plane);
+                          pieces.data(), static_cast<int>(pieces.size()), count, band, after_plane,
+                          &m_pass_rates);
     }
     if (count % 2 == 1) std::swap(m_current, m_next);
     for (int s = 0; s < count; ++s) {
@@ -417,6 +419,7 @@ private:
     // Unset: time passes against single steps on the first steps (kPassTrials calls).
     m_trials_left = m_pass_setting == 0 ? kPassTrials : 0;
     m_trial_pass_ms = m_trial_single_ms = std::numeric_limits<double>::infinity();
+    m_pass_rates = {};
   }
 
   /// What the acoustic kernels read besides the wavefields: the medium, phi and eta (the table
@@ -569,6 +572,7 @@ private:
   bool m_pass_on = false;                     ///< the problem set up takes passes
   int m_trials_left = 0;                      ///< calls of the pass-or-steps trial still to come
   double m_trial_pass_ms = 0, m_trial_single_ms = 0;  ///< the trial's best ms a step
+  CpuPassRates m_pass_rates;                          ///< the threads' rates in the passes
   std::vector<std::vector<PassTap>> m_pass_sources;   ///< source taps by plane, for the pass
   std::vector<std::vector<PassTap>> m_pass_receivers; ///< receiver taps by plane
   std::vector<float> m_pass_samples; ///< receiver tap values of each step of a pass

@@ -365,7 +365,7 @@ constexpr double kLayerWeight = 1.7;
 
 void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& l,
                          const StencilCoefs& coefs, const Region* regions, int count, int steps,
-                         int band, const CpuPassPlaneHook& after_plane) {
+                         int band, const CpuPassPlaneHook& after_plane, CpuPassRates* rates) {
   // Step s of the pass (n + s) reads u^(n+s) from one array and u^(n+s-1) at its own point from
   // the other, which it overwrites with u^(n+s+1): even steps write v, odd steps u. phi is
   // updated in place by each.
@@ -379,7 +379,7 @@ void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const Fiel
       [&](const IsoFields& f, const Region& r, int j, int k) {
         update_segment(f, l, coefs, r, j, k);
       },
-      after_plane);
+      after_plane, rates);
 }
 
 namespace {

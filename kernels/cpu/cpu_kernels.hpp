@@ -18,10 +18,12 @@ void register_cpu_tti_kernels(KernelRegistry& registry);
 /// steps). The (y, z) box of the pieces is cut into bands of about `band` rows (at least
 /// (steps - 1) kHalo), balanced by cost among the threads (cpu_pass_bands); each band streams
 /// through its planes, each step kHalo planes and kHalo rows behind the one before, and the
-/// threads take bands in turn, each band at least one plane behind the band before it.
+/// threads take bands in turn, each band at least one plane behind the band before it. With
+/// `rates`, the bands follow the threads' measured rates, which the pass updates (CpuPassRates).
 void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& layout,
                          const StencilCoefs& coefs, const Region* regions, int count, int steps,
-                         int band, const CpuPassPlaneHook& after_plane);
+                         int band, const CpuPassPlaneHook& after_plane,
+                         CpuPassRates* rates = nullptr);
 
 /// The TTI equation's pass: steps n .. n + steps - 1 with the TTI `cpu` kernel's per-point
 /// arithmetic, as cpu_multi_step_pass: p and q hold p^n and q^n, p_before and q_before the steps
@@ -31,6 +33,7 @@ void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const Fiel
 void cpu_tti_multi_step_pass(float* p, float* p_before, float* q, float* q_before,
                              const TtiFields& medium, const FieldLayout& layout,
                              const TtiCoefs& coefs, const Region* regions, int count, int steps,
-                             int band, const CpuPassPlaneHook& after_plane);
+                             int band, const CpuPassPlaneHook& after_plane,
+                             CpuPassRates* rates = nullptr);
 
 } // namespace minimod

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <functional>
 #include <memory>
@@ -61,20 +62,41 @@ inline void cpu_pass_check(const char* what, int steps, int max_steps, int band)
                                 std::to_string(least));
 }
 
+/// Each thread's rate in the passes so far, in cost units (cpu_pass_over_pieces: a row's points,
+/// layer points weighted) a second of its own work, by thread number; the pass measures and
+/// updates them, and the next pass's bands follow them. On the 2-core virtual machine of
+/// docs/perf one virtual CPU ran the same bands 1.2 to 1.3 times slower than the other, run
+/// after run, whichever thread it held.
+struct CpuPassRates {
+  std::vector<double> rate; ///< empty or of another thread count: equal rates
+};
+
 /// The bands of a pass over rows [y0, y0 + row_cost.size()): band b is rows [edges[b],
-/// edges[b + 1]). The threads take bands in turn and each band waits for the band before it, so
-/// the bands a set of threads works on together move at the pace of the costliest of them: the
-/// edges cut the rows' summed cost (row_cost[j - y0], any unit) into equal shares, in a number of
-/// bands that is a multiple of `threads` where each band can still have `least` rows, and about
-/// `band` rows each. Every band has at least `least` rows (one band when there are fewer rows).
+/// edges[b + 1]), for thread b % threads. The threads take bands in turn and each band waits for
+/// the band before it, so the bands a set of threads works on together move at the pace of the
+/// slowest of them: the edges cut the rows' summed cost (row_cost[j - y0], any unit) into shares
+/// in proportion to the rates of the bands' threads (`rates`, cpu_pass_over_pieces; equal where
+/// null), in a number of bands that is a multiple of `threads` where each band can still have
+/// `least` rows, and about `band` rows each. Every band has at least `least` rows (one band when
+/// there are fewer rows).
 inline std::vector<int> cpu_pass_bands(int y0, const std::vector<double>& row_cost, int band,
-                                       int least, int threads) {
+                                       int least, int threads,
+                                       const CpuPassRates* rates = nullptr) {
   const int rows = static_cast<int>(row_cost.size());
   threads = std::max(threads, 1);
   least = std::max(least, 1);
   int n = (rows + std::max(band, 1) - 1) / std::max(band, 1);
   n = (n + threads - 1) / threads * threads;
   n = std::max(1, std::min(n, rows / least));
+  // weight[b]: the rates of the threads of bands [0, b), summed.
+  const bool rated =
+      rates != nullptr && rates->rate.size() == static_cast<std::size_t>(threads) &&
+      std::all_of(rates->rate.begin(), rates->rate.end(), [](double r) { return r > 0.0; });
+  std::vector<double> weight(static_cast<std::size_t>(n) + 1, 0.0);
+  for (int b = 0; b < n; ++b)
+    weight[static_cast<std::size_t>(b) + 1] =
+        weight[static_cast<std::size_t>(b)] +
+        (rated ? rates->rate[static_cast<std::size_t>(b % threads)] : 1.0);
   std::vector<double> before(static_cast<std::size_t>(rows) + 1, 0.0); // cost of rows [0, j)
   for (int j = 0; j < rows; ++j)
     before[static_cast<std::size_t>(j) + 1] =
@@ -85,7 +107,8 @@ inline std::vector<int> cpu_pass_bands(int y0, const std::vector<double>& row_co
   for (int b = 1; b < n; ++b) {
     int e = b * rows / n; // rows evenly, where the rows cost nothing
     if (total > 0.0) {
-      const double share = total * b / n;
+      const double share =
+          total * weight[static_cast<std::size_t>(b)] / weight[static_cast<std::size_t>(n)];
       e = static_cast<int>(std::lower_bound(before.begin(), before.end(), share) - before.begin());
       if (e > 0 && share - before[static_cast<std::size_t>(e) - 1] <
                        before[static_cast<std::size_t>(e)] - share)
@@ -105,11 +128,14 @@ inline std::vector<int> cpu_pass_bands(int y0, const std::vector<double>& row_co
 /// the bands `edges` (cpu_pass_bands; edges.front() is y0 and edges.back() y1): rows(s, j0, j1, k)
 /// updates rows [j0, j1) of plane k by step s of the pass, then after_plane(s, j0, j1, k) runs on
 /// the same thread, before any later step reads them.
+/// When `work` is not null it gets each thread's seconds in its bands, waits left out, by thread
+/// number (sized to the team).
 template <class Rows, class AfterPlane>
 void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps, Rows&& rows,
-                       AfterPlane&& after_plane) {
+                       AfterPlane&& after_plane, std::vector<double>* work = nullptr) {
   const int bands = static_cast<int>(edges.size()) - 1;
   if (bands < 1 || edges.front() >= edges.back() || z0 >= z1) return;
+  using Clock = std::chrono::steady_clock;
   const int y0 = edges.front(), y1 = edges.back();
   const int iterations = z1 - z0 + (steps - 1) * kHalo;
   std::unique_ptr<std::atomic<int>[]> done(new std::atomic<int>[static_cast<std::size_t>(bands)]);
@@ -118,6 +144,12 @@ void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps,
 #pragma omp parallel
   {
     const int threads = omp_get_num_threads(), me = omp_get_thread_num();
+    if (work != nullptr) {
+#pragma omp single
+      work->assign(static_cast<std::size_t>(threads), 0.0);
+    }
+    const Clock::time_point start = Clock::now();
+    Clock::duration waited{};
     for (int b = me; b < bands; b += threads) {
       // The first band starts at y0 and the last ends at y1 for every step.
       const int a0 = edges[static_cast<std::size_t>(b)],
@@ -125,7 +157,11 @@ void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps,
       for (int it = 0; it < iterations; ++it) {
         // Band b - 1 must have done this iteration: the rows below a0 that this iteration's
         // steps read, and its reads of the rows [a0 - s kHalo, a0) that step s overwrites here.
-        if (b > 0) cpu_pass_wait(done[b - 1], it + 1);
+        if (b > 0 && done[b - 1].load(std::memory_order_acquire) < it + 1) {
+          const Clock::time_point before = Clock::now();
+          cpu_pass_wait(done[b - 1], it + 1);
+          waited += Clock::now() - before;
+        }
         for (int s = 0; s < steps; ++s) {
           const int k = z0 + it - s * kHalo;
           if (k < z0 || k >= z1) continue;
@@ -137,6 +173,9 @@ void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps,
         done[b].store(it + 1, std::memory_order_release);
       }
     }
+    if (work != nullptr)
+      (*work)[static_cast<std::size_t>(me)] =
+          std::chrono::duration<double>(Clock::now() - start - waited).count();
   }
 }
 
@@ -152,7 +191,7 @@ void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps,
 template <class Fields, class Segment>
 void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Region* regions,
                           int count, int steps, int band, double layer_weight, Segment&& segment,
-                          const CpuPassPlaneHook& after_plane) {
+                          const CpuPassPlaneHook& after_plane, CpuPassRates* rates) {
   cpu_pass_check(what, steps, kCpuPassMaxSteps, band);
   if (fields[0].cpml)
     throw std::invalid_argument(std::string(what) + ": the C-PML's memory pass runs between "
@@ -174,8 +213,12 @@ void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Reg
     for (int j = b.y0; j < b.y1; ++j)
       row_cost[static_cast<std::size_t>(j - y0)] += points;
   }
+  const int threads = omp_get_max_threads();
+  const std::vector<int> edges =
+      cpu_pass_bands(y0, row_cost, band, (steps - 1) * kHalo, threads, rates);
+  std::vector<double> work;
   cpu_pass_schedule(
-      cpu_pass_bands(y0, row_cost, band, (steps - 1) * kHalo, omp_get_max_threads()), z0, z1, steps,
+      edges, z0, z1, steps,
       [&](int s, int j0, int j1, int k) {
         for (int j = j0; j < j1; ++j)
           for (const Region* r : pieces) {
@@ -186,7 +229,21 @@ void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Reg
       },
       [&](int s, int j0, int j1, int k) {
         if (after_plane) after_plane(s, j0, j1, k);
-      });
+      },
+      rates != nullptr ? &work : nullptr);
+  if (rates == nullptr || work.size() != static_cast<std::size_t>(threads)) return;
+  // Each thread's cost a second in this pass, averaged with the passes before.
+  std::vector<double> cost(work.size(), 0.0);
+  for (std::size_t b = 0; b + 1 < edges.size(); ++b)
+    for (int j = edges[b]; j < edges[b + 1]; ++j)
+      cost[b % work.size()] += row_cost[static_cast<std::size_t>(j - y0)];
+  if (rates->rate.size() != work.size()) rates->rate.assign(work.size(), 0.0);
+  for (std::size_t t = 0; t < work.size(); ++t) {
+    if (cost[t] <= 0.0 || work[t] <= 0.0) continue; // no band: the rate stays
+    const double now = cost[t] / work[t];
+    double& r = rates->rate[t];
+    r = r > 0.0 ? 0.5 * (r + now) : now;
+  }
 }
 
 } // namespace minimod

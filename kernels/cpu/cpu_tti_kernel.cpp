@@ -98,7 +98,7 @@ constexpr double kTtiLayerWeight = 1.0;
 void cpu_tti_multi_step_pass(float* p, float* p_before, float* q, float* q_before,
                              const TtiFields& medium, const FieldLayout& l, const TtiCoefs& coefs,
                              const Region* regions, int count, int steps, int band,
-                             const CpuPassPlaneHook& after_plane) {
+                             const CpuPassPlaneHook& after_plane, CpuPassRates* rates) {
   // As the acoustic pass: even steps read p and q and write p_before and q_before, odd steps the
   // other way round; phi_p is updated in place.
   TtiFields fields[2] = {medium, medium};
@@ -115,7 +115,7 @@ void cpu_tti_multi_step_pass(float* p, float* p_before, float* q, float* q_befor
       [&](const TtiFields& f, const Region& r, int j, int k) {
         update_segment(f, l, coefs, r, j, k);
       },
-      after_plane);
+      after_plane, rates);
 }
 
 void register_cpu_tti_kernels(KernelRegistry& registry) {
