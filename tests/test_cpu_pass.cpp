@@ -169,25 +169,41 @@ TEST(CpuPass, KernelPassGivesTheBitsOfSingleSteps) {
       const int least = (steps - 1) * kHalo;
       for (const int band : {least, least + 3, 16 + least}) {
         for (const int threads : {1, 2, 3}) {
-          const ScopedThreads t(threads);
-          std::vector<float> u = u0, v = v0, pphi = phi0;
-          IsoFields medium;
-          medium.vp2dt2 = p.vp2dt2.data();
-          medium.phi = pphi.data();
-          medium.eta = p.eta.data();
-          medium.eta_rows = table ? &rows : nullptr;
-          cpu_multi_step_pass(u.data(), v.data(), medium, l, p.coefs, pieces.data(),
-                              static_cast<int>(pieces.size()), steps, std::max(1, band), {});
-          // An even count of steps leaves u^(n+steps) in u, an odd one in v.
-          const std::vector<float>& last = steps % 2 == 0 ? u : v;
-          const std::vector<float>& before = steps % 2 == 0 ? v : u;
-          const std::string what = std::to_string(steps) + " steps, bands of " +
-                                   std::to_string(band) + ", " + std::to_string(threads) +
-                                   " threads, eta " + (table ? "table" : "array");
-          EXPECT_EQ(std::memcmp(last.data(), cur.data(), cur.size() * sizeof(float)), 0) << what;
-          EXPECT_EQ(std::memcmp(before.data(), next.data(), next.size() * sizeof(float)), 0)
-              << what;
-          EXPECT_EQ(std::memcmp(pphi.data(), phi.data(), phi.size() * sizeof(float)), 0) << what;
+          // On 2 threads also with bands cut by skewed rates (CpuPassRates), which the pass
+          // then measures.
+          for (const bool rated : {false, true}) {
+            if (rated && threads != 2) continue;
+            const ScopedThreads t(threads);
+            CpuPassRates rates{{1.0, 0.25}};
+            std::vector<float> u = u0, v = v0, pphi = phi0;
+            IsoFields medium;
+            medium.vp2dt2 = p.vp2dt2.data();
+            medium.phi = pphi.data();
+            medium.eta = p.eta.data();
+            medium.eta_rows = table ? &rows : nullptr;
+            cpu_multi_step_pass(u.data(), v.data(), medium, l, p.coefs, pieces.data(),
+                                static_cast<int>(pieces.size()), steps, std::max(1, band), {},
+                                rated ? &rates : nullptr);
+            // An even count of steps leaves u^(n+steps) in u, an odd one in v.
+            const std::vector<float>& last = steps % 2 == 0 ? u : v;
+            const std::vector<float>& before = steps % 2 == 0 ? v : u;
+            const std::string what = std::to_string(steps) + " steps, bands of " +
+                                     std::to_string(band) + ", " + std::to_string(threads) +
+                                     " threads, eta " + (table ? "table" : "array") +
+                                     (rated ? ", rated bands" : "");
+            EXPECT_EQ(std::memcmp(last.data(), cur.data(), cur.size() * sizeof(float)), 0) << what;
+            EXPECT_EQ(std::memcmp(before.data(), next.data(), next.size() * sizeof(float)), 0)
+                << what;
+            EXPECT_EQ(std::memcmp(pphi.data(), phi.data(), phi.size() * sizeof(float)), 0) << what;
+            if (!rated) continue;
+            ASSERT_EQ(rates.rate.size(), 2u) << what;
+            EXPECT_GT(rates.rate[0], 0.0) << what;
+            // The second thread has a band where the rows make two of `least` rows.
+            if (l.ny / std::max(1, least) >= 2)
+              EXPECT_NE(rates.rate[1], 0.25) << what << ": the pass measured the second thread";
+            else
+              EXPECT_EQ(rates.rate[1], 0.25) << what << ": one band, the second thread's rate kept";
+          }
         }
       }
     }
@@ -264,48 +280,6 @@ TEST(CpuPass, BandsShareTheRowsCostEquallyInAMultipleOfTheThreads) {
   // Rows that cost nothing are cut evenly.
   const std::vector<int> even = cpu_pass_bands(0, std::vector<double>(100, 0.0), 25, 4, 2);
   EXPECT_EQ(even, (std::vector<int>{0, 25, 50, 75, 100}));
-}
-
-TEST(CpuPass, KernelPassMeasuresTheThreadsRatesAndKeepsTheBits) {
-  // Bands cut by skewed rates give the bits of single steps, and the pass updates the rates.
-  const Survey s = pass_survey(37, 45, 30, 5, false);
-  const std::vector<float> velocity = pass_velocity(s);
-  const AcousticProblem p = build_acoustic_problem(s, make_plan(s, velocity), velocity);
-  const FieldLayout& l = p.layout;
-  const std::vector<Region> pieces = pieces_of(p);
-  const StencilKernel* cpu = kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic);
-  ASSERT_NE(cpu, nullptr);
-  std::mt19937 rng(11);
-  const std::vector<float> u0 = random_field(l, rng, 1.0f), v0 = random_field(l, rng, 1.0f),
-                           phi0 = random_field(l, rng, 0.1f);
-  const int steps = 3;
-  std::vector<float> cur = u0, next = v0, phi = phi0;
-  for (int n = 0; n < steps; ++n) {
-    IsoFields f;
-    f.u = cur.data();
-    f.v = next.data();
-    f.vp2dt2 = p.vp2dt2.data();
-    f.phi = phi.data();
-    f.eta = p.eta.data();
-    cpu->launch_regions(f, l, p.coefs, pieces.data(), static_cast<int>(pieces.size()), nullptr);
-    std::swap(cur, next);
-  }
-  const ScopedThreads t(2);
-  CpuPassRates rates{{1.0, 0.25}};
-  std::vector<float> u = u0, v = v0, pphi = phi0;
-  IsoFields medium;
-  medium.vp2dt2 = p.vp2dt2.data();
-  medium.phi = pphi.data();
-  medium.eta = p.eta.data();
-  cpu_multi_step_pass(u.data(), v.data(), medium, l, p.coefs, pieces.data(),
-                      static_cast<int>(pieces.size()), steps, 8, {}, &rates);
-  EXPECT_EQ(std::memcmp(v.data(), cur.data(), cur.size() * sizeof(float)), 0);
-  EXPECT_EQ(std::memcmp(u.data(), next.data(), next.size() * sizeof(float)), 0);
-  EXPECT_EQ(std::memcmp(pphi.data(), phi.data(), phi.size() * sizeof(float)), 0);
-  ASSERT_EQ(rates.rate.size(), 2u);
-  EXPECT_GT(rates.rate[0], 0.0);
-  EXPECT_GT(rates.rate[1], 0.0);
-  EXPECT_NE(rates.rate[1], 0.25) << "the pass measured the second thread's rate";
 }
 
 TEST(CpuPass, KernelPassRefusesBandsNarrowerThanItsSkew) {
