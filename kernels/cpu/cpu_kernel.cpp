@@ -102,22 +102,41 @@ template <int S> inline __m512 shifted(__m512 lo, __m512 mid, __m512 hi) {
                                                          _mm512_castps_si512(lo), 16 + S));
 }
 
-/// laplacian_25 of the vector at q = u + p, in its order: c0 u, then for m = 1..4 the x, y and z
-/// pairs.
+/// A vector's four nearest neighbours along y and z, which both updates' Laplacian reads and the
+/// layer's eta gradient reads again: loaded once.
+struct Near512 {
+  __m512 yp, ym, zp, zm;
+};
+
 template <bool Partial>
-inline __m512 laplacian_512(const float* q, __m512 lo, __m512 mid, __m512 hi, std::int64_t sy,
-                            std::int64_t sz, const Coefs512& k, __mmask16 mask) {
+[[gnu::always_inline]] inline Near512 near_512(const float* q, std::int64_t sy, std::int64_t sz,
+                                               __mmask16 mask) {
+  return Near512{load<Partial>(q + sy, mask), load<Partial>(q - sy, mask),
+                 load<Partial>(q + sz, mask), load<Partial>(q - sz, mask)};
+}
+
+/// laplacian_25 of the vector at q = u + p, in its order: c0 u, then for m = 1..4 the x, y and z
+/// pairs (m = 1 from `near`).
+template <bool Partial>
+[[gnu::always_inline]] inline __m512
+laplacian_512(const float* q, __m512 lo, __m512 mid, __m512 hi, const Near512& near,
+              std::int64_t sy, std::int64_t sz, const Coefs512& k, __mmask16 mask) {
   __m512 lap = _mm512_mul_ps(k.c0, mid);
   auto terms = [&](auto mc) {
     constexpr int M = decltype(mc)::value;
     lap = _mm512_add_ps(lap, _mm512_mul_ps(k.cx[M], _mm512_add_ps(shifted<M>(lo, mid, hi),
                                                                   shifted<-M>(lo, mid, hi))));
-    lap =
-        _mm512_add_ps(lap, _mm512_mul_ps(k.cy[M], _mm512_add_ps(load<Partial>(q + M * sy, mask),
-                                                                load<Partial>(q - M * sy, mask))));
-    lap =
-        _mm512_add_ps(lap, _mm512_mul_ps(k.cz[M], _mm512_add_ps(load<Partial>(q + M * sz, mask),
-                                                                load<Partial>(q - M * sz, mask))));
+    if constexpr (M == 1) {
+      lap = _mm512_add_ps(lap, _mm512_mul_ps(k.cy[1], _mm512_add_ps(near.yp, near.ym)));
+      lap = _mm512_add_ps(lap, _mm512_mul_ps(k.cz[1], _mm512_add_ps(near.zp, near.zm)));
+    } else {
+      lap = _mm512_add_ps(lap,
+                          _mm512_mul_ps(k.cy[M], _mm512_add_ps(load<Partial>(q + M * sy, mask),
+                                                               load<Partial>(q - M * sy, mask))));
+      lap = _mm512_add_ps(lap,
+                          _mm512_mul_ps(k.cz[M], _mm512_add_ps(load<Partial>(q + M * sz, mask),
+                                                               load<Partial>(q - M * sz, mask))));
+    }
   };
   terms(std::integral_constant<int, 1>{});
   terms(std::integral_constant<int, 2>{});
@@ -126,59 +145,76 @@ inline __m512 laplacian_512(const float* q, __m512 lo, __m512 mid, __m512 hi, st
   return lap;
 }
 
-/// Calls vec.template operator()<Partial>(i, lo, mid, hi, mask) for the vectors of [x0, x1) of
-/// the row whose x = 0 is at urow, the row's values around each vector in lo, mid and hi. Loads of
-/// the row stop at x1 + 4, the segment's halo.
-template <class Vector> inline void sweep_row_512(const float* urow, int x0, int x1, Vector&& vec) {
+/// Calls vec.template operator()<Partial>(i, q, lo, mid, hi, mask) for the vectors of [x0, x1) of
+/// the row whose x = 0 is at urow, q the vector's first point in u and the row's values around it
+/// in lo, mid and hi. Loads of the row stop at x1 + 4, the segment's halo.
+///
+/// Everything here is inlined into the row function, whose functor is then a local object that
+/// the compiler keeps in registers: the coefficients, the pointers and the strides. Reached
+/// through a pointer (an out-of-line call), every member was read again after each vector's
+/// store, since an intrinsic's store may alias anything, and each of the 16 neighbour addresses
+/// was computed anew at every vector: 140-190 instructions a vector, against 75-115 now. The
+/// whole vectors whose next vector lies within the halo run in a loop of their own, without the
+/// masks, so that its body is one straight run of code.
+template <class Vector>
+[[gnu::always_inline]] inline void sweep_row_512(const float* urow, int x0, int x1,
+                                                 const Vector& vec) {
   const float* q = urow + x0;
   __m512 lo = _mm512_maskz_loadu_ps(0xF000, q - kRowVector); // u[x0 - 4 .. x0 - 1]
   __m512 mid = _mm512_maskz_loadu_ps(first_lanes(x1 + kHalo - x0), q);
-  for (int i = x0; i < x1; i += kRowVector, q += kRowVector) {
+  int i = x0;
+  for (; i + 2 * kRowVector <= x1 + kHalo; i += kRowVector, q += kRowVector) {
+    const __m512 hi = _mm512_loadu_ps(q + kRowVector);
+    vec.template operator()<false>(i, q, lo, mid, hi, first_lanes(kRowVector));
+    lo = mid;
+    mid = hi;
+  }
+  // The last one or two vectors: the next vector's load stops at the halo.
+  for (; i < x1; i += kRowVector, q += kRowVector) {
     const __m512 hi =
         _mm512_maskz_loadu_ps(first_lanes(x1 + kHalo - i - kRowVector), q + kRowVector);
     if (x1 - i >= kRowVector)
-      vec.template operator()<false>(i, lo, mid, hi, first_lanes(kRowVector));
+      vec.template operator()<false>(i, q, lo, mid, hi, first_lanes(kRowVector));
     else
-      vec.template operator()<true>(i, lo, mid, hi, first_lanes(x1 - i));
+      vec.template operator()<true>(i, q, lo, mid, hi, first_lanes(x1 - i));
     lo = mid;
     mid = hi;
   }
 }
 
-/// Points [x0, x1) of the row starting at `row`, inner update.
+/// Inner update of a row's vectors; v and vp2dt2 point at the row's x = 0.
 struct InnerVector512 {
-  const float* __restrict__ u;
   float* __restrict__ v;
   const float* __restrict__ vp2dt2;
-  std::int64_t row, sy, sz;
+  std::int64_t sy, sz;
   Coefs512 k;
   template <bool Partial>
-  void operator()(int i, __m512 lo, __m512 mid, __m512 hi, __mmask16 mask) const {
-    const std::int64_t p = row + i;
-    const __m512 lap = laplacian_512<Partial>(u + p, lo, mid, hi, sy, sz, k, mask);
+  [[gnu::always_inline]] void operator()(int i, const float* q, __m512 lo, __m512 mid, __m512 hi,
+                                         __mmask16 mask) const {
+    const __m512 lap =
+        laplacian_512<Partial>(q, lo, mid, hi, near_512<Partial>(q, sy, sz, mask), sy, sz, k, mask);
     // inner_update: (2 u - v) + vp2dt2 lap
     const __m512 next = _mm512_add_ps(
-        _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(2.0f), mid), load<Partial>(v + p, mask)),
-        _mm512_mul_ps(load<Partial>(vp2dt2 + p, mask), lap));
-    store<Partial>(v + p, mask, next);
+        _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(2.0f), mid), load<Partial>(v + i, mask)),
+        _mm512_mul_ps(load<Partial>(vp2dt2 + i, mask), lap));
+    store<Partial>(v + i, mask, next);
   }
 };
 
-/// Points [x0, x1) of the row starting at `row`, absorbing-layer update (u and phi): layer_update
-/// and eta_gradient_term of stencil_K.hpp, eta from the row set.
+/// Absorbing-layer update (u and phi) of a row's vectors: layer_update and eta_gradient_term of
+/// stencil_K.hpp, eta from the row set; v, vp2dt2 and phi point at the row's x = 0.
 struct LayerVector512 {
-  const float* __restrict__ u;
   float* __restrict__ v;
   const float* __restrict__ vp2dt2;
   float* __restrict__ phi;
   EtaRowSet e;
-  std::int64_t row, sy, sz;
+  std::int64_t sy, sz;
   Coefs512 k;
   template <bool Partial>
-  void operator()(int i, __m512 lo, __m512 mid, __m512 hi, __mmask16 mask) const {
-    const std::int64_t p = row + i;
-    const float* q = u + p;
-    const __m512 lap = laplacian_512<Partial>(q, lo, mid, hi, sy, sz, k, mask);
+  [[gnu::always_inline]] void operator()(int i, const float* q, __m512 lo, __m512 mid, __m512 hi,
+                                         __mmask16 mask) const {
+    const Near512 near = near_512<Partial>(q, sy, sz, mask);
+    const __m512 lap = laplacian_512<Partial>(q, lo, mid, hi, near, sy, sz, k, mask);
     // ((eta(x+1) - eta(x-1)) (u(x+1) - u(x-1))) px + (the same along y) py, + (along z) pz
     const __m512 gx = _mm512_mul_ps(
         _mm512_mul_ps(
@@ -187,37 +223,37 @@ struct LayerVector512 {
         k.px);
     const __m512 gy = _mm512_mul_ps(
         _mm512_mul_ps(_mm512_sub_ps(load<Partial>(e.yp + i, mask), load<Partial>(e.ym + i, mask)),
-                      _mm512_sub_ps(load<Partial>(q + sy, mask), load<Partial>(q - sy, mask))),
+                      _mm512_sub_ps(near.yp, near.ym)),
         k.py);
     const __m512 gz = _mm512_mul_ps(
         _mm512_mul_ps(_mm512_sub_ps(load<Partial>(e.zp + i, mask), load<Partial>(e.zm + i, mask)),
-                      _mm512_sub_ps(load<Partial>(q + sz, mask), load<Partial>(q - sz, mask))),
+                      _mm512_sub_ps(near.zp, near.zm)),
         k.pz);
     const __m512 grad = _mm512_add_ps(_mm512_add_ps(gx, gy), gz);
     const __m512 eta = load<Partial>(e.c + i, mask);
     const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
     const __m512 two_eta = _mm512_mul_ps(two, eta);
-    const __m512 ph = load<Partial>(phi + p, mask);
+    const __m512 ph = load<Partial>(phi + i, mask);
     // ((2 + 2 eta - eta^2) u - v + vp2dt2 (lap + phi)) / (1 + 2 eta)
     const __m512 a = _mm512_sub_ps(_mm512_add_ps(two, two_eta), _mm512_mul_ps(eta, eta));
     const __m512 num =
-        _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(a, mid), load<Partial>(v + p, mask)),
-                      _mm512_mul_ps(load<Partial>(vp2dt2 + p, mask), _mm512_add_ps(lap, ph)));
-    store<Partial>(v + p, mask, _mm512_div_ps(num, _mm512_add_ps(one, two_eta)));
+        _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(a, mid), load<Partial>(v + i, mask)),
+                      _mm512_mul_ps(load<Partial>(vp2dt2 + i, mask), _mm512_add_ps(lap, ph)));
+    store<Partial>(v + i, mask, _mm512_div_ps(num, _mm512_add_ps(one, two_eta)));
     // (phi - grad) / (1 + eta)
-    store<Partial>(phi + p, mask, _mm512_div_ps(_mm512_sub_ps(ph, grad), _mm512_add_ps(one, eta)));
+    store<Partial>(phi + i, mask, _mm512_div_ps(_mm512_sub_ps(ph, grad), _mm512_add_ps(one, eta)));
   }
 };
 
 inline void inner_row(const IsoFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
                       std::int64_t sz, const StencilCoefs& c) {
-  sweep_row_512(f.u + row, x0, x1, InnerVector512{f.u, f.v, f.vp2dt2, row, sy, sz, Coefs512(c)});
+  sweep_row_512(f.u + row, x0, x1, InnerVector512{f.v + row, f.vp2dt2 + row, sy, sz, Coefs512(c)});
 }
 
 inline void layer_row(const IsoFields& f, std::int64_t row, int x0, int x1, std::int64_t sy,
                       std::int64_t sz, const StencilCoefs& c, const EtaRowSet& e) {
   sweep_row_512(f.u + row, x0, x1,
-                LayerVector512{f.u, f.v, f.vp2dt2, f.phi, e, row, sy, sz, Coefs512(c)});
+                LayerVector512{f.v + row, f.vp2dt2 + row, f.phi + row, e, sy, sz, Coefs512(c)});
 }
 
 #else
