@@ -333,14 +333,22 @@ def case_writers(work):
     c = Case(work, shots=4, steps=300)
     p, log = start(c, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu"])
     wait_for(c, r"^shot 0 \(1 of 4\)$", p)
-    before = tree(c.path("o"))
-    code, err = run(["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu"], work)
+    # Stopped while the second writer tries, so that it cannot finish before the second writer
+    # starts (a small survey runs in a fraction of a second); its lock is held all the same.
+    p.send_signal(signal.SIGSTOP)
+    try:
+        before = tree(c.path("o"))
+        code, err = run(["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu"], work)
+        code_resume, err_resume = run(
+            ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu", "--resume"], work)
+        after = tree(c.path("o"))
+    finally:
+        p.send_signal(signal.SIGCONT)
     check(code == 4, "second writer: exit %d, expected 4:\n%s" % (code, err))
     check("is being written by another run (process %d on " % p.pid in err, err)
     check("nothing was changed" in err, err)
-    code, err = run(["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu", "--resume"], work)
-    check(code == 4 and "(process %d on " % p.pid in err, "second writer with --resume: " + err)
-    after = tree(c.path("o"))
+    check(code_resume == 4 and "(process %d on " % p.pid in err_resume,
+          "second writer with --resume: " + err_resume)
     # The first run goes on writing; what the second saw must still be there, unchanged.
     for name, content in before.items():
         if name.endswith("manifest") or name.endswith("lock"):
