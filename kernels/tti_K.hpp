@@ -155,7 +155,8 @@ inline TtiCoefs make_tti_coefs(const Grid& g) {
 }
 
 /// The six second derivatives of a field at one point, and their Laplacian xx + yy + zz summed in
-/// the order of laplacian_25 (so that an isotropic medium gives the isotropic update bit for bit).
+/// the order of laplacian_25 and with its fused multiply-adds (so that an isotropic medium gives
+/// the isotropic update bit for bit).
 struct SecondDerivatives {
   float xx, yy, zz, xy, xz, yz;
   float lap;
@@ -175,15 +176,14 @@ MINIMOD_HD SecondDerivatives second_derivatives_73(const float* __restrict__ u, 
   MINIMOD_UNROLL
   for (int m = 1; m <= kHalo; ++m) {
     const std::int64_t ox = m, oy = m * sy, oz = m * sz;
-    const float tx = c.xx[m] * (u[p + ox] + u[p - ox]);
-    const float ty = c.yy[m] * (u[p + oy] + u[p - oy]);
-    const float tz = c.zz[m] * (u[p + oz] + u[p - oz]);
-    d.lap += tx;
-    d.lap += ty;
-    d.lap += tz;
-    d.xx += tx;
-    d.yy += ty;
-    d.zz += tz;
+    const float pair_x = u[p + ox] + u[p - ox], pair_y = u[p + oy] + u[p - oy],
+                pair_z = u[p + oz] + u[p - oz];
+    d.lap = fmaf(c.xx[m], pair_x, d.lap);
+    d.lap = fmaf(c.yy[m], pair_y, d.lap);
+    d.lap = fmaf(c.zz[m], pair_z, d.lap);
+    d.xx += c.xx[m] * pair_x;
+    d.yy += c.yy[m] * pair_y;
+    d.zz += c.zz[m] * pair_z;
     d.xz += c.xz[m] * ((u[p + ox + oz] + u[p - ox - oz]) - (u[p + ox - oz] + u[p - ox + oz]));
     if constexpr (kAzimuth) {
       d.xy += c.xy[m] * ((u[p + ox + oy] + u[p - ox - oy]) - (u[p + ox - oy] + u[p - ox + oy]));

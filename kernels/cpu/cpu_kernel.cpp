@@ -1,11 +1,11 @@
 /// The CPU reference kernel `cpu`: the per-point math of stencil_K.hpp over any list of region
 /// pieces in one OpenMP parallel region (cpu_sweep: (y, z) tiles, dynamic schedule, rows in memory
 /// order), vectorised along x: intrinsics where the build has AVX-512, omp simd loops elsewhere.
-/// Every point computes exactly the expressions of stencil_K.hpp in their order, and the build
-/// keeps the compiler from fusing them (-ffp-contract=off, which holds for the intrinsics too), so
-/// results do not depend on the tiling, the thread count, the vector width or the path. Under a
-/// C-PML the layer pieces take the C-PML update (kernels/cpu/cpu_cpml.cpp) and the inner pieces
-/// this sweep.
+/// Every point computes exactly the expressions of stencil_K.hpp in their order, its fmaf as fused
+/// multiply-adds and nothing else fused (the build's -ffp-contract=off holds for the intrinsics
+/// too), so results do not depend on the tiling, the thread count, the vector width or the path.
+/// Under a C-PML the layer pieces take the C-PML update (kernels/cpu/cpu_cpml.cpp) and the inner
+/// pieces this sweep.
 #include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
@@ -124,18 +124,18 @@ laplacian_512(const float* q, __m512 lo, __m512 mid, __m512 hi, const Near512& n
   __m512 lap = _mm512_mul_ps(k.c0, mid);
   auto terms = [&](auto mc) {
     constexpr int M = decltype(mc)::value;
-    lap = _mm512_add_ps(lap, _mm512_mul_ps(k.cx[M], _mm512_add_ps(shifted<M>(lo, mid, hi),
-                                                                  shifted<-M>(lo, mid, hi))));
+    lap = _mm512_fmadd_ps(k.cx[M], _mm512_add_ps(shifted<M>(lo, mid, hi), shifted<-M>(lo, mid, hi)),
+                          lap);
     if constexpr (M == 1) {
-      lap = _mm512_add_ps(lap, _mm512_mul_ps(k.cy[1], _mm512_add_ps(near.yp, near.ym)));
-      lap = _mm512_add_ps(lap, _mm512_mul_ps(k.cz[1], _mm512_add_ps(near.zp, near.zm)));
+      lap = _mm512_fmadd_ps(k.cy[1], _mm512_add_ps(near.yp, near.ym), lap);
+      lap = _mm512_fmadd_ps(k.cz[1], _mm512_add_ps(near.zp, near.zm), lap);
     } else {
-      lap = _mm512_add_ps(lap,
-                          _mm512_mul_ps(k.cy[M], _mm512_add_ps(load<Partial>(q + M * sy, mask),
-                                                               load<Partial>(q - M * sy, mask))));
-      lap = _mm512_add_ps(lap,
-                          _mm512_mul_ps(k.cz[M], _mm512_add_ps(load<Partial>(q + M * sz, mask),
-                                                               load<Partial>(q - M * sz, mask))));
+      lap = _mm512_fmadd_ps(
+          k.cy[M], _mm512_add_ps(load<Partial>(q + M * sy, mask), load<Partial>(q - M * sy, mask)),
+          lap);
+      lap = _mm512_fmadd_ps(
+          k.cz[M], _mm512_add_ps(load<Partial>(q + M * sz, mask), load<Partial>(q - M * sz, mask)),
+          lap);
     }
   };
   terms(std::integral_constant<int, 1>{});
@@ -193,10 +193,10 @@ struct InnerVector512 {
                                          __mmask16 mask) const {
     const __m512 lap =
         laplacian_512<Partial>(q, lo, mid, hi, near_512<Partial>(q, sy, sz, mask), sy, sz, k, mask);
-    // inner_update: (2 u - v) + vp2dt2 lap
-    const __m512 next = _mm512_add_ps(
-        _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(2.0f), mid), load<Partial>(v + i, mask)),
-        _mm512_mul_ps(load<Partial>(vp2dt2 + i, mask), lap));
+    // inner_update: fma(vp2dt2, lap, 2 u - v)
+    const __m512 next = _mm512_fmadd_ps(
+        load<Partial>(vp2dt2 + i, mask), lap,
+        _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(2.0f), mid), load<Partial>(v + i, mask)));
     store<Partial>(v + i, mask, next);
   }
 };
@@ -215,30 +215,28 @@ struct LayerVector512 {
                                          __mmask16 mask) const {
     const Near512 near = near_512<Partial>(q, sy, sz, mask);
     const __m512 lap = laplacian_512<Partial>(q, lo, mid, hi, near, sy, sz, k, mask);
-    // ((eta(x+1) - eta(x-1)) (u(x+1) - u(x-1))) px + (the same along y) py, + (along z) pz
+    // eta_gradient_sum: fma(de_z du_z, pz, fma(de_y du_y, py, de_x du_x px))
     const __m512 gx = _mm512_mul_ps(
         _mm512_mul_ps(
             _mm512_sub_ps(load<Partial>(e.c + i + 1, mask), load<Partial>(e.c + i - 1, mask)),
             _mm512_sub_ps(shifted<1>(lo, mid, hi), shifted<-1>(lo, mid, hi))),
         k.px);
-    const __m512 gy = _mm512_mul_ps(
+    const __m512 dy =
         _mm512_mul_ps(_mm512_sub_ps(load<Partial>(e.yp + i, mask), load<Partial>(e.ym + i, mask)),
-                      _mm512_sub_ps(near.yp, near.ym)),
-        k.py);
-    const __m512 gz = _mm512_mul_ps(
+                      _mm512_sub_ps(near.yp, near.ym));
+    const __m512 dz =
         _mm512_mul_ps(_mm512_sub_ps(load<Partial>(e.zp + i, mask), load<Partial>(e.zm + i, mask)),
-                      _mm512_sub_ps(near.zp, near.zm)),
-        k.pz);
-    const __m512 grad = _mm512_add_ps(_mm512_add_ps(gx, gy), gz);
+                      _mm512_sub_ps(near.zp, near.zm));
+    const __m512 grad = _mm512_fmadd_ps(dz, k.pz, _mm512_fmadd_ps(dy, k.py, gx));
     const __m512 eta = load<Partial>(e.c + i, mask);
     const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
     const __m512 two_eta = _mm512_mul_ps(two, eta);
     const __m512 ph = load<Partial>(phi + i, mask);
-    // ((2 + 2 eta - eta^2) u - v + vp2dt2 (lap + phi)) / (1 + 2 eta)
-    const __m512 a = _mm512_sub_ps(_mm512_add_ps(two, two_eta), _mm512_mul_ps(eta, eta));
-    const __m512 num =
-        _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(a, mid), load<Partial>(v + i, mask)),
-                      _mm512_mul_ps(load<Partial>(vp2dt2 + i, mask), _mm512_add_ps(lap, ph)));
+    // layer_update: fma(vp2dt2, lap + phi, fma(a, u, -v)) / (1 + 2 eta), a = fma(-eta, eta, 2 + 2
+    // eta)
+    const __m512 a = _mm512_fnmadd_ps(eta, eta, _mm512_add_ps(two, two_eta));
+    const __m512 num = _mm512_fmadd_ps(load<Partial>(vp2dt2 + i, mask), _mm512_add_ps(lap, ph),
+                                       _mm512_fmsub_ps(a, mid, load<Partial>(v + i, mask)));
     store<Partial>(v + i, mask, _mm512_div_ps(num, _mm512_add_ps(one, two_eta)));
     // (phi - grad) / (1 + eta)
     store<Partial>(phi + i, mask, _mm512_div_ps(_mm512_sub_ps(ph, grad), _mm512_add_ps(one, eta)));
@@ -312,9 +310,8 @@ inline void inner_row(const IsoFields& f, std::int64_t row, int x0, int x1, std:
 /// row set instead of the padded array.
 inline float eta_gradient_rows(const float* __restrict__ u, const EtaRowSet& e, std::int64_t p,
                                int i, std::int64_t sy, std::int64_t sz, const StencilCoefs& c) {
-  return (e.c[i + 1] - e.c[i - 1]) * (u[p + 1] - u[p - 1]) * c.px +
-         (e.yp[i] - e.ym[i]) * (u[p + sy] - u[p - sy]) * c.py +
-         (e.zp[i] - e.zm[i]) * (u[p + sz] - u[p - sz]) * c.pz;
+  return eta_gradient_sum(e.c[i + 1] - e.c[i - 1], u[p + 1] - u[p - 1], e.yp[i] - e.ym[i],
+                          u[p + sy] - u[p - sy], e.zp[i] - e.zm[i], u[p + sz] - u[p - sz], c);
 }
 
 /// Points [x0, x1) of the row starting at `row`, absorbing-layer update (u and phi), eta from `e`.
