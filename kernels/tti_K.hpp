@@ -241,7 +241,8 @@ MINIMOD_HD TtiOperators tti_operators(const SecondDerivatives& dp, const SecondD
 /// so the drive is applied only where the medium is elliptic (epsilon = delta, isotropic included:
 /// tti_layer_driven) and is zero elsewhere, which leaves Minimod's damping alone there. The q drive
 /// therefore vanishes everywhere and q needs no phi array. With delta = 0 and q = 0 the p drive is
-/// the isotropic eta_gradient_term (same operations in the same order).
+/// the isotropic eta_gradient_term (same operations in the same order, each axis's term added with
+/// fmaf as eta_gradient_sum does; the first to a zero sum, which is exact).
 MINIMOD_HD float tti_layer_drive(const float* __restrict__ p, const float* __restrict__ q,
                                  const float* __restrict__ eta, std::int64_t i, std::int64_t sy,
                                  std::int64_t sz, const TtiCoefs& c, const TtiWeights& w,
@@ -257,7 +258,7 @@ MINIMOD_HD float tti_layer_drive(const float* __restrict__ p, const float* __res
     const float dp = p[i + s] - p[i - s];
     const float dq = q[i + s] - q[i - s];
     const float perp = 1.0f - w_aa[a];
-    drive += deta * (dp + perp * dq + two_delta * perp * (dp + dq)) * scale[a];
+    drive = fmaf(deta * (dp + perp * dq + two_delta * perp * (dp + dq)), scale[a], drive);
   }
   return drive;
 }

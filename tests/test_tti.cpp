@@ -150,8 +150,11 @@ TEST(TtiIsoReduction, TiltedAxisMatchesIsotropicRun) {
     q_max = std::max(q_max, std::abs(static_cast<double>(q)));
   std::printf("[tti iso] traces relative L2 %.3g, wavefield %.3g, max |q| %g\n", trace_err,
               field_err, q_max);
-  EXPECT_LT(trace_err, 1e-5);
-  EXPECT_LT(field_err, 1e-5);
+  // The same operations in the same order, the layer's phi drive included (docs/tti.md): equal
+  // bit for bit, which a tolerance would not notice losing (a drive summed without the acoustic
+  // eta gradient's fused adds gave 2.8e-7 and 3.2e-6 here).
+  EXPECT_EQ(trace_err, 0.0);
+  EXPECT_EQ(field_err, 0.0);
   EXPECT_EQ(q_max, 0.0);
 }
 
