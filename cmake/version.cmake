@@ -15,8 +15,9 @@ else()
   if(rev_failed)
     set(MINIMOD_COMMIT "")
   elseif(MINIMOD_COMMIT)
-    # Tracked files changed since the commit: the binary is not that commit's.
-    execute_process(COMMAND git status --porcelain --untracked-files=no
+    # Tracked files changed since the commit: the binary is not that commit's. No optional locks,
+    # so that a build never holds .git/index.lock against the user's own git commands.
+    execute_process(COMMAND git --no-optional-locks status --porcelain --untracked-files=no
                     WORKING_DIRECTORY "${SOURCE_DIR}" OUTPUT_VARIABLE changes ERROR_QUIET)
     if(changes)
       string(APPEND MINIMOD_COMMIT "-dirty")
