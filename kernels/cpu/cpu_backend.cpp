@@ -571,7 +571,9 @@ private:
   int m_pass_most = 1;                        ///< the most steps a pass takes for the problem
   bool m_pass_on = false;                     ///< the problem set up takes passes
   int m_trials_left = 0;                      ///< calls of the pass-or-steps trial still to come
-  double m_trial_pass_ms = 0, m_trial_single_ms = 0;  ///< the trial's best ms a step
+  /// The trial's best ms a step as a pass and as single steps (none yet: infinity).
+  double m_trial_pass_ms = std::numeric_limits<double>::infinity();
+  double m_trial_single_ms = std::numeric_limits<double>::infinity();
   CpuPassRates m_pass_rates;                          ///< the threads' rates in the passes
   std::vector<std::vector<PassTap>> m_pass_sources;   ///< source taps by plane, for the pass
   std::vector<std::vector<PassTap>> m_pass_receivers; ///< receiver taps by plane

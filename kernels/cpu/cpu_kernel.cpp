@@ -232,8 +232,8 @@ struct LayerVector512 {
     const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
     const __m512 two_eta = _mm512_mul_ps(two, eta);
     const __m512 ph = load<Partial>(phi + i, mask);
-    // layer_update: fma(vp2dt2, lap + phi, fma(a, u, -v)) / (1 + 2 eta), a = fma(-eta, eta, 2 + 2
-    // eta)
+    // layer_update: fma(vp2dt2, lap + phi, fma(a, u, -v)) / (1 + 2 eta),
+    // a = fma(-eta, eta, 2 + 2 eta)
     const __m512 a = _mm512_fnmadd_ps(eta, eta, _mm512_add_ps(two, two_eta));
     const __m512 num = _mm512_fmadd_ps(load<Partial>(vp2dt2 + i, mask), _mm512_add_ps(lap, ph),
                                        _mm512_fmsub_ps(a, mid, load<Partial>(v + i, mask)));
@@ -393,7 +393,8 @@ void update_regions(const IsoFields& f, const FieldLayout& l, const StencilCoefs
 
 /// A layer point's cost in inner points, for the pass's bands: at 256^3 with 27-point layers, in
 /// passes of 4 on one thread, a step took 29.5 ms, 21.7 ms with the layer pieces given the inner
-/// update, and the layer pieces hold 8.5 of the 16.8 million points.
+/// update, and the layer pieces hold 8.5 of the 16.8 million points. Measured before the row
+/// sweep was inlined and fused; the threads' rates (CpuPassRates) correct what it misses.
 constexpr double kLayerWeight = 1.7;
 
 void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& l,
