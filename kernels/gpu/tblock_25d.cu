@@ -62,14 +62,16 @@ struct PassArgs {
   const float* tap_weight = nullptr;
   const int* tap_owner = nullptr; ///< the source of each tap
   const int* tile_taps = nullptr; ///< per tile (x fastest): whether its tile and cross hold a tap
-  const float* samples = nullptr; ///< [sources][steps]
-  int steps = 0;                  ///< samples per source
-  int n = 0;                      ///< step of the first update of the pass
+  const int* ring_tile_taps = nullptr; ///< the same for the ring design's tiles (x from -x_shift)
+  const float* samples = nullptr;      ///< [sources][steps]
+  int steps = 0;                       ///< samples per source
+  int n = 0;                           ///< step of the first update of the pass
   FieldLayout layout;
   StencilCoefs coefs;
   Box inner;       ///< the inner region: the plain update; elsewhere the layer update
   int z_chunk = 0; ///< planes of a block
   int free_surface = 0;
+  int x_shift = 0; ///< the ring design's first tile starts at x = -x_shift (a 128-byte column)
 };
 
 /// Shared-memory geometry of a tile for K steps a pass.
@@ -417,6 +419,369 @@ __device__ __forceinline__ void pass_body(const PassArgs& a, float* smem, bool t
   }
 }
 
+// ---- The second design: rings of whole planes in shared memory (kTblockSmemRing) ----
+
+/// Shared-memory geometry of the ring design for a Dx x Dy tile. A block's tile starts on a
+/// 16-byte column of the padded rows (PassArgs::x_shift); a thread updates a quad (four x points
+/// that share one 16-byte word) of step 1's rect (the tile and its R-point frame) and of the tile.
+template <int Dx, int Dy> struct RingGeometry {
+  static_assert(Dx % 4 == 0, "ring tiles are whole quads along x");
+  static constexpr int kW0 = Dx + 4 * R;        ///< floats per row of a u^n plane
+  static constexpr int kH0 = Dy + 4 * R;        ///< rows of a u^n plane
+  static constexpr int kPlane0 = kW0 * kH0;     ///< floats of a u^n plane
+  static constexpr int kSlots0 = 2 * R + 2;     ///< u^n planes: p - R .. p + R + 1
+  static constexpr int kW1 = Dx + 2 * R;        ///< floats per row of a u^{n+1} plane
+  static constexpr int kH1 = Dy + 2 * R;        ///< rows of a u^{n+1} plane
+  static constexpr int kPlane1 = kW1 * kH1;     ///< floats of a u^{n+1} plane (the rect)
+  static constexpr int kSlots1 = 2 * R + 1;     ///< u^{n+1} planes: q - R .. q + R
+  static constexpr int kPhiSlots = R + 1;       ///< phi^{n+1} planes of the tile
+  static constexpr int kQuads1 = kW1 / 4 * kH1; ///< step-1 quads a plane
+  static constexpr int kQuads2 = Dx / 4 * Dy;   ///< step-2 quads a plane
+  static constexpr int kThreads = (kQuads1 + 31) / 32 * 32;
+  static constexpr int kCopies = kW0 / 4 * kH0; ///< 16-byte copies of a u^n plane
+  static constexpr int kCopiesPerThread = (kCopies + kThreads - 1) / kThreads;
+  static constexpr int kSharedFloats = kSlots0 * kPlane0 + kSlots1 * kPlane1 + kPhiSlots * Dx * Dy;
+  static constexpr int kSharedBytes = kSharedFloats * static_cast<int>(sizeof(float));
+  /// Blocks a SM: as many as its 228 KB of shared memory hold (1 KB reserved a block).
+  static constexpr int kBlocksPerSm = (228 * 1024) / (kSharedBytes + 1024) > 0
+                                          ? (228 * 1024) / (kSharedBytes + 1024)
+                                          : 1;
+  static_assert(kQuads2 <= kThreads, "step 2 takes one round of quads");
+};
+
+/// Copies 16 bytes of global memory to shared memory, asynchronously where cp.async exists (the
+/// copy completes at ring_copy_wait); zeros when `valid` is false (no global read then).
+__device__ __forceinline__ void ring_copy16(float* dst, const float* src, bool valid) {
+#if MINIMOD_GPU_CP_ASYNC && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+               "r"(valid ? 16 : 0)
+               : "memory");
+#else
+  *reinterpret_cast<float4*>(dst) =
+      valid ? *reinterpret_cast<const float4*>(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#endif
+}
+
+/// Closes this thread's copies issued so far into a group.
+__device__ __forceinline__ void ring_copy_commit() {
+#if MINIMOD_GPU_CP_ASYNC && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Waits for all of this thread's committed copies (the block then synchronises).
+__device__ __forceinline__ void ring_copy_wait() {
+#if MINIMOD_GPU_CP_ASYNC && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ float4 load4(const float* p) {
+  return *reinterpret_cast<const float4*>(p);
+}
+__device__ __forceinline__ float4 ldg4(const float* p) {
+  return __ldg(reinterpret_cast<const float4*>(p));
+}
+__device__ __forceinline__ float get(const float4& v, int q) {
+  return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w;
+}
+
+/// The Laplacian of a quad and its centred first differences: `c` points at the quad's first
+/// point in a shared plane of row stride S, zp[m - 1] / zm[m - 1] at the same point in the planes
+/// m above and below. The terms in laplacian_25's order.
+template <int S> struct QuadStencil {
+  float centre[4], lap[4], dux[4], duy[4], duz[4];
+  __device__ __forceinline__ QuadStencil(const float* c, const float* const (&zp)[R],
+                                         const float* const (&zm)[R], const StencilCoefs& k) {
+    float xr[12];
+    const float4 a = load4(c - 4), b = load4(c), d = load4(c + 4);
+    xr[0] = a.x, xr[1] = a.y, xr[2] = a.z, xr[3] = a.w;
+    xr[4] = b.x, xr[5] = b.y, xr[6] = b.z, xr[7] = b.w;
+    xr[8] = d.x, xr[9] = d.y, xr[10] = d.z, xr[11] = d.w;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      centre[q] = xr[4 + q];
+      lap[q] = k.c0 * xr[4 + q];
+      dux[q] = xr[5 + q] - xr[3 + q];
+    }
+#pragma unroll
+    for (int m = 1; m <= R; ++m) {
+      const float4 yp = load4(c + m * S), ym = load4(c - m * S);
+      const float4 up = load4(zp[m - 1]), um = load4(zm[m - 1]);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        lap[q] = fmaf(k.cx[m], xr[4 + q + m] + xr[4 + q - m], lap[q]);
+        lap[q] = fmaf(k.cy[m], get(yp, q) + get(ym, q), lap[q]);
+        lap[q] = fmaf(k.cz[m], get(up, q) + get(um, q), lap[q]);
+        if (m == 1) {
+          duy[q] = get(yp, q) - get(ym, q);
+          duz[q] = get(up, q) - get(um, q);
+        }
+      }
+    }
+  }
+};
+
+/// The layer update of point (i, j, k) with eta from the profiles and the eta gradient formed as
+/// eta_gradient_sum does; returns u^{n+1}, phi^{n+1} in *phi_next.
+__device__ __forceinline__ float ring_layer_point(const PassArgs& a, float centre, float um,
+                                                  float vp, float lap, float phi, float dux,
+                                                  float duy, float duz, int i, int j, int k,
+                                                  float* phi_next) {
+  const float ex = __ldg(a.eta_x + i + 1), ey = __ldg(a.eta_y + j + 1), ez = __ldg(a.eta_z + k + 1);
+  const float eta = (ex + ey) + ez;
+  const float exm = (__ldg(a.eta_x + i) + ey) + ez, exp = (__ldg(a.eta_x + i + 2) + ey) + ez;
+  const float eym = (ex + __ldg(a.eta_y + j)) + ez, eyp = (ex + __ldg(a.eta_y + j + 2)) + ez;
+  const float ezm = (ex + ey) + __ldg(a.eta_z + k), ezp = (ex + ey) + __ldg(a.eta_z + k + 2);
+  const float deta_du = eta_gradient_sum(exp - exm, dux, eyp - eym, duy, ezp - ezm, duz, a.coefs);
+  return layer_update(centre, um, vp, lap, phi, eta, deta_du, phi_next);
+}
+
+/// One two-step pass of the ring design over a block's tile and chunk [zs, ze). Step 1 (u^{n+1})
+/// runs on plane p for the rect, step 2 (u^{n+2}) R planes behind on the tile; u^n plane p + R + 1
+/// is copied into its slot while plane p is computed.
+/// \tparam Inside the block passed block_inside: no grid-edge, layer or free-surface tests
+template <int Dx, int Dy, bool Inside>
+__device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool taps, int x0, int y0,
+                                          int zs, int ze) {
+  using G = RingGeometry<Dx, Dy>;
+  float* const s0 = smem;                           // u^n, slot z mod kSlots0
+  float* const s1 = s0 + G::kSlots0 * G::kPlane0;   // u^{n+1} of the rect, slot z mod kSlots1
+  float* const sphi = s1 + G::kSlots1 * G::kPlane1; // phi^{n+1} of the tile, slot z mod kPhiSlots
+  const FieldLayout& l = a.layout;
+  const Box& in = a.inner;
+  const int t = static_cast<int>(threadIdx.x);
+  const int mx0 = x0 + l.x_offset; // padded column of the tile's first point (a multiple of 4)
+  // Slots of plane z (z >= zs - 2R >= -2R).
+  auto slot0 = [](int z) { return (z + 2 * G::kSlots0) % G::kSlots0; };
+  auto slot1 = [](int z) { return (z + 2 * G::kSlots1) % G::kSlots1; };
+
+  // ---- the thread's copies of a u^n plane: (row, quad) of the plane's kW0 x kH0 box ----
+  int copy_smem[G::kCopiesPerThread], copy_glob[G::kCopiesPerThread];
+  bool copy_ok[G::kCopiesPerThread];
+#pragma unroll
+  for (int h = 0; h < G::kCopiesPerThread; ++h) {
+    const int e = h * G::kThreads + t;
+    const int r = e / (G::kW0 / 4), c = e % (G::kW0 / 4);
+    const int gy = y0 - 2 * R + r, mc = mx0 - 2 * R + 4 * c;
+    copy_smem[h] = r * G::kW0 + 4 * c;
+    copy_ok[h] = e < G::kCopies && gy >= -R && gy < l.ny + R && mc >= 0 && mc + 4 <= l.pitch;
+    copy_glob[h] = copy_ok[h] ? (gy + R) * l.pitch + mc : 0;
+  }
+  auto copy_plane = [&](int z) {
+    const bool zok = z >= -R && z < l.nz + R;
+    float* dst = s0 + slot0(z) * G::kPlane0;
+    const float* base = a.u0 + static_cast<std::int64_t>(zok ? z + R : 0) * l.plane;
+#pragma unroll
+    for (int h = 0; h < G::kCopiesPerThread; ++h)
+      if (h * G::kThreads + t < G::kCopies)
+        ring_copy16(dst + copy_smem[h], base + copy_glob[h], zok && copy_ok[h]);
+    ring_copy_commit();
+  };
+
+  // ---- step 1's quad: (qc, qr) of the rect, whose first point is (x0 - R + 4 qc, y0 - R + qr)
+  // ----
+  const bool has1 = t < G::kQuads1;
+  const int qc = t % (G::kW1 / 4), qr = t / (G::kW1 / 4);
+  const int gx1 = x0 - R + 4 * qc, gy1 = y0 - R + qr;
+  const int o0 = (R + qr) * G::kW0 + R + 4 * qc; // in a u^n plane
+  const int o1 = qr * G::kW1 + 4 * qc;           // in a u^{n+1} plane
+  const bool in_tile1 = qc >= 1 && qc <= Dx / 4 && qr >= R && qr < R + Dy;
+  const int ophi1 = (qr - R) * Dx + 4 * (qc - 1); // in a phi^{n+1} plane (in_tile1)
+  const int g1 = (gy1 + R) * l.pitch + gx1 + l.x_offset;
+  bool live1[4], box1[4];
+  bool any1 = false;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const int i = gx1 + q;
+    live1[q] = has1 && i >= 0 && i < l.nx && gy1 >= 0 && gy1 < l.ny;
+    box1[q] = i >= in.x0 && i < in.x1 && gy1 >= in.y0 && gy1 < in.y1;
+    any1 = any1 || live1[q];
+  }
+
+  // ---- step 2's quad: (qc2, qr2) of the tile ----
+  const bool has2 = t < G::kQuads2;
+  const int qc2 = t % (Dx / 4), qr2 = t / (Dx / 4);
+  const int gx2 = x0 + 4 * qc2, gy2 = y0 + qr2;
+  const int o0_2 = (2 * R + qr2) * G::kW0 + 2 * R + 4 * qc2;
+  const int o1_2 = (R + qr2) * G::kW1 + R + 4 * qc2;
+  const int ophi2 = qr2 * Dx + 4 * qc2;
+  const int g2 = (gy2 + R) * l.pitch + gx2 + l.x_offset;
+  bool live2[4], box2[4];
+  bool any2 = false, all2 = true;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const int i = gx2 + q;
+    live2[q] = has2 && i >= 0 && i < l.nx && gy2 < l.ny;
+    box2[q] = i >= in.x0 && i < in.x1 && gy2 >= in.y0 && gy2 < in.y1;
+    any2 = any2 || live2[q];
+    all2 = all2 && live2[q];
+  }
+
+  // Step 1's operands of plane p (u^{n-1}, vp2dt2, phi^n), loaded one plane ahead.
+  const bool layer_run = a.phi_in != nullptr;
+  auto plane_live = [&](int z) { return Inside || (z >= 0 && z < l.nz); };
+  auto load_operands = [&](int p, float4& um, float4& vp, float4& phi) {
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    um = vp = phi = zero;
+    if ((Inside && has1) || (!Inside && any1 && plane_live(p))) {
+      const std::int64_t i = static_cast<std::int64_t>(p + R) * l.plane + g1;
+      um = ldg4(a.um + i);
+      vp = ldg4(a.vp2dt2 + i);
+      if (!Inside && layer_run) {
+        const bool zin = p >= in.z0 && p < in.z1;
+        if (!(zin && box1[0] && box1[1] && box1[2] && box1[3])) phi = ldg4(a.phi_in + i);
+      }
+    }
+  };
+
+  const int p0 = zs - R, p1 = ze + R; // step-1 planes
+  for (int z = p0 - R; z <= p0 + R; ++z)
+    copy_plane(z);
+  float4 n_um, n_vp, n_phi;
+  load_operands(p0, n_um, n_vp, n_phi);
+
+  for (int p = p0; p < p1; ++p) {
+    ring_copy_wait();
+    __syncthreads();
+    if (p + R + 1 < p1 + R) copy_plane(p + R + 1);
+    const float4 c_um = n_um, c_vp = n_vp, c_phi = n_phi;
+    if (p + 1 < p1) load_operands(p + 1, n_um, n_vp, n_phi);
+    const int q2 = p - R; // step 2's plane
+    float4 vp2 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (q2 >= zs && (Inside ? has2 : any2))
+      vp2 = ldg4(a.vp2dt2 + static_cast<std::int64_t>(q2 + R) * l.plane + g2);
+
+    // ---- step 1: u^{n+1} of the rect at plane p ----
+    if (has1) {
+      const float* c = s0 + slot0(p) * G::kPlane0 + o0;
+      const float* zp[R];
+      const float* zm[R];
+#pragma unroll
+      for (int m = 1; m <= R; ++m) {
+        zp[m - 1] = s0 + slot0(p + m) * G::kPlane0 + o0;
+        zm[m - 1] = s0 + slot0(p - m) * G::kPlane0 + o0;
+      }
+      const QuadStencil<G::kW0> st(c, zp, zm, a.coefs);
+      float u1[4], phi1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      const bool zin = p >= in.z0 && p < in.z1;
+      const bool plive = plane_live(p);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (Inside) {
+          u1[q] = inner_update(st.centre[q], get(c_um, q), get(c_vp, q), st.lap[q]);
+        } else if (live1[q] && plive) {
+          if (zin && box1[q])
+            u1[q] = inner_update(st.centre[q], get(c_um, q), get(c_vp, q), st.lap[q]);
+          else
+            u1[q] = ring_layer_point(a, st.centre[q], get(c_um, q), get(c_vp, q), st.lap[q],
+                                     get(c_phi, q), st.dux[q], st.duy[q], st.duz[q], gx1 + q, gy1,
+                                     p, &phi1[q]);
+        } else {
+          u1[q] = 0.0f;
+        }
+        if (taps && (Inside || (live1[q] && plive))) u1[q] = inject(a, gx1 + q, gy1, p, a.n, u1[q]);
+        if (!Inside && a.free_surface && p == 0) u1[q] = 0.0f;
+      }
+      *reinterpret_cast<float4*>(s1 + slot1(p) * G::kPlane1 + o1) =
+          make_float4(u1[0], u1[1], u1[2], u1[3]);
+      // Under a free surface, u^{n+1}(-p) = -u^{n+1}(p).
+      if (!Inside && a.free_surface && p >= 1 && p <= R)
+        *reinterpret_cast<float4*>(s1 + slot1(-p) * G::kPlane1 + o1) =
+            make_float4(-u1[0], -u1[1], -u1[2], -u1[3]);
+      if (in_tile1 && p >= zs && p < ze) {
+        float* out = a.u1 + static_cast<std::int64_t>(p + R) * l.plane + g1;
+        if (Inside) {
+          *reinterpret_cast<float4*>(out) = make_float4(u1[0], u1[1], u1[2], u1[3]);
+        } else {
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            if (live1[q]) out[q] = u1[q];
+          if (layer_run)
+            *reinterpret_cast<float4*>(sphi + (p % G::kPhiSlots) * Dx * Dy + ophi1) =
+                make_float4(phi1[0], phi1[1], phi1[2], phi1[3]);
+        }
+      }
+    }
+    __syncthreads();
+
+    // ---- step 2: u^{n+2} of the tile at plane q2 ----
+    if (q2 >= zs && (Inside ? has2 : any2)) {
+      const float* c = s1 + slot1(q2) * G::kPlane1 + o1_2;
+      const float* zp[R];
+      const float* zm[R];
+#pragma unroll
+      for (int m = 1; m <= R; ++m) {
+        zp[m - 1] = s1 + slot1(q2 + m) * G::kPlane1 + o1_2;
+        zm[m - 1] = s1 + slot1(q2 - m) * G::kPlane1 + o1_2;
+      }
+      const QuadStencil<G::kW1> st(c, zp, zm, a.coefs);
+      const float4 um2 = load4(s0 + slot0(q2) * G::kPlane0 + o0_2);
+      float4 phi_prev = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (!Inside && layer_run) phi_prev = load4(sphi + (q2 % G::kPhiSlots) * Dx * Dy + ophi2);
+      const bool zin = q2 >= in.z0 && q2 < in.z1;
+      float u2[4], phi2[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      bool layer2[4] = {false, false, false, false};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        layer2[q] = !Inside && live2[q] && !(zin && box2[q]);
+        if (layer2[q])
+          u2[q] = ring_layer_point(a, st.centre[q], get(um2, q), get(vp2, q), st.lap[q],
+                                   get(phi_prev, q), st.dux[q], st.duy[q], st.duz[q], gx2 + q, gy2,
+                                   q2, &phi2[q]);
+        else
+          u2[q] = inner_update(st.centre[q], get(um2, q), get(vp2, q), st.lap[q]);
+        if (taps && (Inside || live2[q])) u2[q] = inject(a, gx2 + q, gy2, q2, a.n + 1, u2[q]);
+        if (!Inside && a.free_surface && q2 == 0) u2[q] = 0.0f;
+      }
+      const std::int64_t at2 = static_cast<std::int64_t>(q2 + R) * l.plane + g2;
+      if (Inside || all2) {
+        *reinterpret_cast<float4*>(a.u2 + at2) = make_float4(u2[0], u2[1], u2[2], u2[3]);
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          if (live2[q]) a.u2[at2 + q] = u2[q];
+      }
+      if (!Inside) {
+        if (a.free_surface && q2 >= 1 && q2 <= R) {
+          const std::int64_t mirror = static_cast<std::int64_t>(R - q2) * l.plane + g2;
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            if (live2[q]) a.u2[mirror + q] = -u2[q];
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          if (layer2[q]) a.phi_out[at2 + q] = phi2[q];
+      }
+    }
+  }
+}
+
+/// The ring design's two-step pass over the whole grid; block RingGeometry::kThreads, grid (tiles
+/// x from x = -x_shift, tiles y, z chunks); dynamic shared memory RingGeometry::kSharedBytes.
+template <int Dx, int Dy, unsigned Opt>
+__global__ void MINIMOD_LAUNCH_BOUNDS((RingGeometry<Dx, Dy>::kThreads),
+                                      (RingGeometry<Dx, Dy>::kBlocksPerSm))
+    tblock_ring_kernel(const PassArgs a) {
+  extern __shared__ float4 ring_smem4[];
+  float* smem = reinterpret_cast<float*>(ring_smem4);
+  const int x0 = static_cast<int>(blockIdx.x) * Dx - a.x_shift;
+  const int y0 = static_cast<int>(blockIdx.y) * Dy;
+  const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
+  const int ze = min(zs + a.z_chunk, a.layout.nz);
+  bool taps = true;
+  if constexpr ((Opt & kTblockSourceTiles) != 0)
+    taps = __ldg(a.ring_tile_taps + blockIdx.y * gridDim.x + blockIdx.x) != 0;
+  if constexpr ((Opt & kTblockInnerFast) != 0) {
+    if (block_inside<Dx, Dy, 2>(a, x0, y0, zs, ze)) {
+      ring_body<Dx, Dy, true>(a, smem, taps, x0, y0, zs, ze);
+      return;
+    }
+  }
+  ring_body<Dx, Dy, false>(a, smem, taps, x0, y0, zs, ze);
+}
+
 /// Blocks a SM the register allocation must allow: 64 registers a thread, or 128 with
 /// kTblockWideRegisters (65536 registers a SM).
 template <int Threads, unsigned Opt> constexpr int min_blocks() {
@@ -469,6 +834,28 @@ void launch_pass(const PassArgs& a, gpuStream_t stream) {
   MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, bytes);
 }
 
+/// Launch of one two-step pass of the ring design; throws with the launch's name and sizes.
+template <int Dx, int Dy, unsigned Opt> void launch_ring(const PassArgs& a, gpuStream_t stream) {
+  using G = RingGeometry<Dx, Dy>;
+  constexpr int bytes = G::kSharedBytes;
+  const auto kernel = &tblock_ring_kernel<Dx, Dy, Opt>;
+  const std::string what = "tb2_25d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "+" +
+                           tblock_variant_name(Opt) + "<2 steps>";
+  static const bool attributes = [&] {
+    MINIMOD_GPU_CHECK_WHAT(
+        gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, bytes),
+        what + ": " + std::to_string(bytes) + " B of dynamic shared memory");
+    return true;
+  }();
+  (void)attributes;
+  const dim3 block(G::kThreads);
+  const dim3 grid(static_cast<unsigned>((a.layout.nx + a.x_shift + Dx - 1) / Dx),
+                  static_cast<unsigned>((a.layout.ny + Dy - 1) / Dy),
+                  static_cast<unsigned>((a.layout.nz + a.z_chunk - 1) / a.z_chunk));
+  kernel<<<grid, block, bytes, stream>>>(a);
+  MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, bytes);
+}
+
 using PassFn = void (*)(const PassArgs&, gpuStream_t);
 
 constexpr std::size_t kVariantCount = sizeof(kTblockVariants) / sizeof(kTblockVariants[0]);
@@ -484,12 +871,21 @@ struct TileEntry {
   PassPair variant[kVariantCount];
 };
 
+/// The two-step pass of a variant: the ring design's or the first design's.
+template <int Dx, int Dy, unsigned Opt> constexpr PassFn two_step_pass() {
+  if constexpr ((Opt & kTblockSmemRing) != 0)
+    return &launch_ring<Dx, Dy, Opt>;
+  else
+    return &launch_pass<Dx, Dy, 2, Opt>;
+}
+
+/// A variant's passes; one-step passes always run the first design (without the ring bit).
 template <int Dx, int Dy, std::size_t... V>
 constexpr TileEntry tile_entry(std::index_sequence<V...>) {
   return TileEntry{Dx,
                    Dy,
-                   {PassPair{&launch_pass<Dx, Dy, 1, kTblockVariants[V]>,
-                             &launch_pass<Dx, Dy, 2, kTblockVariants[V]>}...}};
+                   {PassPair{&launch_pass<Dx, Dy, 1, (kTblockVariants[V] & ~kTblockSmemRing)>,
+                             two_step_pass<Dx, Dy, kTblockVariants[V]>()}...}};
 }
 
 /// The compiled tiles, default first.
@@ -543,7 +939,8 @@ struct TemporalBlock25d::Impl {
   DeviceBuffer phi[2];
   int phi_cur = 0;
   DeviceBuffer vp2dt2, eta_x, eta_y, eta_z;
-  DeviceBuffer tap_begin, tap_i, tap_j, tap_weight, tap_owner, samples, tile_taps;
+  DeviceBuffer tap_begin, tap_i, tap_j, tap_weight, tap_owner, samples, tile_taps, ring_tile_taps;
+  int x_shift = 0; ///< the ring design's tile origin: x = -x_shift
   DeviceTaps taps; ///< receivers (sampling) and the traces
 
   float* level(int b) const { return u[b].as<float>(); }
@@ -586,6 +983,8 @@ struct TemporalBlock25d::Impl {
     a.tap_weight = tap_weight.as<const float>();
     a.tap_owner = tap_owner.as<const int>();
     a.tile_taps = tile_taps.as<const int>();
+    a.ring_tile_taps = ring_tile_taps.as<const int>();
+    a.x_shift = x_shift;
     a.samples = samples.as<const float>();
     a.steps = steps;
     a.n = n;
@@ -752,16 +1151,22 @@ void TemporalBlock25d::setup(const AcousticProblem& p) {
     s.samples = upload_new(samp, "source samples", st);
     // Per tile of the launch grid: whether a tap lies in its tile or its cross (the R columns
     // beside it), i.e. in [x0 - R, x0 + Dx + R) x [y0 - R, y0 + Dy + R).
+    // The ring design's tiles start at x = -x_shift, on a 128-byte column of the padded rows.
     const int dx = s.tile.dx, dy = s.tile.dy;
-    const int tiles_x = (l.nx + dx - 1) / dx, tiles_y = (l.ny + dy - 1) / dy;
-    std::vector<int> flags(static_cast<std::size_t>(tiles_x) * tiles_y, 0);
-    for (std::size_t t = 0; t < taps; ++t)
-      for (int by = std::max(0, (tj[t] - kHalo) / dy);
-           by <= std::min(tiles_y - 1, (tj[t] + kHalo) / dy); ++by)
-        for (int bx = std::max(0, (ti[t] - kHalo) / dx);
-             bx <= std::min(tiles_x - 1, (ti[t] + kHalo) / dx); ++bx)
-          flags[static_cast<std::size_t>(by) * tiles_x + bx] = 1;
-    s.tile_taps = upload_new(flags, "source tiles", st);
+    s.x_shift = l.x_offset % kAlignFloats;
+    auto tile_flags = [&](int shift) {
+      const int tiles_x = (l.nx + shift + dx - 1) / dx, tiles_y = (l.ny + dy - 1) / dy;
+      std::vector<int> flags(static_cast<std::size_t>(tiles_x) * tiles_y, 0);
+      for (std::size_t t = 0; t < taps; ++t)
+        for (int by = std::max(0, (tj[t] - kHalo) / dy);
+             by <= std::min(tiles_y - 1, (tj[t] + kHalo) / dy); ++by)
+          for (int bx = std::max(0, (ti[t] + shift - kHalo) / dx);
+               bx <= std::min(tiles_x - 1, (ti[t] + shift + kHalo) / dx); ++bx)
+            flags[static_cast<std::size_t>(by) * tiles_x + bx] = 1;
+      return flags;
+    };
+    s.tile_taps = upload_new(tile_flags(0), "source tiles", st);
+    s.ring_tile_taps = upload_new(tile_flags(s.x_shift), "source tiles (ring design)", st);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));
   }
   s.taps.upload(TapTable{{0}, {}, {}}, {}, p.receivers, p.steps, st);

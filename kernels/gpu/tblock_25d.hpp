@@ -40,6 +40,11 @@ enum TblockOption : unsigned {
   /// Registers: up to 128 a thread (one 512-thread block a SM; 1024-thread tiles stay at 64)
   /// instead of 64 (two 512-thread blocks a SM), the same for the two-step and one-step passes.
   kTblockWideRegisters = 8u,
+  /// The second design of the two-step pass: u^n and u^{n+1} kept as rings of whole planes in
+  /// shared memory (u^n filled by asynchronous copies one plane ahead), four x points a thread,
+  /// step 1 on the tile and its full R-point frame; no register ring and no per-load address.
+  /// Tiles start on 16-byte columns of the padded rows. One-step passes run the first design.
+  kTblockSmemRing = 16u,
 };
 
 /// The compiled variants (option sets), the first design (no option) first.
@@ -52,15 +57,17 @@ inline constexpr unsigned kTblockVariants[] = {
     kTblockPlaneStride | kTblockSourceTiles | kTblockInnerFast,
     kTblockWideRegisters,
     kTblockPlaneStride | kTblockSourceTiles | kTblockInnerFast | kTblockWideRegisters,
+    kTblockSmemRing | kTblockSourceTiles,
+    kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast,
 };
 
 /// Name of an option set, its options joined by `sep`: "base" for none,
-/// "stride+srctile+inside+regs128" for all four.
+/// "ring+srctile+inside" for the second design with both block-level options.
 inline std::string tblock_variant_name(unsigned options, char sep = '+') {
   if (options == 0) return "base";
   std::string s;
-  const char* names[] = {"stride", "srctile", "inside", "regs128"};
-  for (int b = 0; b < 4; ++b)
+  const char* names[] = {"stride", "srctile", "inside", "regs128", "ring"};
+  for (int b : {4, 0, 1, 2, 3})
     if (options & (1u << b)) {
       if (!s.empty()) s += sep;
       s += names[b];

@@ -231,7 +231,8 @@ void min_max(const std::vector<float>& u, float& lo, float& hi) {
 
 /// Timing on the seeds' grid (MINIMOD_TBLOCK_BENCH=N for N^3, default 1000): the memory floor,
 /// the single-pass default pair, every variant on the default tile and depth chunk, and the other
-/// tiles and a chunk of 64 with all the options, in one process; with
+/// tiles and other depth chunks with all the options of each design, in one process
+/// (MINIMOD_TBLOCK_ONLY=TEXT: only the variants whose name contains TEXT); with
 /// MINIMOD_TBLOCK_BENCH_JSON=FILE the numbers go to FILE as well.
 TEST(TblockTiming, SeedsProblem) {
   MINIMOD_SKIP_WITHOUT_GPU();
@@ -292,10 +293,19 @@ TEST(TblockTiming, SeedsProblem) {
   const unsigned all = gpu::kTblockPlaneStride | gpu::kTblockSourceTiles | gpu::kTblockInnerFast |
                        gpu::kTblockWideRegisters;
   configs.push_back({default_tile, 64, all});
+  const unsigned ring = gpu::kTblockSmemRing | gpu::kTblockSourceTiles | gpu::kTblockInnerFast;
+  configs.push_back({default_tile, 64, ring});
+  configs.push_back({default_tile, 256, ring});
   for (const gpu::TblockTile& tile : gpu::tblock_tiles())
-    if (tile.dx != default_tile.dx || tile.dy != default_tile.dy)
+    if (tile.dx != default_tile.dx || tile.dy != default_tile.dy) {
       configs.push_back({tile, 128, all});
+      configs.push_back({tile, 128, ring});
+    }
+  // MINIMOD_TBLOCK_ONLY=TEXT times only the variants whose name contains TEXT.
+  const char* only = std::getenv("MINIMOD_TBLOCK_ONLY");
   for (const Config& cfg : configs) {
+    if (only != nullptr && gpu::tblock_variant_name(cfg.options).find(only) == std::string::npos)
+      continue;
     const int chunk = cfg.chunk;
     gpu::TemporalBlock25d tb(cfg.tile, chunk, cfg.options);
     tb.setup(p);
