@@ -542,7 +542,7 @@ __device__ __forceinline__ float ring_layer_point(const PassArgs& a, float centr
 /// runs on plane p for the rect, step 2 (u^{n+2}) R planes behind on the tile; u^n plane p + R + 1
 /// is copied into its slot while plane p is computed.
 /// \tparam Inside the block passed block_inside: no grid-edge, layer or free-surface tests
-template <int Dx, int Dy, bool Inside>
+template <int Dx, int Dy, int K, bool Inside>
 __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool taps, int x0, int y0,
                                           int zs, int ze) {
   using G = RingGeometry<Dx, Dy>;
@@ -636,7 +636,7 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
     }
   };
 
-  const int p0 = zs - R, p1 = ze + R; // step-1 planes
+  const int p0 = K == 2 ? zs - R : zs, p1 = K == 2 ? ze + R : ze; // step-1 planes
   for (int z = p0 - R; z <= p0 + R; ++z)
     copy_plane(z);
   float4 n_um, n_vp, n_phi;
@@ -650,7 +650,7 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
     if (p + 1 < p1) load_operands(p + 1, n_um, n_vp, n_phi);
     const int q2 = p - R; // step 2's plane
     float4 vp2 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (q2 >= zs && (Inside ? has2 : any2))
+    if (K == 2 && q2 >= zs && (Inside ? has2 : any2))
       vp2 = ldg4(a.vp2dt2 + static_cast<std::int64_t>(q2 + R) * l.plane + g2);
 
     // ---- step 1: u^{n+1} of the rect at plane p ----
@@ -684,26 +684,47 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
         if (taps && (Inside || (live1[q] && plive))) u1[q] = inject(a, gx1 + q, gy1, p, a.n, u1[q]);
         if (!Inside && a.free_surface && p == 0) u1[q] = 0.0f;
       }
-      *reinterpret_cast<float4*>(s1 + slot1(p) * G::kPlane1 + o1) =
-          make_float4(u1[0], u1[1], u1[2], u1[3]);
-      // Under a free surface, u^{n+1}(-p) = -u^{n+1}(p).
-      if (!Inside && a.free_surface && p >= 1 && p <= R)
-        *reinterpret_cast<float4*>(s1 + slot1(-p) * G::kPlane1 + o1) =
-            make_float4(-u1[0], -u1[1], -u1[2], -u1[3]);
-      if (in_tile1 && p >= zs && p < ze) {
-        float* out = a.u1 + static_cast<std::int64_t>(p + R) * l.plane + g1;
-        if (Inside) {
-          *reinterpret_cast<float4*>(out) = make_float4(u1[0], u1[1], u1[2], u1[3]);
-        } else {
+      if constexpr (K == 1) {
+        // A one-step pass: the tile's points are the pass's output, with u^{n+1}'s mirrored
+        // ghost planes under a free surface and phi^{n+1} at layer points.
+        if (in_tile1) {
+          const std::int64_t at1 = static_cast<std::int64_t>(p + R) * l.plane + g1;
+          if (Inside) {
+            *reinterpret_cast<float4*>(a.u1 + at1) = make_float4(u1[0], u1[1], u1[2], u1[3]);
+          } else {
+            const std::int64_t mirror = static_cast<std::int64_t>(R - p) * l.plane + g1;
 #pragma unroll
-          for (int q = 0; q < 4; ++q)
-            if (live1[q]) out[q] = u1[q];
-          if (layer_run)
-            *reinterpret_cast<float4*>(sphi + (p % G::kPhiSlots) * Dx * Dy + ophi1) =
-                make_float4(phi1[0], phi1[1], phi1[2], phi1[3]);
+            for (int q = 0; q < 4; ++q) {
+              if (!(live1[q] && plive)) continue;
+              a.u1[at1 + q] = u1[q];
+              if (a.free_surface && p >= 1 && p <= R) a.u1[mirror + q] = -u1[q];
+              if (layer_run && !(zin && box1[q])) a.phi_out[at1 + q] = phi1[q];
+            }
+          }
+        }
+      } else {
+        *reinterpret_cast<float4*>(s1 + slot1(p) * G::kPlane1 + o1) =
+            make_float4(u1[0], u1[1], u1[2], u1[3]);
+        // Under a free surface, u^{n+1}(-p) = -u^{n+1}(p).
+        if (!Inside && a.free_surface && p >= 1 && p <= R)
+          *reinterpret_cast<float4*>(s1 + slot1(-p) * G::kPlane1 + o1) =
+              make_float4(-u1[0], -u1[1], -u1[2], -u1[3]);
+        if (in_tile1 && p >= zs && p < ze) {
+          float* out = a.u1 + static_cast<std::int64_t>(p + R) * l.plane + g1;
+          if (Inside) {
+            *reinterpret_cast<float4*>(out) = make_float4(u1[0], u1[1], u1[2], u1[3]);
+          } else {
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+              if (live1[q]) out[q] = u1[q];
+            if (layer_run)
+              *reinterpret_cast<float4*>(sphi + (p % G::kPhiSlots) * Dx * Dy + ophi1) =
+                  make_float4(phi1[0], phi1[1], phi1[2], phi1[3]);
+          }
         }
       }
     }
+    if constexpr (K == 1) continue;
     __syncthreads();
 
     // ---- step 2: u^{n+2} of the tile at plane q2 ----
@@ -760,7 +781,7 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
 
 /// The ring design's two-step pass over the whole grid; block RingGeometry::kThreads, grid (tiles
 /// x from x = -x_shift, tiles y, z chunks); dynamic shared memory RingGeometry::kSharedBytes.
-template <int Dx, int Dy, unsigned Opt>
+template <int Dx, int Dy, int K, unsigned Opt>
 __global__ void MINIMOD_LAUNCH_BOUNDS((RingGeometry<Dx, Dy>::kThreads),
                                       (RingGeometry<Dx, Dy>::kBlocksPerSm))
     tblock_ring_kernel(const PassArgs a) {
@@ -775,11 +796,11 @@ __global__ void MINIMOD_LAUNCH_BOUNDS((RingGeometry<Dx, Dy>::kThreads),
     taps = __ldg(a.ring_tile_taps + blockIdx.y * gridDim.x + blockIdx.x) != 0;
   if constexpr ((Opt & kTblockInnerFast) != 0) {
     if (block_inside<Dx, Dy, 2>(a, x0, y0, zs, ze)) {
-      ring_body<Dx, Dy, true>(a, smem, taps, x0, y0, zs, ze);
+      ring_body<Dx, Dy, K, true>(a, smem, taps, x0, y0, zs, ze);
       return;
     }
   }
-  ring_body<Dx, Dy, false>(a, smem, taps, x0, y0, zs, ze);
+  ring_body<Dx, Dy, K, false>(a, smem, taps, x0, y0, zs, ze);
 }
 
 /// Blocks a SM the register allocation must allow: 64 registers a thread, or 128 with
@@ -834,13 +855,14 @@ void launch_pass(const PassArgs& a, gpuStream_t stream) {
   MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, bytes);
 }
 
-/// Launch of one two-step pass of the ring design; throws with the launch's name and sizes.
-template <int Dx, int Dy, unsigned Opt> void launch_ring(const PassArgs& a, gpuStream_t stream) {
+/// Launch of one K-step pass of the ring design; throws with the launch's name and sizes.
+template <int Dx, int Dy, int K, unsigned Opt>
+void launch_ring(const PassArgs& a, gpuStream_t stream) {
   using G = RingGeometry<Dx, Dy>;
   constexpr int bytes = G::kSharedBytes;
-  const auto kernel = &tblock_ring_kernel<Dx, Dy, Opt>;
+  const auto kernel = &tblock_ring_kernel<Dx, Dy, K, Opt>;
   const std::string what = "tb2_25d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "+" +
-                           tblock_variant_name(Opt) + "<2 steps>";
+                           tblock_variant_name(Opt) + "<" + std::to_string(K) + " steps>";
   static const bool attributes = [&] {
     MINIMOD_GPU_CHECK_WHAT(
         gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, bytes),
@@ -871,21 +893,21 @@ struct TileEntry {
   PassPair variant[kVariantCount];
 };
 
-/// The two-step pass of a variant: the ring design's or the first design's.
-template <int Dx, int Dy, unsigned Opt> constexpr PassFn two_step_pass() {
+/// The K-step pass of a variant: the ring design's or the first design's. A variant's one-step
+/// pass is of its own design, so that passes of one and two steps give the same bits.
+template <int Dx, int Dy, int K, unsigned Opt> constexpr PassFn variant_pass() {
   if constexpr ((Opt & kTblockSmemRing) != 0)
-    return &launch_ring<Dx, Dy, Opt>;
+    return &launch_ring<Dx, Dy, K, Opt>;
   else
-    return &launch_pass<Dx, Dy, 2, Opt>;
+    return &launch_pass<Dx, Dy, K, Opt>;
 }
 
-/// A variant's passes; one-step passes always run the first design (without the ring bit).
 template <int Dx, int Dy, std::size_t... V>
 constexpr TileEntry tile_entry(std::index_sequence<V...>) {
   return TileEntry{Dx,
                    Dy,
-                   {PassPair{&launch_pass<Dx, Dy, 1, (kTblockVariants[V] & ~kTblockSmemRing)>,
-                             two_step_pass<Dx, Dy, kTblockVariants[V]>()}...}};
+                   {PassPair{variant_pass<Dx, Dy, 1, kTblockVariants[V]>(),
+                             variant_pass<Dx, Dy, 2, kTblockVariants[V]>()}...}};
 }
 
 /// The compiled tiles, default first.
