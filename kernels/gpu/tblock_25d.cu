@@ -424,19 +424,19 @@ __device__ __forceinline__ void pass_body(const PassArgs& a, float* smem, bool t
 /// Shared-memory geometry of the ring design for a Dx x Dy tile. A block's tile starts on a
 /// 16-byte column of the padded rows (PassArgs::x_shift); a thread updates a quad (four x points
 /// that share one 16-byte word) of step 1's rect (the tile and its R-point frame) and of the tile.
-template <int Dx, int Dy> struct RingGeometry {
+template <int Dx, int Dy, int Ahead> struct RingGeometry {
   static_assert(Dx % 4 == 0, "ring tiles are whole quads along x");
-  static constexpr int kW0 = Dx + 4 * R;        ///< floats per row of a u^n plane
-  static constexpr int kH0 = Dy + 4 * R;        ///< rows of a u^n plane
-  static constexpr int kPlane0 = kW0 * kH0;     ///< floats of a u^n plane
-  static constexpr int kSlots0 = 2 * R + 2;     ///< u^n planes: p - R .. p + R + 1
-  static constexpr int kW1 = Dx + 2 * R;        ///< floats per row of a u^{n+1} plane
-  static constexpr int kH1 = Dy + 2 * R;        ///< rows of a u^{n+1} plane
-  static constexpr int kPlane1 = kW1 * kH1;     ///< floats of a u^{n+1} plane (the rect)
-  static constexpr int kSlots1 = 2 * R + 1;     ///< u^{n+1} planes: q - R .. q + R
-  static constexpr int kPhiSlots = R + 1;       ///< phi^{n+1} planes of the tile
-  static constexpr int kQuads1 = kW1 / 4 * kH1; ///< step-1 quads a plane
-  static constexpr int kQuads2 = Dx / 4 * Dy;   ///< step-2 quads a plane
+  static constexpr int kW0 = Dx + 4 * R;            ///< floats per row of a u^n plane
+  static constexpr int kH0 = Dy + 4 * R;            ///< rows of a u^n plane
+  static constexpr int kPlane0 = kW0 * kH0;         ///< floats of a u^n plane
+  static constexpr int kSlots0 = 2 * R + 1 + Ahead; ///< u^n planes: p - R .. p + R + Ahead
+  static constexpr int kW1 = Dx + 2 * R;            ///< floats per row of a u^{n+1} plane
+  static constexpr int kH1 = Dy + 2 * R;            ///< rows of a u^{n+1} plane
+  static constexpr int kPlane1 = kW1 * kH1;         ///< floats of a u^{n+1} plane (the rect)
+  static constexpr int kSlots1 = 2 * R + 1;         ///< u^{n+1} planes: q - R .. q + R
+  static constexpr int kPhiSlots = R + 1;           ///< phi^{n+1} planes of the tile
+  static constexpr int kQuads1 = kW1 / 4 * kH1;     ///< step-1 quads a plane
+  static constexpr int kQuads2 = Dx / 4 * Dy;       ///< step-2 quads a plane
   static constexpr int kThreads = (kQuads1 + 31) / 32 * 32;
   static constexpr int kCopies = kW0 / 4 * kH0; ///< 16-byte copies of a u^n plane
   static constexpr int kCopiesPerThread = (kCopies + kThreads - 1) / kThreads;
@@ -470,11 +470,17 @@ __device__ __forceinline__ void ring_copy_commit() {
 #endif
 }
 
-/// Waits for all of this thread's committed copies (the block then synchronises).
-__device__ __forceinline__ void ring_copy_wait() {
+/// Waits until at most N of this thread's committed copy groups are pending (the block then
+/// synchronises).
+template <int N> __device__ __forceinline__ void ring_copy_wait() {
 #if MINIMOD_GPU_CP_ASYNC && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
+}
+
+/// Planes of u^n the ring design copies ahead of their use.
+constexpr int ring_ahead(unsigned options) {
+  return (options & kTblockRingAhead2) != 0 ? 2 : 1;
 }
 
 __device__ __forceinline__ float4 load4(const float* p) {
@@ -542,10 +548,10 @@ __device__ __forceinline__ float ring_layer_point(const PassArgs& a, float centr
 /// runs on plane p for the rect, step 2 (u^{n+2}) R planes behind on the tile; u^n plane p + R + 1
 /// is copied into its slot while plane p is computed.
 /// \tparam Inside the block passed block_inside: no grid-edge, layer or free-surface tests
-template <int Dx, int Dy, int K, bool Inside>
+template <int Dx, int Dy, int K, int Ahead, bool Inside>
 __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool taps, int x0, int y0,
                                           int zs, int ze) {
-  using G = RingGeometry<Dx, Dy>;
+  using G = RingGeometry<Dx, Dy, Ahead>;
   float* const s0 = smem;                           // u^n, slot z mod kSlots0
   float* const s1 = s0 + G::kSlots0 * G::kPlane0;   // u^{n+1} of the rect, slot z mod kSlots1
   float* const sphi = s1 + G::kSlots1 * G::kPlane1; // phi^{n+1} of the tile, slot z mod kPhiSlots
@@ -637,15 +643,18 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
   };
 
   const int p0 = K == 2 ? zs - R : zs, p1 = K == 2 ? ze + R : ze; // step-1 planes
-  for (int z = p0 - R; z <= p0 + R; ++z)
+  for (int z = p0 - R; z < p0 + R + Ahead; ++z)
     copy_plane(z);
   float4 n_um, n_vp, n_phi;
   load_operands(p0, n_um, n_vp, n_phi);
 
   for (int p = p0; p < p1; ++p) {
-    ring_copy_wait();
+    ring_copy_wait<Ahead - 1>(); // plane p + R is in; Ahead - 1 later ones may be pending
     __syncthreads();
-    if (p + R + 1 < p1 + R) copy_plane(p + R + 1);
+    if (p + R + Ahead < p1 + R)
+      copy_plane(p + R + Ahead);
+    else
+      ring_copy_commit(); // an empty group: the count of pending groups stays the same
     const float4 c_um = n_um, c_vp = n_vp, c_phi = n_phi;
     if (p + 1 < p1) load_operands(p + 1, n_um, n_vp, n_phi);
     const int q2 = p - R; // step 2's plane
@@ -782,8 +791,8 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
 /// The ring design's two-step pass over the whole grid; block RingGeometry::kThreads, grid (tiles
 /// x from x = -x_shift, tiles y, z chunks); dynamic shared memory RingGeometry::kSharedBytes.
 template <int Dx, int Dy, int K, unsigned Opt>
-__global__ void MINIMOD_LAUNCH_BOUNDS((RingGeometry<Dx, Dy>::kThreads),
-                                      (RingGeometry<Dx, Dy>::kBlocksPerSm))
+__global__ void MINIMOD_LAUNCH_BOUNDS((RingGeometry<Dx, Dy, ring_ahead(Opt)>::kThreads),
+                                      (RingGeometry<Dx, Dy, ring_ahead(Opt)>::kBlocksPerSm))
     tblock_ring_kernel(const PassArgs a) {
   extern __shared__ float4 ring_smem4[];
   float* smem = reinterpret_cast<float*>(ring_smem4);
@@ -796,11 +805,11 @@ __global__ void MINIMOD_LAUNCH_BOUNDS((RingGeometry<Dx, Dy>::kThreads),
     taps = __ldg(a.ring_tile_taps + blockIdx.y * gridDim.x + blockIdx.x) != 0;
   if constexpr ((Opt & kTblockInnerFast) != 0) {
     if (block_inside<Dx, Dy, 2>(a, x0, y0, zs, ze)) {
-      ring_body<Dx, Dy, K, true>(a, smem, taps, x0, y0, zs, ze);
+      ring_body<Dx, Dy, K, ring_ahead(Opt), true>(a, smem, taps, x0, y0, zs, ze);
       return;
     }
   }
-  ring_body<Dx, Dy, K, false>(a, smem, taps, x0, y0, zs, ze);
+  ring_body<Dx, Dy, K, ring_ahead(Opt), false>(a, smem, taps, x0, y0, zs, ze);
 }
 
 /// Blocks a SM the register allocation must allow: 64 registers a thread, or 128 with
@@ -858,7 +867,7 @@ void launch_pass(const PassArgs& a, gpuStream_t stream) {
 /// Launch of one K-step pass of the ring design; throws with the launch's name and sizes.
 template <int Dx, int Dy, int K, unsigned Opt>
 void launch_ring(const PassArgs& a, gpuStream_t stream) {
-  using G = RingGeometry<Dx, Dy>;
+  using G = RingGeometry<Dx, Dy, ring_ahead(Opt)>;
   constexpr int bytes = G::kSharedBytes;
   const auto kernel = &tblock_ring_kernel<Dx, Dy, K, Opt>;
   const std::string what = "tb2_25d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "+" +

@@ -45,6 +45,9 @@ enum TblockOption : unsigned {
   /// step 1 on the tile and its full R-point frame; no register ring and no per-load address.
   /// Tiles start on 16-byte columns of the padded rows. One-step passes run the first design.
   kTblockSmemRing = 16u,
+  /// The ring design's copies of u^n issued two planes ahead of their use instead of one (one more
+  /// plane of shared memory).
+  kTblockRingAhead2 = 32u,
 };
 
 /// The compiled variants (option sets), the first design (no option) first.
@@ -59,6 +62,7 @@ inline constexpr unsigned kTblockVariants[] = {
     kTblockPlaneStride | kTblockSourceTiles | kTblockInnerFast | kTblockWideRegisters,
     kTblockSmemRing | kTblockSourceTiles,
     kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast,
+    kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast | kTblockRingAhead2,
 };
 
 /// Name of an option set, its options joined by `sep`: "base" for none,
@@ -66,8 +70,8 @@ inline constexpr unsigned kTblockVariants[] = {
 inline std::string tblock_variant_name(unsigned options, char sep = '+') {
   if (options == 0) return "base";
   std::string s;
-  const char* names[] = {"stride", "srctile", "inside", "regs128", "ring"};
-  for (int b : {4, 0, 1, 2, 3})
+  const char* names[] = {"stride", "srctile", "inside", "regs128", "ring", "ahead2"};
+  for (int b : {4, 0, 1, 2, 3, 5})
     if (options & (1u << b)) {
       if (!s.empty()) s += sep;
       s += names[b];
