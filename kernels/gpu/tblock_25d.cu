@@ -18,6 +18,10 @@
 ///
 /// The pass is compiled once a design variant (TblockOption bits, kTblockVariants): plane-stride
 /// addressing, per-tile source flags, an inner-only path chosen per block, a 128-register cap.
+///
+/// The second design (kTblockSmemRing, ring_body) keeps u^n and u^{n+1} as rings of whole planes in
+/// shared memory instead: u^n copied by cp.async one or two planes ahead, four x points a thread,
+/// step 1 on the tile and its full R-point frame; its one-step passes run the same design.
 
 #include "kernels/gpu/tblock_25d.hpp"
 
