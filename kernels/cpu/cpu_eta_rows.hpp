@@ -29,6 +29,14 @@ public:
 
   /// Rows in the table (distinct y values times distinct z values).
   std::size_t rows() const { return m_rows.size() / m_row_length; }
+  /// Row of (j, k) in the table: y_classes()[j + 1] * z_values() + z_classes()[k + 1].
+  const std::vector<int>& y_classes() const { return m_y_class; }
+  const std::vector<int>& z_classes() const { return m_z_class; }
+  std::size_t z_values() const { return m_z_values; }
+  /// The table with each row laid out as a padded row of `layout` (eta(i) at x_offset + i, zero
+  /// elsewhere), rows() * layout.pitch floats: the GPU kernels' copy, whose 16-byte words line up
+  /// with the fields'.
+  std::vector<float> padded_rows(const FieldLayout& layout) const;
 
   /// The first padded-layout point (i, j, k), i, j, k in -1 .. n, where `eta` differs from the
   /// table in its bits, as "(i, j, k)"; empty when they agree everywhere.

@@ -71,13 +71,14 @@ constexpr int log2_of(int n) {
 /// \tparam Dz threads (and points) per block along z
 /// \tparam Kind RegionKind::Inner: plain update (phi, eta unused and may be null);
 ///              RegionKind::Layer: Minimod's PML update, also writes phi
-template <int Dx, int Dy, int Dz, RegionKind Kind>
+/// \tparam Table the layer reads eta from `table` (its rows, the same bits) instead of `eta`
+template <int Dx, int Dy, int Dz, RegionKind Kind, bool Table = false>
 __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz)
     gmem_3d_f4_kernel(const float* __restrict__ u, float* __restrict__ v,
                       const float* __restrict__ vp2dt2, float* __restrict__ phi,
-                      const float* __restrict__ eta, const FieldLayout layout,
-                      const StencilCoefs coefs, const Box box, const int quad_x0,
-                      const int x_shift) {
+                      const float* __restrict__ eta, const EtaTableView table,
+                      const FieldLayout layout, const StencilCoefs coefs, const Box box,
+                      const int quad_x0, const int x_shift) {
   // The block's xy threads as (Dx >> x_shift) x (Dy << x_shift): see Gmem3dF4Kernel::launch.
   const int xy = static_cast<int>(threadIdx.x) + Dx * static_cast<int>(threadIdx.y);
   const int tx = xy & ((Dx >> x_shift) - 1);
@@ -116,20 +117,51 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz)
     }
   }
 
+  // eta's rows (padded x = 0) at (j, k) and its four y/z neighbours: of the array, or of the
+  // table (a few MB, which stays in L2, where the array costs 4 bytes a point from DRAM).
+  const int xp = i0 + layout.x_offset;
+  const float* eta_row = nullptr;
+  int yc = 0, zc = 0; // the table's classes of j and k
+  if constexpr (Kind == RegionKind::Layer) {
+    if constexpr (Table) {
+      yc = __ldg(table.y_class + j + 1);
+      zc = __ldg(table.z_class + k + 1);
+      eta_row = table.rows + static_cast<std::int64_t>(yc * table.z_values + zc) * layout.pitch;
+    } else {
+      eta_row = eta + (p - xp);
+    }
+  }
+
   // The eta-gradient term of the layer first, while few registers are live (eta_gradient_term's
   // expression and order, lane by lane).
   float deta_du[kQuad];
   if constexpr (Kind == RegionKind::Layer) {
+    const float *eta_yp, *eta_ym, *eta_zp, *eta_zm;
+    if constexpr (Table) {
+      auto row = [&](int y_class, int z_class) {
+        return table.rows +
+               static_cast<std::int64_t>(y_class * table.z_values + z_class) * layout.pitch;
+      };
+      eta_yp = row(__ldg(table.y_class + j + 2), zc);
+      eta_ym = row(__ldg(table.y_class + j), zc);
+      eta_zp = row(yc, __ldg(table.z_class + k + 2));
+      eta_zm = row(yc, __ldg(table.z_class + k));
+    } else {
+      eta_yp = eta_row + sy;
+      eta_ym = eta_row - sy;
+      eta_zp = eta_row + sz;
+      eta_zm = eta_row - sz;
+    }
     // eta(i0 - 1 .. i0 + 4); the two outer ones are scalars (their quads would be 3/4 unused).
-    const float4 eta_c = load_quad_ro(eta, p);
+    const float4 eta_c = load_quad_ro(eta_row, xp);
     float ex[kQuad + 2];
-    ex[0] = __ldg(eta + p - 1);
-    ex[kQuad + 1] = __ldg(eta + p + kQuad);
+    ex[0] = __ldg(eta_row + xp - 1);
+    ex[kQuad + 1] = __ldg(eta_row + xp + kQuad);
     MINIMOD_UNROLL
     for (int l = 0; l < kQuad; ++l)
       ex[l + 1] = quad_lane(eta_c, l);
-    const float4 eyp = load_quad_ro(eta, p + sy), eym = load_quad_ro(eta, p - sy);
-    const float4 ezp = load_quad_ro(eta, p + sz), ezm = load_quad_ro(eta, p - sz);
+    const float4 eyp = load_quad_ro(eta_yp, xp), eym = load_quad_ro(eta_ym, xp);
+    const float4 ezp = load_quad_ro(eta_zp, xp), ezm = load_quad_ro(eta_zm, xp);
     // Loaded again for the star sum: the compiler keeps one load of each.
     const float4 uyp = load_quad_ro(u, p + sy), uym = load_quad_ro(u, p - sy);
     const float4 uzp = load_quad_ro(u, p + sz), uzm = load_quad_ro(u, p - sz);
@@ -170,7 +202,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz)
     v_c = load_quad_rw(v, p);
     vp2dt2_c = load_quad_ro(vp2dt2, p);
     const float4 phi_c = load_quad_rw(phi, p);
-    const float4 eta_c = load_quad_ro(eta, p);
+    const float4 eta_c = load_quad_ro(eta_row, xp);
     float phi_next[kQuad];
     MINIMOD_UNROLL
     for (int l = 0; l < kQuad; ++l)

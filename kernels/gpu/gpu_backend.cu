@@ -8,6 +8,7 @@
 
 #include "core/errors.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/gpu/cpml_gpu.cuh"
 #include "kernels/gpu/device_buffer.hpp"
 #include "kernels/gpu/finite_scan.cuh"
@@ -323,7 +324,28 @@ private:
       m_coefs = a.coefs;
       m_vp2dt2 = upload_new(a.vp2dt2, "vp2dt2", s);
       if (!a.eta.empty()) m_eta = upload_new(a.eta, "eta", s);
+      if (!a.eta.empty() && !a.eta_axes.empty() && !m_cpml_requested) upload_eta_table(a, s);
     }
+  }
+
+  /// eta's table of rows (EtaRows, padded like the fields' rows), checked against the padded
+  /// array bit for bit as the CPU backend checks it, for the layer kernels that read it.
+  void upload_eta_table(const AcousticProblem& a, gpuStream_t s) {
+    const FieldLayout& l = a.layout;
+    const EtaRows rows(a.eta_axes, l.nx, l.ny, l.nz);
+    const std::string at = rows.first_difference(a.eta, l);
+    if (!at.empty())
+      throw std::invalid_argument(std::string(kGpuRuntimeName) +
+                                  " backend: the problem's eta profiles and its eta array differ "
+                                  "at point " +
+                                  at);
+    const std::vector<float> table = rows.padded_rows(l);
+    m_eta_rows = upload_new(table, "eta table", s);
+    m_eta_y_class = upload_new(rows.y_classes(), "eta table y classes", s);
+    m_eta_z_class = upload_new(rows.z_classes(), "eta table z classes", s);
+    m_eta_z_values = static_cast<int>(rows.z_values());
+    // upload_new's copies read the host vectors above: finish them before those go.
+    MINIMOD_GPU_CHECK_WHAT(gpuStreamSynchronize(s), "eta table upload");
   }
 
   /// The acoustic update of `pieces`. The region kernels read u and write only their own points
@@ -338,6 +360,9 @@ private:
     f.phi = m_phi.empty() ? nullptr : m_phi.as<float>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
     f.cpml = m_cpml.on() ? &m_cpml.view() : nullptr;
+    if (!m_eta_rows.empty())
+      f.eta_table = EtaTableView{m_eta_rows.as<const float>(), m_eta_y_class.as<const int>(),
+                                 m_eta_z_class.as<const int>(), m_eta_z_values};
     auto launch_kind = [&](RegionKind kind, gpuStream_t stream) {
       for (const Region& r : pieces) {
         if (r.kind() == kind)
@@ -442,8 +467,10 @@ private:
     m_staging.reset();
     m_current.clear();
     m_next.clear();
-    for (DeviceBuffer* b : {&m_vp2dt2, &m_eta, &m_phi, &m_aniso, &m_axis_xz, &m_axis_y})
+    for (DeviceBuffer* b : {&m_vp2dt2, &m_eta, &m_eta_rows, &m_eta_y_class, &m_eta_z_class, &m_phi,
+                            &m_aniso, &m_axis_xz, &m_axis_y})
       *b = DeviceBuffer();
+    m_eta_z_values = 0;
     m_taps = DeviceTaps();
     m_cpml.release();
     m_tti_cpml.release();
@@ -469,10 +496,12 @@ private:
   RegionKernels m_kernels{};
   int m_steps = 0;
 
-  std::vector<DeviceBuffer> m_current;       ///< the fields at step n (wavefield_names order)
-  std::vector<DeviceBuffer> m_next;          ///< step n - 1 on entry to update, n + 1 after it
-  DeviceBuffer m_phi;                        ///< the layer's memory variable; may be empty
-  DeviceBuffer m_vp2dt2, m_eta;              ///< the medium of both equations (eta: with a layer)
+  std::vector<DeviceBuffer> m_current; ///< the fields at step n (wavefield_names order)
+  std::vector<DeviceBuffer> m_next;    ///< step n - 1 on entry to update, n + 1 after it
+  DeviceBuffer m_phi;                  ///< the layer's memory variable; may be empty
+  DeviceBuffer m_vp2dt2, m_eta;        ///< the medium of both equations (eta: with a layer)
+  DeviceBuffer m_eta_rows, m_eta_y_class, m_eta_z_class; ///< eta's table (EtaTableView), acoustic
+  int m_eta_z_values = 0;
   DeviceBuffer m_aniso, m_axis_xz, m_axis_y; ///< TTI: the 16-bit pairs and n_y
   DeviceTaps m_taps;                         ///< sources, receivers, traces
   DeviceFiniteScan m_scan;                   ///< the NaN/Inf watch's keys

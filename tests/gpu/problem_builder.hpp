@@ -30,6 +30,7 @@ struct ProblemSpec {
   double cfl = 0.8;               ///< dt = cfl * (the Gershgorin bound at cfl = 1)
   int random_receivers = 4;       ///< receivers at random places, besides the 6 placed ones
   std::uint32_t seed = 20240611;  ///< seed of every random choice
+  bool eta_profiles = false;      ///< also set eta's 1D profiles (eta_axes), as the solver does
 };
 
 /// Velocity in m/s at grid point (i, j, k): depth gradient, a smooth lateral wobble and a little
@@ -147,6 +148,17 @@ inline AcousticProblem build_acoustic_problem(const ProblemSpec& s) {
                            eta_axis(k, s.nz, p.layer.z_lo, p.layer.z_hi, s.h, p.dt, vmax);
           p.eta[l.index(i, j, k)] = static_cast<float>(e);
         }
+    if (s.eta_profiles) {
+      auto profile = [&](int n, int lo, int hi) {
+        std::vector<double> out;
+        for (int idx = -1; idx <= n; ++idx)
+          out.push_back(eta_axis(idx, n, lo, hi, s.h, p.dt, vmax));
+        return out;
+      };
+      p.eta_axes.x = profile(s.nx, p.layer.x_lo, p.layer.x_hi);
+      p.eta_axes.y = profile(s.ny, p.layer.y_lo, p.layer.y_hi);
+      p.eta_axes.z = profile(s.nz, p.layer.z_lo, p.layer.z_hi);
+    }
   }
 
   // One Ricker source at an off-grid point, physical injection: vp2dt2 / (dx dy dz) per tap.

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -322,6 +323,55 @@ TEST(CudaBackend, NoDeviceIsARuntimeFailure) {
     FAIL() << "make_cuda_backend did not throw without a device";
   } catch (const RuntimeFailure& e) {
     EXPECT_NE(std::string(e.what()), "");
+  }
+}
+
+/// eta's table of rows (the problem has eta's profiles, as the solver's problems do), read by
+/// gmem_3d_f4's layer update, gives the bits of the eta array: the same run with and without the
+/// profiles, on a grid that is no multiple of any tile, with a free surface. Profiles that differ
+/// from the array are refused at setup.
+TEST(CudaBackend, EtaTableGivesTheBitsOfTheEtaArray) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  ProblemSpec spec;
+  spec.nx = 77;
+  spec.ny = 53;
+  spec.nz = 45;
+  spec.n_layer = 6;
+  spec.steps = 60;
+  spec.eta_profiles = true;
+  AcousticProblem with = build_acoustic_problem(spec);
+  with.free_surface = true;
+  ASSERT_FALSE(with.eta_axes.empty());
+  AcousticProblem without = with;
+  without.eta_axes = EtaProfiles{};
+  std::array<const StencilKernel*, kRegionCount> kernels;
+  kernels.fill(&registered_cuda_kernel("gmem_3d_f4_32x4x4", Physics::Acoustic));
+  auto run = [&](const AcousticProblem& p, std::vector<float>& u, std::vector<float>& traces) {
+    auto gpu = make_cuda_backend();
+    gpu->setup(p, kernels);
+    for (int n = 0; n < p.steps; ++n)
+      gpu->step(n);
+    gpu->fetch_field(0, u);
+    gpu->fetch_traces(traces);
+  };
+  std::vector<float> u_table, traces_table, u_array, traces_array;
+  run(with, u_table, traces_table);
+  run(without, u_array, traces_array);
+  EXPECT_EQ(u_table, u_array);
+  EXPECT_EQ(traces_table, traces_array);
+  float peak = 0.0f;
+  for (const float x : u_array)
+    peak = std::max(peak, std::abs(x));
+  EXPECT_GT(peak, 0.0f) << "the wavefield stayed zero: the comparison proves nothing";
+
+  AcousticProblem wrong = with;
+  wrong.eta_axes.y[3] *= 1.5;
+  auto gpu = make_cuda_backend();
+  try {
+    gpu->setup(wrong, kernels);
+    FAIL() << "setup accepted eta profiles that differ from the eta array";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("eta profiles"), std::string::npos) << e.what();
   }
 }
 
