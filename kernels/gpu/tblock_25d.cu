@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -845,50 +846,43 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, (min_blocks<Dx * Dy, Opt>()))
   pass_body<Dx, Dy, K, Opt, false>(a, smem, taps);
 }
 
-/// Launch of one pass of a tile; throws with the launch's name and sizes on failure.
-template <int Dx, int Dy, int K, unsigned Opt>
-void launch_pass(const PassArgs& a, gpuStream_t stream) {
-  using G = Geometry<Dx, Dy, K>;
-  constexpr int bytes = G::kSharedFloats * static_cast<int>(sizeof(float));
-  const auto kernel = &tblock_kernel<Dx, Dy, K, Opt>;
-  const std::string what = "tb2_25d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "+" +
-                           tblock_variant_name(Opt) + "<" + std::to_string(K) + " steps>";
-  static const bool attributes = [&] {
+/// Launch of a pass kernel over the grid's tiles (the first tile at x = -x_shift), with `bytes`
+/// of dynamic shared memory, allowed once a kernel (`once`); throws with the launch's name and
+/// sizes on failure.
+void launch_tblock(void (*kernel)(PassArgs), std::once_flag& once, int dx, int dy, int k,
+                   unsigned options, int x_shift, unsigned threads, int bytes, const PassArgs& a,
+                   gpuStream_t stream) {
+  const std::string what = "tb2_25d_" + std::to_string(dx) + "x" + std::to_string(dy) + "+" +
+                           tblock_variant_name(options) + "<" + std::to_string(k) + " steps>";
+  std::call_once(once, [&] {
     MINIMOD_GPU_CHECK_WHAT(
         gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, bytes),
         what + ": " + std::to_string(bytes) + " B of dynamic shared memory");
-    return true;
-  }();
-  (void)attributes;
-  const dim3 block(Dx * Dy);
-  const dim3 grid(static_cast<unsigned>((a.layout.nx + Dx - 1) / Dx),
-                  static_cast<unsigned>((a.layout.ny + Dy - 1) / Dy),
+  });
+  const dim3 block(threads);
+  const dim3 grid(static_cast<unsigned>((a.layout.nx + x_shift + dx - 1) / dx),
+                  static_cast<unsigned>((a.layout.ny + dy - 1) / dy),
                   static_cast<unsigned>((a.layout.nz + a.z_chunk - 1) / a.z_chunk));
   kernel<<<grid, block, bytes, stream>>>(a);
   MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, bytes);
 }
 
-/// Launch of one K-step pass of the ring design; throws with the launch's name and sizes.
+/// One pass of the first design (K steps) of a tile and variant.
+template <int Dx, int Dy, int K, unsigned Opt>
+void launch_pass(const PassArgs& a, gpuStream_t stream) {
+  using G = Geometry<Dx, Dy, K>;
+  static std::once_flag once;
+  launch_tblock(&tblock_kernel<Dx, Dy, K, Opt>, once, Dx, Dy, K, Opt, 0, Dx * Dy,
+                G::kSharedFloats * static_cast<int>(sizeof(float)), a, stream);
+}
+
+/// One pass of the ring design (K steps) of a tile and variant: tiles from x = -x_shift.
 template <int Dx, int Dy, int K, unsigned Opt>
 void launch_ring(const PassArgs& a, gpuStream_t stream) {
   using G = RingGeometry<Dx, Dy, ring_ahead(Opt)>;
-  constexpr int bytes = G::kSharedBytes;
-  const auto kernel = &tblock_ring_kernel<Dx, Dy, K, Opt>;
-  const std::string what = "tb2_25d_" + std::to_string(Dx) + "x" + std::to_string(Dy) + "+" +
-                           tblock_variant_name(Opt) + "<" + std::to_string(K) + " steps>";
-  static const bool attributes = [&] {
-    MINIMOD_GPU_CHECK_WHAT(
-        gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, bytes),
-        what + ": " + std::to_string(bytes) + " B of dynamic shared memory");
-    return true;
-  }();
-  (void)attributes;
-  const dim3 block(G::kThreads);
-  const dim3 grid(static_cast<unsigned>((a.layout.nx + a.x_shift + Dx - 1) / Dx),
-                  static_cast<unsigned>((a.layout.ny + Dy - 1) / Dy),
-                  static_cast<unsigned>((a.layout.nz + a.z_chunk - 1) / a.z_chunk));
-  kernel<<<grid, block, bytes, stream>>>(a);
-  MINIMOD_GPU_CHECK_LAUNCH(what.c_str(), grid, block, bytes);
+  static std::once_flag once;
+  launch_tblock(&tblock_ring_kernel<Dx, Dy, K, Opt>, once, Dx, Dy, K, Opt, a.x_shift, G::kThreads,
+                G::kSharedBytes, a, stream);
 }
 
 using PassFn = void (*)(const PassArgs&, gpuStream_t);
