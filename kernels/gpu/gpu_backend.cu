@@ -73,6 +73,13 @@ public:
     check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
     m_cpml_requested = p.boundary == BoundaryType::Cpml;
     validate_kernels(p.regions, p.layout, has_eta(p), kernels);
+    // eta's table, checked against the array before anything of the last setup is released.
+    const std::unique_ptr<EtaRows> eta_table = eta_table_of(p);
+    const std::size_t eta_table_bytes =
+        eta_table
+            ? eta_table->rows() * static_cast<std::size_t>(p.layout.pitch) * sizeof(float) +
+                  (eta_table->y_classes().size() + eta_table->z_classes().size()) * sizeof(int)
+            : 0;
     MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
     synchronize();
     release();
@@ -85,8 +92,8 @@ public:
       require_free_memory(tti_device_bytes(as_tti(p), phi), "the TTI problem",
                           "fields, medium, taps and traces", m_streams.device_name(), p.grid);
     } else {
-      require_free_memory(p.device_bytes(), "the problem", "fields, taps and traces",
-                          m_streams.device_name(), p.grid);
+      require_free_memory(p.device_bytes() + eta_table_bytes, "the problem",
+                          "fields, taps, traces and eta's table", m_streams.device_name(), p.grid);
     }
 
     m_layout = p.layout;
@@ -103,7 +110,7 @@ public:
       m_current.emplace_back(bytes, name.c_str());
       m_next.emplace_back(bytes, (name + " next").c_str());
     }
-    upload_medium(p);
+    upload_medium(p, eta_table.get());
     if (phi) m_phi = DeviceBuffer(bytes, "phi");
     if (m_cpml_requested && tti) m_tti_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
     if (m_cpml_requested && !tti) m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
@@ -308,8 +315,8 @@ private:
                                     std::to_string(size));
   }
 
-  /// Upload the equation's medium (and its stencil coefficients).
-  void upload_medium(const Problem& p) {
+  /// Upload the equation's medium (and its stencil coefficients), and eta's table where given.
+  void upload_medium(const Problem& p, const EtaRows* eta_table) {
     gpuStream_t s = m_streams.main();
     if (m_physics == Physics::Tti) {
       const TtiProblem& t = as_tti(p);
@@ -324,21 +331,31 @@ private:
       m_coefs = a.coefs;
       m_vp2dt2 = upload_new(a.vp2dt2, "vp2dt2", s);
       if (!a.eta.empty()) m_eta = upload_new(a.eta, "eta", s);
-      if (!a.eta.empty() && !a.eta_axes.empty() && !m_cpml_requested) upload_eta_table(a, s);
+      if (eta_table) upload_eta_table(*eta_table, a.layout, s);
     }
   }
 
-  /// eta's table of rows (EtaRows, padded like the fields' rows), checked against the padded
-  /// array bit for bit as the CPU backend checks it, for the layer kernels that read it.
-  void upload_eta_table(const AcousticProblem& a, gpuStream_t s) {
+  /// eta's table of rows (EtaRows) of an acoustic problem with Minimod's layer and eta's
+  /// profiles, checked against the padded array bit for bit as the CPU backend checks it; null
+  /// for any other problem. Throws std::invalid_argument when the two differ.
+  std::unique_ptr<EtaRows> eta_table_of(const Problem& p) const {
+    if (m_physics != Physics::Acoustic || m_cpml_requested) return nullptr;
+    const AcousticProblem& a = as_acoustic(p);
+    if (a.eta.empty() || a.eta_axes.empty()) return nullptr;
     const FieldLayout& l = a.layout;
-    const EtaRows rows(a.eta_axes, l.nx, l.ny, l.nz);
-    const std::string at = rows.first_difference(a.eta, l);
+    auto rows = std::make_unique<EtaRows>(a.eta_axes, l.nx, l.ny, l.nz);
+    const std::string at = rows->first_difference(a.eta, l);
     if (!at.empty())
       throw std::invalid_argument(std::string(kGpuRuntimeName) +
                                   " backend: the problem's eta profiles and its eta array differ "
                                   "at point " +
                                   at);
+    return rows;
+  }
+
+  /// eta's table on the device, each row laid out like a padded row of the fields, for the layer
+  /// kernels that read it (EtaTableView).
+  void upload_eta_table(const EtaRows& rows, const FieldLayout& l, gpuStream_t s) {
     const std::vector<float> table = rows.padded_rows(l);
     m_eta_rows = upload_new(table, "eta table", s);
     m_eta_y_class = upload_new(rows.y_classes(), "eta table y classes", s);

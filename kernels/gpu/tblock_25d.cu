@@ -431,6 +431,7 @@ __device__ __forceinline__ void pass_body(const PassArgs& a, float* smem, bool t
 /// that share one 16-byte word) of step 1's rect (the tile and its R-point frame) and of the tile.
 template <int Dx, int Dy, int Ahead> struct RingGeometry {
   static_assert(Dx % 4 == 0, "ring tiles are whole quads along x");
+  static_assert(R == 4, "a quad's x neighbours are the quads beside it, the frame one quad wide");
   static constexpr int kW0 = Dx + 4 * R;            ///< floats per row of a u^n plane
   static constexpr int kH0 = Dy + 4 * R;            ///< rows of a u^n plane
   static constexpr int kPlane0 = kW0 * kH0;         ///< floats of a u^n plane
@@ -447,7 +448,8 @@ template <int Dx, int Dy, int Ahead> struct RingGeometry {
   static constexpr int kCopiesPerThread = (kCopies + kThreads - 1) / kThreads;
   static constexpr int kSharedFloats = kSlots0 * kPlane0 + kSlots1 * kPlane1 + kPhiSlots * Dx * Dy;
   static constexpr int kSharedBytes = kSharedFloats * static_cast<int>(sizeof(float));
-  /// Blocks a SM: as many as its 228 KB of shared memory hold (1 KB reserved a block).
+  /// Blocks a SM: as many as its 228 KB of shared memory hold (1 KB reserved a block). Sized for
+  /// Hopper (sm_90): on sm_80 (164 KB) the 32x32 tile's launch fails at its attribute call.
   static constexpr int kBlocksPerSm = (228 * 1024) / (kSharedBytes + 1024) > 0
                                           ? (228 * 1024) / (kSharedBytes + 1024)
                                           : 1;

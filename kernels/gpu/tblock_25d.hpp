@@ -43,7 +43,7 @@ enum TblockOption : unsigned {
   /// The second design of the two-step pass: u^n and u^{n+1} kept as rings of whole planes in
   /// shared memory (u^n filled by asynchronous copies one plane ahead), four x points a thread,
   /// step 1 on the tile and its full R-point frame; no register ring and no per-load address.
-  /// Tiles start on 16-byte columns of the padded rows. One-step passes run the first design.
+  /// Tiles start on 128-byte columns of the padded rows; one-step passes run this design too.
   kTblockSmemRing = 16u,
   /// The ring design's copies of u^n issued two planes ahead of their use instead of one (one more
   /// plane of shared memory).

@@ -4,6 +4,7 @@
 
 #include "core/errors.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/kernel.hpp"
 #include "tests/gpu/compare.hpp"
 #include "tests/gpu/gpu_environment.hpp"
@@ -373,6 +374,70 @@ TEST(CudaBackend, EtaTableGivesTheBitsOfTheEtaArray) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("eta profiles"), std::string::npos) << e.what();
   }
+}
+
+/// gmem_3d_f4's layer update with eta's table reads the table, not the array: one launch on every
+/// layer region with the table and an eta array of NaN gives the bits of the launch that reads the
+/// array (random u, v, phi; a grid that is no multiple of the tile).
+TEST(CudaKernels, Gmem3dF4LayerReadsEtaFromTheTable) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_GPU)
+  ProblemSpec spec;
+  spec.nx = 77;
+  spec.ny = 53;
+  spec.nz = 45;
+  spec.n_layer = 6;
+  spec.steps = 1;
+  spec.eta_profiles = true;
+  const AcousticProblem p = build_acoustic_problem(spec);
+  const FieldLayout& l = p.layout;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  auto in_grid = [&](int i, int j, int k) {
+    return i >= 0 && i < l.nx && j >= 0 && j < l.ny && k >= 0 && k < l.nz;
+  };
+  std::vector<float> u, v, phi, nan_eta;
+  fill_padded(l, u, [&](int i, int j, int k) { return in_grid(i, j, k) ? unit(rng) : 0.0f; });
+  fill_padded(l, v, [&](int i, int j, int k) { return in_grid(i, j, k) ? unit(rng) : 0.0f; });
+  fill_padded(l, phi,
+              [&](int i, int j, int k) { return in_grid(i, j, k) ? 1e-2f * unit(rng) : 0.0f; });
+  fill_padded(l, nan_eta, [](int, int, int) { return std::numeric_limits<float>::quiet_NaN(); });
+  const EtaRows rows(p.eta_axes, l.nx, l.ny, l.nz);
+  ASSERT_EQ(rows.first_difference(p.eta, l), "");
+  const gpu::DeviceBuffer d_u = test_support::upload_copy(u, "u"),
+                          d_vp2dt2 = test_support::upload_copy(p.vp2dt2, "vp2dt2"),
+                          d_eta = test_support::upload_copy(p.eta, "eta"),
+                          d_nan_eta = test_support::upload_copy(nan_eta, "eta of NaN"),
+                          d_rows = test_support::upload_copy(rows.padded_rows(l), "eta table"),
+                          d_y = test_support::upload_copy(rows.y_classes(), "y classes"),
+                          d_z = test_support::upload_copy(rows.z_classes(), "z classes");
+  const StencilKernel& k = registered_cuda_kernel("gmem_3d_f4_32x4x4", Physics::Acoustic);
+  auto launch_layers = [&](bool table, std::vector<float>& v_out, std::vector<float>& phi_out) {
+    const gpu::DeviceBuffer d_v = test_support::upload_copy(v, "v"),
+                            d_phi = test_support::upload_copy(phi, "phi");
+    IsoFields f;
+    f.u = d_u.as<const float>();
+    f.v = d_v.as<float>();
+    f.vp2dt2 = d_vp2dt2.as<const float>();
+    f.phi = d_phi.as<float>();
+    f.eta = table ? d_nan_eta.as<const float>() : d_eta.as<const float>();
+    if (table)
+      f.eta_table = EtaTableView{d_rows.as<const float>(), d_y.as<const int>(), d_z.as<const int>(),
+                                 static_cast<int>(rows.z_values())};
+    for (const Region& r : p.regions)
+      if (r.kind() == RegionKind::Layer && !r.box.empty()) k.launch(f, l, p.coefs, r, nullptr);
+    v_out = test_support::download_floats(d_v);
+    phi_out = test_support::download_floats(d_phi);
+  };
+  std::vector<float> v_array, phi_array, v_table, phi_table;
+  launch_layers(false, v_array, phi_array);
+  launch_layers(true, v_table, phi_table);
+  EXPECT_EQ(v_table, v_array);
+  EXPECT_EQ(phi_table, phi_array);
+  EXPECT_TRUE(
+      std::all_of(v_table.begin(), v_table.end(), [](float x) { return std::isfinite(x); }));
+  EXPECT_NE(v_array, v) << "the launches wrote nothing: the comparison proves nothing";
+#endif
 }
 
 /// setup refuses a CPU kernel for a region, before time stepping.
