@@ -484,17 +484,7 @@ private:
   void setup_eta_rows(const Problem& p) {
     m_eta_rows.reset();
     if (p.physics() != Physics::Acoustic || m_cpml_on) return;
-    const auto& a = static_cast<const AcousticProblem&>(p);
-    if (a.eta_axes.empty()) return;
-    auto rows = std::make_unique<EtaRows>(a.eta_axes, p.layout.nx, p.layout.ny, p.layout.nz);
-    if (!a.eta.empty()) {
-      const std::string at = rows->first_difference(a.eta, p.layout);
-      if (!at.empty())
-        throw std::invalid_argument("CPU backend: the problem's eta profiles and its eta array "
-                                    "differ at point " +
-                                    at);
-    }
-    m_eta_rows = std::move(rows);
+    m_eta_rows = checked_eta_rows(static_cast<const AcousticProblem&>(p), "CPU backend");
   }
 
   /// The C-PML's memory variables of the problem's equation (its view points at p.cpml).

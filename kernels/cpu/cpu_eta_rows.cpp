@@ -50,6 +50,19 @@ EtaRows::EtaRows(const EtaProfiles& e, int nx, int ny, int nz) : m_nx(nx), m_ny(
   }
 }
 
+std::unique_ptr<EtaRows> checked_eta_rows(const AcousticProblem& p, const std::string& who) {
+  if (p.eta_axes.empty()) return nullptr;
+  const FieldLayout& l = p.layout;
+  auto rows = std::make_unique<EtaRows>(p.eta_axes, l.nx, l.ny, l.nz);
+  if (!p.eta.empty()) {
+    const std::string at = rows->first_difference(p.eta, l);
+    if (!at.empty())
+      throw std::invalid_argument(
+          who + ": the problem's eta profiles and its eta array differ at point " + at);
+  }
+  return rows;
+}
+
 std::vector<float> EtaRows::padded_rows(const FieldLayout& l) const {
   std::vector<float> out(rows() * static_cast<std::size_t>(l.pitch), 0.0f);
   for (std::size_t r = 0; r < rows(); ++r)

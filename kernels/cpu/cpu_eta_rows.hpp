@@ -9,6 +9,8 @@
 #include "kernels/backend.hpp"
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace minimod {
@@ -37,6 +39,11 @@ public:
   /// elsewhere), rows() * layout.pitch floats: the GPU kernels' copy, whose 16-byte words line up
   /// with the fields'.
   std::vector<float> padded_rows(const FieldLayout& layout) const;
+  /// Bytes of that copy and of the two class arrays on a device.
+  std::size_t padded_bytes(const FieldLayout& layout) const {
+    return rows() * static_cast<std::size_t>(layout.pitch) * sizeof(float) +
+           (m_y_class.size() + m_z_class.size()) * sizeof(int);
+  }
 
   /// The first padded-layout point (i, j, k), i, j, k in -1 .. n, where `eta` differs from the
   /// table in its bits, as "(i, j, k)"; empty when they agree everywhere.
@@ -50,5 +57,11 @@ private:
   std::vector<float> m_rows;    ///< [y value][z value][i + 1]
   int m_nx = 0, m_ny = 0, m_nz = 0;
 };
+
+/// The table of an acoustic problem's eta profiles, checked bit for bit against its padded eta
+/// array where it has one, so that a kernel reads the same bits either way; null when the problem
+/// has no profiles. Throws std::invalid_argument, "<who>: the problem's eta profiles and its eta
+/// array differ at point (i, j, k)", or naming a profile of the wrong length.
+std::unique_ptr<EtaRows> checked_eta_rows(const AcousticProblem& p, const std::string& who);
 
 } // namespace minimod

@@ -102,14 +102,14 @@ void Gmem3dF4Kernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& l
   if (region.kind() == RegionKind::Inner) {
     gmem_3d_f4_kernel<Dx, Dy, Dz, RegionKind::Inner><<<grid, block, 0, s>>>(
         f.u, f.v, f.vp2dt2, nullptr, nullptr, EtaTableView{}, layout, coefs, b, quads.x0, shift);
-  } else if (f.eta_table.rows != nullptr) {
-    require_layer_fields(f);
-    gmem_3d_f4_kernel<Dx, Dy, Dz, RegionKind::Layer, true><<<grid, block, 0, s>>>(
-        f.u, f.v, f.vp2dt2, f.phi, f.eta, f.eta_table, layout, coefs, b, quads.x0, shift);
   } else {
     require_layer_fields(f);
-    gmem_3d_f4_kernel<Dx, Dy, Dz, RegionKind::Layer><<<grid, block, 0, s>>>(
-        f.u, f.v, f.vp2dt2, f.phi, f.eta, EtaTableView{}, layout, coefs, b, quads.x0, shift);
+    if (f.eta_table.rows != nullptr)
+      gmem_3d_f4_kernel<Dx, Dy, Dz, RegionKind::Layer, true><<<grid, block, 0, s>>>(
+          f.u, f.v, f.vp2dt2, f.phi, f.eta, f.eta_table, layout, coefs, b, quads.x0, shift);
+    else
+      gmem_3d_f4_kernel<Dx, Dy, Dz, RegionKind::Layer><<<grid, block, 0, s>>>(
+          f.u, f.v, f.vp2dt2, f.phi, f.eta, EtaTableView{}, layout, coefs, b, quads.x0, shift);
   }
   MINIMOD_GPU_CHECK_LAUNCH(launch_name(region.kind()), grid, block, 0);
 }

@@ -122,11 +122,15 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz)
   const int xp = i0 + layout.x_offset;
   const float* eta_row = nullptr;
   int yc = 0, zc = 0; // the table's classes of j and k
+  auto table_row = [&](int y_class, int z_class) {
+    return table.rows +
+           static_cast<std::int64_t>(y_class * table.z_values + z_class) * layout.pitch;
+  };
   if constexpr (Kind == RegionKind::Layer) {
     if constexpr (Table) {
       yc = __ldg(table.y_class + j + 1);
       zc = __ldg(table.z_class + k + 1);
-      eta_row = table.rows + static_cast<std::int64_t>(yc * table.z_values + zc) * layout.pitch;
+      eta_row = table_row(yc, zc);
     } else {
       eta_row = eta + (p - xp);
     }
@@ -138,14 +142,10 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz)
   if constexpr (Kind == RegionKind::Layer) {
     const float *eta_yp, *eta_ym, *eta_zp, *eta_zm;
     if constexpr (Table) {
-      auto row = [&](int y_class, int z_class) {
-        return table.rows +
-               static_cast<std::int64_t>(y_class * table.z_values + z_class) * layout.pitch;
-      };
-      eta_yp = row(__ldg(table.y_class + j + 2), zc);
-      eta_ym = row(__ldg(table.y_class + j), zc);
-      eta_zp = row(yc, __ldg(table.z_class + k + 2));
-      eta_zm = row(yc, __ldg(table.z_class + k));
+      eta_yp = table_row(__ldg(table.y_class + j + 2), zc);
+      eta_ym = table_row(__ldg(table.y_class + j), zc);
+      eta_zp = table_row(yc, __ldg(table.z_class + k + 2));
+      eta_zm = table_row(yc, __ldg(table.z_class + k));
     } else {
       eta_yp = eta_row + sy;
       eta_ym = eta_row - sy;

@@ -75,11 +75,7 @@ public:
     validate_kernels(p.regions, p.layout, has_eta(p), kernels);
     // eta's table, checked against the array before anything of the last setup is released.
     const std::unique_ptr<EtaRows> eta_table = eta_table_of(p);
-    const std::size_t eta_table_bytes =
-        eta_table
-            ? eta_table->rows() * static_cast<std::size_t>(p.layout.pitch) * sizeof(float) +
-                  (eta_table->y_classes().size() + eta_table->z_classes().size()) * sizeof(int)
-            : 0;
+    const std::size_t eta_table_bytes = eta_table ? eta_table->padded_bytes(p.layout) : 0;
     MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
     synchronize();
     release();
@@ -336,21 +332,13 @@ private:
   }
 
   /// eta's table of rows (EtaRows) of an acoustic problem with Minimod's layer and eta's
-  /// profiles, checked against the padded array bit for bit as the CPU backend checks it; null
-  /// for any other problem. Throws std::invalid_argument when the two differ.
+  /// profiles, checked against the padded array bit for bit (checked_eta_rows, the CPU backend's
+  /// check); null for any other problem. Throws std::invalid_argument when the two differ.
   std::unique_ptr<EtaRows> eta_table_of(const Problem& p) const {
     if (m_physics != Physics::Acoustic || m_cpml_requested) return nullptr;
     const AcousticProblem& a = as_acoustic(p);
-    if (a.eta.empty() || a.eta_axes.empty()) return nullptr;
-    const FieldLayout& l = a.layout;
-    auto rows = std::make_unique<EtaRows>(a.eta_axes, l.nx, l.ny, l.nz);
-    const std::string at = rows->first_difference(a.eta, l);
-    if (!at.empty())
-      throw std::invalid_argument(std::string(kGpuRuntimeName) +
-                                  " backend: the problem's eta profiles and its eta array differ "
-                                  "at point " +
-                                  at);
-    return rows;
+    if (a.eta.empty()) return nullptr;
+    return checked_eta_rows(a, std::string(kGpuRuntimeName) + " backend");
   }
 
   /// eta's table on the device, each row laid out like a padded row of the fields, for the layer
