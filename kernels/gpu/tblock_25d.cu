@@ -500,13 +500,23 @@ __device__ __forceinline__ float get(const float4& v, int q) {
   return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w;
 }
 
-/// The Laplacian of a quad and its centred first differences: `c` points at the quad's first
-/// point in a shared plane of row stride S, zp[m - 1] / zm[m - 1] at the same point in the planes
-/// m above and below. The terms in laplacian_25's order.
+/// A ring of `Slots` shared planes of `Plane` floats each: plane z (z > -2 Slots) in slot
+/// z mod Slots.
+template <int Slots, int Plane> struct PlaneRing {
+  float* base;
+  __device__ __forceinline__ float* plane(int z) const {
+    return base + ((z + 2 * Slots) % Slots) * Plane;
+  }
+};
+
+/// The Laplacian of a quad and its centred first differences: the quad's first point at offset
+/// `o` of plane z of `ring` (row stride S), its z neighbours at the same offset of the planes
+/// around. The terms in laplacian_25's order.
 template <int S> struct QuadStencil {
   float centre[4], lap[4], dux[4], duy[4], duz[4];
-  __device__ __forceinline__ QuadStencil(const float* c, const float* const (&zp)[R],
-                                         const float* const (&zm)[R], const StencilCoefs& k) {
+  template <class Ring>
+  __device__ __forceinline__ QuadStencil(const Ring& ring, int z, int o, const StencilCoefs& k) {
+    const float* c = ring.plane(z) + o;
     float xr[12];
     const float4 a = load4(c - 4), b = load4(c), d = load4(c + 4);
     xr[0] = a.x, xr[1] = a.y, xr[2] = a.z, xr[3] = a.w;
@@ -521,7 +531,7 @@ template <int S> struct QuadStencil {
 #pragma unroll
     for (int m = 1; m <= R; ++m) {
       const float4 yp = load4(c + m * S), ym = load4(c - m * S);
-      const float4 up = load4(zp[m - 1]), um = load4(zm[m - 1]);
+      const float4 up = load4(ring.plane(z + m) + o), um = load4(ring.plane(z - m) + o);
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         lap[q] = fmaf(k.cx[m], xr[4 + q + m] + xr[4 + q - m], lap[q]);
@@ -559,16 +569,14 @@ template <int Dx, int Dy, int K, int Ahead, bool Inside>
 __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool taps, int x0, int y0,
                                           int zs, int ze) {
   using G = RingGeometry<Dx, Dy, Ahead>;
-  float* const s0 = smem;                           // u^n, slot z mod kSlots0
-  float* const s1 = s0 + G::kSlots0 * G::kPlane0;   // u^{n+1} of the rect, slot z mod kSlots1
-  float* const sphi = s1 + G::kSlots1 * G::kPlane1; // phi^{n+1} of the tile, slot z mod kPhiSlots
+  // u^n; u^{n+1} of the rect; phi^{n+1} of the tile (planes z >= zs - 2R >= -2R).
+  const PlaneRing<G::kSlots0, G::kPlane0> s0{smem};
+  const PlaneRing<G::kSlots1, G::kPlane1> s1{smem + G::kSlots0 * G::kPlane0};
+  const PlaneRing<G::kPhiSlots, Dx * Dy> sphi{s1.base + G::kSlots1 * G::kPlane1};
   const FieldLayout& l = a.layout;
   const Box& in = a.inner;
   const int t = static_cast<int>(threadIdx.x);
   const int mx0 = x0 + l.x_offset; // padded column of the tile's first point (a multiple of 4)
-  // Slots of plane z (z >= zs - 2R >= -2R).
-  auto slot0 = [](int z) { return (z + 2 * G::kSlots0) % G::kSlots0; };
-  auto slot1 = [](int z) { return (z + 2 * G::kSlots1) % G::kSlots1; };
 
   // ---- the thread's copies of a u^n plane: (row, quad) of the plane's kW0 x kH0 box ----
   int copy_smem[G::kCopiesPerThread], copy_glob[G::kCopiesPerThread];
@@ -584,7 +592,7 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
   }
   auto copy_plane = [&](int z) {
     const bool zok = z >= -R && z < l.nz + R;
-    float* dst = s0 + slot0(z) * G::kPlane0;
+    float* dst = s0.plane(z);
     const float* base = a.u0 + static_cast<std::int64_t>(zok ? z + R : 0) * l.plane;
 #pragma unroll
     for (int h = 0; h < G::kCopiesPerThread; ++h)
@@ -671,15 +679,7 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
 
     // ---- step 1: u^{n+1} of the rect at plane p ----
     if (has1) {
-      const float* c = s0 + slot0(p) * G::kPlane0 + o0;
-      const float* zp[R];
-      const float* zm[R];
-#pragma unroll
-      for (int m = 1; m <= R; ++m) {
-        zp[m - 1] = s0 + slot0(p + m) * G::kPlane0 + o0;
-        zm[m - 1] = s0 + slot0(p - m) * G::kPlane0 + o0;
-      }
-      const QuadStencil<G::kW0> st(c, zp, zm, a.coefs);
+      const QuadStencil<G::kW0> st(s0, p, o0, a.coefs);
       float u1[4], phi1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       const bool zin = p >= in.z0 && p < in.z1;
       const bool plive = plane_live(p);
@@ -719,11 +719,10 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
           }
         }
       } else {
-        *reinterpret_cast<float4*>(s1 + slot1(p) * G::kPlane1 + o1) =
-            make_float4(u1[0], u1[1], u1[2], u1[3]);
+        *reinterpret_cast<float4*>(s1.plane(p) + o1) = make_float4(u1[0], u1[1], u1[2], u1[3]);
         // Under a free surface, u^{n+1}(-p) = -u^{n+1}(p).
         if (!Inside && a.free_surface && p >= 1 && p <= R)
-          *reinterpret_cast<float4*>(s1 + slot1(-p) * G::kPlane1 + o1) =
+          *reinterpret_cast<float4*>(s1.plane(-p) + o1) =
               make_float4(-u1[0], -u1[1], -u1[2], -u1[3]);
         if (in_tile1 && p >= zs && p < ze) {
           float* out = a.u1 + static_cast<std::int64_t>(p + R) * l.plane + g1;
@@ -734,7 +733,7 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
             for (int q = 0; q < 4; ++q)
               if (live1[q]) out[q] = u1[q];
             if (layer_run)
-              *reinterpret_cast<float4*>(sphi + (p % G::kPhiSlots) * Dx * Dy + ophi1) =
+              *reinterpret_cast<float4*>(sphi.plane(p) + ophi1) =
                   make_float4(phi1[0], phi1[1], phi1[2], phi1[3]);
           }
         }
@@ -745,18 +744,10 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
 
     // ---- step 2: u^{n+2} of the tile at plane q2 ----
     if (q2 >= zs && (Inside ? has2 : any2)) {
-      const float* c = s1 + slot1(q2) * G::kPlane1 + o1_2;
-      const float* zp[R];
-      const float* zm[R];
-#pragma unroll
-      for (int m = 1; m <= R; ++m) {
-        zp[m - 1] = s1 + slot1(q2 + m) * G::kPlane1 + o1_2;
-        zm[m - 1] = s1 + slot1(q2 - m) * G::kPlane1 + o1_2;
-      }
-      const QuadStencil<G::kW1> st(c, zp, zm, a.coefs);
-      const float4 um2 = load4(s0 + slot0(q2) * G::kPlane0 + o0_2);
+      const QuadStencil<G::kW1> st(s1, q2, o1_2, a.coefs);
+      const float4 um2 = load4(s0.plane(q2) + o0_2);
       float4 phi_prev = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if (!Inside && layer_run) phi_prev = load4(sphi + (q2 % G::kPhiSlots) * Dx * Dy + ophi2);
+      if (!Inside && layer_run) phi_prev = load4(sphi.plane(q2) + ophi2);
       const bool zin = q2 >= in.z0 && q2 < in.z1;
       float u2[4], phi2[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       bool layer2[4] = {false, false, false, false};

@@ -327,20 +327,26 @@ TEST(CudaBackend, NoDeviceIsARuntimeFailure) {
   }
 }
 
+/// The eta table tests' problem: a grid that is no multiple of any tile, 6-point layers, eta's
+/// profiles set as the solver sets them.
+ProblemSpec eta_table_spec(int steps) {
+  ProblemSpec spec;
+  spec.nx = 77;
+  spec.ny = 53;
+  spec.nz = 45;
+  spec.n_layer = 6;
+  spec.steps = steps;
+  spec.eta_profiles = true;
+  return spec;
+}
+
 /// eta's table of rows (the problem has eta's profiles, as the solver's problems do), read by
 /// gmem_3d_f4's layer update, gives the bits of the eta array: the same run with and without the
 /// profiles, on a grid that is no multiple of any tile, with a free surface. Profiles that differ
 /// from the array are refused at setup.
 TEST(CudaBackend, EtaTableGivesTheBitsOfTheEtaArray) {
   MINIMOD_SKIP_WITHOUT_GPU();
-  ProblemSpec spec;
-  spec.nx = 77;
-  spec.ny = 53;
-  spec.nz = 45;
-  spec.n_layer = 6;
-  spec.steps = 60;
-  spec.eta_profiles = true;
-  AcousticProblem with = build_acoustic_problem(spec);
+  AcousticProblem with = build_acoustic_problem(eta_table_spec(60));
   with.free_surface = true;
   ASSERT_FALSE(with.eta_axes.empty());
   AcousticProblem without = with;
@@ -382,14 +388,7 @@ TEST(CudaBackend, EtaTableGivesTheBitsOfTheEtaArray) {
 TEST(CudaKernels, Gmem3dF4LayerReadsEtaFromTheTable) {
   MINIMOD_SKIP_WITHOUT_GPU();
 #if defined(MINIMOD_HAVE_GPU)
-  ProblemSpec spec;
-  spec.nx = 77;
-  spec.ny = 53;
-  spec.nz = 45;
-  spec.n_layer = 6;
-  spec.steps = 1;
-  spec.eta_profiles = true;
-  const AcousticProblem p = build_acoustic_problem(spec);
+  const AcousticProblem p = build_acoustic_problem(eta_table_spec(1));
   const FieldLayout& l = p.layout;
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
