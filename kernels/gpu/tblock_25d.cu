@@ -786,6 +786,238 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
   }
 }
 
+// ---- The third design: register queues along z, one shared plane a level (kTblockRegQueue) ----
+
+/// Geometry of the third design's two-step pass for a Dx x Dy tile (docs/kernels.md, "The third
+/// design"). A thread owns a quad of step 1's rect (the tile and its R-point frame) for the whole
+/// chunk: threads [0, kQuads2) the tile's quads (step 1 and step 2), the rest the frame's quads
+/// (step 1 only), so that step 2 runs on whole warps.
+template <int Dx, int Dy> struct QueueGeometry {
+  static_assert(Dx % 4 == 0, "tiles are whole quads along x");
+  static_assert(R == 4, "the frame is one quad wide along x");
+  static constexpr int kQx = Dx / 4 + 2;       ///< rect quads a row
+  static constexpr int kRows1 = Dy + 2 * R;    ///< rect rows
+  static constexpr int kQuads1 = kQx * kRows1; ///< step-1 quads a plane
+  static constexpr int kQuads2 = Dx / 4 * Dy;  ///< step-2 quads a plane
+  static constexpr int kThreads = (kQuads1 + 31) / 32 * 32;
+  static constexpr int kW0 = Dx + 4 * R; ///< floats a row of a u^n plane
+  static constexpr int kPlane0 = kW0 * (Dy + 4 * R);
+  static constexpr int kW1 = Dx + 2 * R; ///< floats a row of a u^{n+1} plane (the rect)
+  static constexpr int kPlane1 = kW1 * kRows1;
+  static constexpr int kSlots1 = 2 * R + 2; ///< u^{n+1} planes: q - R .. q + R + 1
+  /// Quads of a u^n plane outside the rect that step 1 reads: R rows above and below the rect
+  /// (its width) and one quad left and right of its rows (no corners: the stencil is a star).
+  static constexpr int kOuter = 2 * R * kQx + 2 * kRows1;
+  static constexpr int kOuterPerThread = (kOuter + kThreads - 1) / kThreads;
+  static constexpr int kSharedBytes =
+      (2 * kPlane0 + kSlots1 * kPlane1) * static_cast<int>(sizeof(float));
+  /// Blocks a SM the register allocation must allow: 512 threads or more.
+  static constexpr int kMinBlocks = 512 / kThreads > 0 ? 512 / kThreads : 1;
+};
+
+/// Rect coordinates (quad column, row) of thread t's step-1 quad (t < kQuads1).
+template <int Dx, int Dy> __device__ __forceinline__ void queue_quad(int t, int& qc, int& qr) {
+  using G = QueueGeometry<Dx, Dy>;
+  if (t < G::kQuads2) {
+    qc = 1 + t % (Dx / 4);
+    qr = R + t / (Dx / 4);
+    return;
+  }
+  const int e = t - G::kQuads2;
+  if (e < 2 * R * G::kQx) {
+    const int rr = e / G::kQx;
+    qc = e % G::kQx;
+    qr = rr < R ? rr : Dy + rr;
+  } else {
+    const int e2 = e - 2 * R * G::kQx;
+    qc = (e2 & 1) ? G::kQx - 1 : 0;
+    qr = R + e2 / 2;
+  }
+}
+
+/// u^n plane coordinates (quad column, row) of outer quad e (QueueGeometry::kOuter).
+template <int Dx, int Dy> __device__ __forceinline__ void queue_outer(int e, int& bc, int& br) {
+  using G = QueueGeometry<Dx, Dy>;
+  if (e < 2 * R * G::kQx) {
+    const int rr = e / G::kQx;
+    bc = 1 + e % G::kQx;
+    br = rr < R ? rr : G::kRows1 + rr;
+  } else {
+    const int e2 = e - 2 * R * G::kQx;
+    bc = (e2 & 1) ? G::kQx + 1 : 0;
+    br = R + e2 / 2;
+  }
+}
+
+/// The Laplacian of a quad (laplacian_25's order, explicit fmaf, as QuadStencil): x and y
+/// neighbours around offset `c` of a shared plane of row stride S, z neighbours from zp(m) and
+/// zm(m) (planes z + m and z - m at the quad).
+template <int S, class ZPlus, class ZMinus>
+__device__ __forceinline__ void queue_laplacian(const float* c, float4 centre, ZPlus zp, ZMinus zm,
+                                                const StencilCoefs& k, float (&lap)[4]) {
+  float xr[12];
+  const float4 a = load4(c - 4), d = load4(c + 4);
+  xr[0] = a.x, xr[1] = a.y, xr[2] = a.z, xr[3] = a.w;
+  xr[4] = centre.x, xr[5] = centre.y, xr[6] = centre.z, xr[7] = centre.w;
+  xr[8] = d.x, xr[9] = d.y, xr[10] = d.z, xr[11] = d.w;
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+    lap[q] = k.c0 * xr[4 + q];
+#pragma unroll
+  for (int m = 1; m <= R; ++m) {
+    const float4 yp = load4(c + m * S), ym = load4(c - m * S);
+    const float4 up = zp(m), um = zm(m);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      lap[q] = fmaf(k.cx[m], xr[4 + q + m] + xr[4 + q - m], lap[q]);
+      lap[q] = fmaf(k.cy[m], get(yp, q) + get(ym, q), lap[q]);
+      lap[q] = fmaf(k.cz[m], get(up, q) + get(um, q), lap[q]);
+    }
+  }
+}
+
+__device__ __forceinline__ float4 quad_update(float4 u, float4 v, float4 vp,
+                                              const float (&lap)[4]) {
+  return make_float4(inner_update(u.x, v.x, vp.x, lap[0]), inner_update(u.y, v.y, vp.y, lap[1]),
+                     inner_update(u.z, v.z, vp.z, lap[2]), inner_update(u.w, v.w, vp.w, lap[3]));
+}
+
+/// The third design's two-step pass over an inside block without source taps (block_inside, no
+/// tap in its tile flag): plain updates only. Step 1 runs on plane p for the rect: the thread's
+/// z neighbours of u^n from its register queue (2R + 1 quads), its x/y neighbours from one shared
+/// u^n plane (the rect's quads stored from the queues, the outer quads copied one plane ahead).
+/// Step 2 runs R + 1 planes behind on the tile, from a ring of 2R + 2 shared u^{n+1} rect planes
+/// (written at plane p, read up to plane p - 1), so that one barrier a plane orders everything.
+template <int Dx, int Dy>
+__device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, int x0, int y0, int zs,
+                                           int ze) {
+  using G = QueueGeometry<Dx, Dy>;
+  const PlaneRing<2, G::kPlane0> s0{smem};                           // u^n, planes p mod 2
+  const PlaneRing<G::kSlots1, G::kPlane1> s1{smem + 2 * G::kPlane0}; // u^{n+1} of the rect
+  const FieldLayout& l = a.layout;
+  const int t = static_cast<int>(threadIdx.x);
+  const int mx0 = x0 + l.x_offset; // padded column of the tile's first point (a multiple of 4)
+
+  // The thread's outer quads of a u^n plane, copied from the highest threads down (the frame's
+  // warps, which skip step 2).
+  int outer_smem[G::kOuterPerThread], outer_glob[G::kOuterPerThread];
+  bool outer_has[G::kOuterPerThread];
+#pragma unroll
+  for (int h = 0; h < G::kOuterPerThread; ++h) {
+    const int e = h * G::kThreads + (G::kThreads - 1 - t);
+    outer_has[h] = e < G::kOuter;
+    int bc = 0, br = 0;
+    queue_outer<Dx, Dy>(outer_has[h] ? e : 0, bc, br);
+    outer_smem[h] = br * G::kW0 + 4 * bc;
+    outer_glob[h] = (y0 - 2 * R + br + R) * l.pitch + mx0 - 2 * R + 4 * bc;
+  }
+  auto copy_outer = [&](int z) {
+    const float* base = a.u0 + static_cast<std::int64_t>(z + R) * l.plane;
+    float* dst = s0.plane(z);
+#pragma unroll
+    for (int h = 0; h < G::kOuterPerThread; ++h)
+      if (outer_has[h]) ring_copy16(dst + outer_smem[h], base + outer_glob[h], true);
+    ring_copy_commit();
+  };
+
+  const bool has1 = t < G::kQuads1, has2 = t < G::kQuads2;
+  int qc = 0, qr = 0;
+  queue_quad<Dx, Dy>(has1 ? t : 0, qc, qr);
+  const int o0 = (qr + R) * G::kW0 + 4 * (qc + 1);              // the quad in a u^n plane
+  const int o1 = qr * G::kW1 + 4 * qc;                          // the quad in a u^{n+1} plane
+  const int g = (y0 - R + qr + R) * l.pitch + mx0 - R + 4 * qc; // padded row offset of the quad
+  auto at = [&](int z) { return static_cast<std::int64_t>(z + R) * l.plane + g; };
+
+  // The queue: qu[m] = u^n(p - R + m) at plane p; `old` = u^n(p - R - 1), step 2's u^n.
+  const int p0 = zs - R, p1 = ze + R; // step 1 on [p0, p1), step 2 on [p0 + R + 1, p1 + 1)
+  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float4 qu[2 * R + 1], old = zero, um = zero, vp = zero;
+  if (has1) {
+#pragma unroll
+    for (int m = 0; m <= 2 * R; ++m)
+      qu[m] = ldg4(a.u0 + at(p0 - R + m));
+    um = ldg4(a.um + at(p0));
+    vp = ldg4(a.vp2dt2 + at(p0));
+  } else {
+#pragma unroll
+    for (int m = 0; m <= 2 * R; ++m)
+      qu[m] = zero;
+  }
+  copy_outer(p0);
+
+  for (int p = p0; p <= p1; ++p) {
+    const bool step1 = p < p1;
+    if (has1 && step1) *reinterpret_cast<float4*>(s0.plane(p) + o0) = qu[R];
+    ring_copy_wait<0>(); // the outer quads of plane p
+    __syncthreads();
+    if (p + 1 < p1) copy_outer(p + 1);
+    // Operands of the next plane, loaded a plane ahead.
+    float4 n_u = zero, n_um = zero, n_vp = zero;
+    if (has1 && p + 1 < p1) {
+      n_u = ldg4(a.u0 + at(p + 1 + R));
+      n_um = ldg4(a.um + at(p + 1));
+      n_vp = ldg4(a.vp2dt2 + at(p + 1));
+    }
+    const int q2 = p - R - 1; // step 2's plane
+    const bool step2 = has2 && q2 >= zs;
+    float4 vp2 = zero;
+    if (step2) vp2 = ldg4(a.vp2dt2 + at(q2));
+
+    // ---- step 1: u^{n+1} of the rect at plane p ----
+    if (has1 && step1) {
+      float lap[4];
+      queue_laplacian<G::kW0>(
+          s0.plane(p) + o0, qu[R], [&](int m) { return qu[R + m]; },
+          [&](int m) { return qu[R - m]; }, a.coefs, lap);
+      const float4 u1 = quad_update(qu[R], um, vp, lap);
+      *reinterpret_cast<float4*>(s1.plane(p) + o1) = u1;
+      if (has2 && p >= zs && p < ze) *reinterpret_cast<float4*>(a.u1 + at(p)) = u1;
+    }
+
+    // ---- step 2: u^{n+2} of the tile at plane q2 (u^{n+1} planes q2 - R .. q2 + R = p - 1) ----
+    if (step2) {
+      const float* c = s1.plane(q2) + o1;
+      float lap[4];
+      queue_laplacian<G::kW1>(
+          c, load4(c), [&](int m) { return load4(s1.plane(q2 + m) + o1); },
+          [&](int m) { return load4(s1.plane(q2 - m) + o1); }, a.coefs, lap);
+      *reinterpret_cast<float4*>(a.u2 + at(q2)) = quad_update(load4(c), old, vp2, lap);
+    }
+
+    old = qu[0];
+#pragma unroll
+    for (int m = 0; m < 2 * R; ++m)
+      qu[m] = qu[m + 1];
+    qu[2 * R] = n_u;
+    um = n_um;
+    vp = n_vp;
+  }
+}
+
+/// Whether a block of the ring design's grid runs the third design's pass (kTblockRegQueue): inside
+/// (block_inside) and without a source tap in its tile and frame.
+template <int Dx, int Dy>
+__device__ __forceinline__ bool queue_block(const PassArgs& a, int x0, int y0, int zs, int ze) {
+  return block_inside<Dx, Dy, 2>(a, x0, y0, zs, ze) &&
+         __ldg(a.ring_tile_taps + blockIdx.y * gridDim.x + blockIdx.x) == 0;
+}
+
+/// The third design's two-step pass: the blocks that are inside (block_inside) and hold no source
+/// tap; the ring design's kernel runs the others. Block QueueGeometry::kThreads, the ring
+/// design's grid (tiles from x = -x_shift); dynamic shared memory QueueGeometry::kSharedBytes.
+template <int Dx, int Dy>
+__global__ void MINIMOD_LAUNCH_BOUNDS((QueueGeometry<Dx, Dy>::kThreads),
+                                      (QueueGeometry<Dx, Dy>::kMinBlocks))
+    tblock_queue_kernel(const PassArgs a) {
+  extern __shared__ float4 queue_smem4[];
+  const int x0 = static_cast<int>(blockIdx.x) * Dx - a.x_shift;
+  const int y0 = static_cast<int>(blockIdx.y) * Dy;
+  const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
+  const int ze = min(zs + a.z_chunk, a.layout.nz);
+  if (!queue_block<Dx, Dy>(a, x0, y0, zs, ze)) return;
+  queue_body<Dx, Dy>(a, reinterpret_cast<float*>(queue_smem4), x0, y0, zs, ze);
+}
+
 /// The ring design's two-step pass over the whole grid; block RingGeometry::kThreads, grid (tiles
 /// x from x = -x_shift, tiles y, z chunks); dynamic shared memory RingGeometry::kSharedBytes.
 template <int Dx, int Dy, int K, unsigned Opt>
@@ -798,6 +1030,9 @@ __global__ void MINIMOD_LAUNCH_BOUNDS((RingGeometry<Dx, Dy, ring_ahead(Opt)>::kT
   const int y0 = static_cast<int>(blockIdx.y) * Dy;
   const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
   const int ze = min(zs + a.z_chunk, a.layout.nz);
+  // The third design's kernel runs these blocks' two-step passes.
+  if constexpr (K == 2 && (Opt & kTblockRegQueue) != 0)
+    if (queue_block<Dx, Dy>(a, x0, y0, zs, ze)) return;
   bool taps = true;
   if constexpr ((Opt & kTblockSourceTiles) != 0)
     taps = __ldg(a.ring_tile_taps + blockIdx.y * gridDim.x + blockIdx.x) != 0;
@@ -844,9 +1079,10 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, (min_blocks<Dx * Dy, Opt>()))
 /// sizes on failure.
 void launch_tblock(void (*kernel)(PassArgs), std::once_flag& once, int dx, int dy, int k,
                    unsigned options, int x_shift, unsigned threads, int bytes, const PassArgs& a,
-                   gpuStream_t stream) {
+                   gpuStream_t stream, const char* part = "") {
   const std::string what = "tb2_25d_" + std::to_string(dx) + "x" + std::to_string(dy) + "+" +
-                           tblock_variant_name(options) + "<" + std::to_string(k) + " steps>";
+                           tblock_variant_name(options) + "<" + std::to_string(k) + " steps>" +
+                           part;
   std::call_once(once, [&] {
     MINIMOD_GPU_CHECK_WHAT(
         gpuFuncSetAttribute(kernel, gpuFuncAttributeMaxDynamicSharedMemorySize, bytes),
@@ -876,6 +1112,12 @@ void launch_ring(const PassArgs& a, gpuStream_t stream) {
   static std::once_flag once;
   launch_tblock(&tblock_ring_kernel<Dx, Dy, K, Opt>, once, Dx, Dy, K, Opt, a.x_shift, G::kThreads,
                 G::kSharedBytes, a, stream);
+  if constexpr (K == 2 && (Opt & kTblockRegQueue) != 0) {
+    using Q = QueueGeometry<Dx, Dy>;
+    static std::once_flag queue_once;
+    launch_tblock(&tblock_queue_kernel<Dx, Dy>, queue_once, Dx, Dy, K, Opt, a.x_shift, Q::kThreads,
+                  Q::kSharedBytes, a, stream, " (queue blocks)");
+  }
 }
 
 using PassFn = void (*)(const PassArgs&, gpuStream_t);

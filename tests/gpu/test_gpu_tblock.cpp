@@ -166,16 +166,17 @@ INSTANTIATE_TEST_SUITE_P(Tiles, TblockVsCpu, ::testing::ValuesIn(tblock_cases())
 
 #if defined(MINIMOD_HAVE_GPU)
 /// The seeds' benchmark problem (docs/physics.md section 7) on an n^3 grid: 20 m spacing,
-/// 2000 m/s, dt for vmax 4500 m/s at CFL 0.8, 27-point layers, one source at the centre.
-AcousticProblem seeds_problem(int n, int steps) {
+/// 2000 m/s, dt for vmax 4500 m/s at CFL 0.8, layers of `layer` points (the seeds': 27), one
+/// source at the centre.
+AcousticProblem seeds_problem(int n, int steps, int layer) {
   ProblemSpec s;
   s.nx = s.ny = s.nz = n;
   s.h = 20.0;
-  s.n_layer = 27;
+  s.n_layer = layer;
   AcousticProblem p;
   p.grid.nx = p.grid.ny = p.grid.nz = n;
   p.grid.dx = p.grid.dy = p.grid.dz = s.h;
-  p.layer = LayerWidths{27, 27, 27, 27, 27, 27};
+  p.layer = LayerWidths{layer, layer, layer, layer, layer, layer};
   p.regions = make_regions(p.grid, p.layer);
   p.layout = make_field_layout(n, n, n, p.layer.x_lo);
   p.coefs = make_stencil_coefs(p.grid);
@@ -188,7 +189,7 @@ AcousticProblem seeds_problem(int n, int steps) {
   p.eta.assign(static_cast<std::size_t>(l.size), 0.0f);
   std::vector<double> e(static_cast<std::size_t>(n) + 2);
   for (int i = -1; i <= n; ++i)
-    e[i + 1] = test_support::eta_axis(i, n, 27, 27, s.h, p.dt, vmax);
+    e[i + 1] = test_support::eta_axis(i, n, layer, layer, s.h, p.dt, vmax);
   for (int k = -1; k <= n; ++k)
     for (int j = -1; j <= n; ++j) {
       float* eta_row = p.eta.data() + l.index(0, j, k);
@@ -240,16 +241,22 @@ TEST(TblockTiming, SeedsProblem) {
   if (env == nullptr) GTEST_SKIP() << "set MINIMOD_TBLOCK_BENCH=N to time an N^3 grid";
 #if defined(MINIMOD_HAVE_GPU)
   const int n = std::atoi(env) > 0 ? std::atoi(env) : 1000;
+  // MINIMOD_TBLOCK_LAYER=W: layers of W points instead of the seeds' 27 (0: none, every block of
+  // the temporally blocked passes but the grid's edges inside).
+  const char* layer_env = std::getenv("MINIMOD_TBLOCK_LAYER");
+  const int layer = layer_env != nullptr ? std::atoi(layer_env) : 27;
   constexpr int kSteps = 500, kTimed = 50, kRepeats = 3, kWarmup = 10;
-  const AcousticProblem p = seeds_problem(n, kSteps);
+  const AcousticProblem p = seeds_problem(n, kSteps, layer);
   const auto points = static_cast<std::int64_t>(n) * n * n;
   const MemoryFloor floor = measure_gpu_memory_floor(points);
   const double floor_ms = floor.floor_ms(points);
   std::string json = "{\n  \"grid\": " + std::to_string(n) +
+                     ",\n  \"layer\": " + std::to_string(layer) +
                      ",\n  \"timed_steps\": " + std::to_string(kTimed) +
                      ",\n  \"repeats\": " + std::to_string(kRepeats) +
                      ",\n  \"floor_ms\": " + std::to_string(floor_ms) + ",\n  \"results\": [\n";
-  std::printf("floor %.3f ms a step (16 B a point at %.1f GB/s)\n", floor_ms, floor.stream_gbps);
+  std::printf("%d^3, layers of %d points: floor %.3f ms a step (16 B a point at %.1f GB/s)\n", n,
+              layer, floor_ms, floor.stream_gbps);
   float ref_lo = 0, ref_hi = 0;
   {
     std::array<const StencilKernel*, kRegionCount> k;
