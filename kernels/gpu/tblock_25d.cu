@@ -546,19 +546,34 @@ template <int S> struct QuadStencil {
   }
 };
 
-/// The layer update of point (i, j, k) with eta from the profiles and the eta gradient formed as
+/// eta at a point and at its six neighbours, from the profiles' values around it (x[0..2] at
+/// i - 1, i, i + 1; y and z likewise).
+struct EtaStar {
+  float xm, x, xp, ym, y, yp, zm, z, zp;
+};
+
+/// The layer update with eta formed as (eta_x + eta_y) + eta_z and the eta gradient as
 /// eta_gradient_sum does; returns u^{n+1}, phi^{n+1} in *phi_next.
+__device__ __forceinline__ float eta_layer_point(const PassArgs& a, const EtaStar& e, float centre,
+                                                 float um, float vp, float lap, float phi,
+                                                 float dux, float duy, float duz, float* phi_next) {
+  const float eta = (e.x + e.y) + e.z;
+  const float exm = (e.xm + e.y) + e.z, exp = (e.xp + e.y) + e.z;
+  const float eym = (e.x + e.ym) + e.z, eyp = (e.x + e.yp) + e.z;
+  const float ezm = (e.x + e.y) + e.zm, ezp = (e.x + e.y) + e.zp;
+  const float deta_du = eta_gradient_sum(exp - exm, dux, eyp - eym, duy, ezp - ezm, duz, a.coefs);
+  return layer_update(centre, um, vp, lap, phi, eta, deta_du, phi_next);
+}
+
+/// The layer update of point (i, j, k) with eta from the profiles (eta_layer_point).
 __device__ __forceinline__ float ring_layer_point(const PassArgs& a, float centre, float um,
                                                   float vp, float lap, float phi, float dux,
                                                   float duy, float duz, int i, int j, int k,
                                                   float* phi_next) {
-  const float ex = __ldg(a.eta_x + i + 1), ey = __ldg(a.eta_y + j + 1), ez = __ldg(a.eta_z + k + 1);
-  const float eta = (ex + ey) + ez;
-  const float exm = (__ldg(a.eta_x + i) + ey) + ez, exp = (__ldg(a.eta_x + i + 2) + ey) + ez;
-  const float eym = (ex + __ldg(a.eta_y + j)) + ez, eyp = (ex + __ldg(a.eta_y + j + 2)) + ez;
-  const float ezm = (ex + ey) + __ldg(a.eta_z + k), ezp = (ex + ey) + __ldg(a.eta_z + k + 2);
-  const float deta_du = eta_gradient_sum(exp - exm, dux, eyp - eym, duy, ezp - ezm, duz, a.coefs);
-  return layer_update(centre, um, vp, lap, phi, eta, deta_du, phi_next);
+  const EtaStar e{__ldg(a.eta_x + i), __ldg(a.eta_x + i + 1), __ldg(a.eta_x + i + 2),
+                  __ldg(a.eta_y + j), __ldg(a.eta_y + j + 1), __ldg(a.eta_y + j + 2),
+                  __ldg(a.eta_z + k), __ldg(a.eta_z + k + 1), __ldg(a.eta_z + k + 2)};
+  return eta_layer_point(a, e, centre, um, vp, lap, phi, dux, duy, duz, phi_next);
 }
 
 /// One two-step pass of the ring design over a block's tile and chunk [zs, ze). Step 1 (u^{n+1})
@@ -895,8 +910,10 @@ struct QueueStencil {
 /// plane orders everything. The ring is stored twice over (slots s and s + 2R + 2): the 2R + 1
 /// planes step 2 reads are consecutive slots from one base. phi^{n+1} of the tile waits for step 2
 /// in a ring of R + 2 shared planes. The layer, the grid's edges, sources and the free surface are
-/// handled as in ring_body, with the same arithmetic (a run's bits do not depend on its passes).
-/// \tparam Inside the block passed block_inside: no grid-edge, layer or free-surface tests
+/// handled as in ring_body, with the same arithmetic (a run's bits do not depend on its passes);
+/// eta's x and y profile values around a thread's quad are kept in registers.
+/// \tparam Inside the block passed block_inside and holds no source tap: no grid-edge, layer,
+///         free-surface or source code
 template <int Dx, int Dy, bool Inside>
 __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, bool taps, int x0,
                                            int y0, int zs, int ze) {
@@ -967,6 +984,29 @@ __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, bool 
     all_box = all_box && box[q];
   }
   const std::int64_t plane = l.plane, ahead = (R + 1) * plane;
+  // eta's x and y profiles around the quad's points, fixed along the column (layer blocks): x at
+  // gx - 1 .. gx + 4, y at gy - 1 .. gy + 1, clamped into the profiles (unused where clamped).
+  float eta_x6[6] = {}, eta_y3[3] = {};
+  if (layer_run) {
+#pragma unroll
+    for (int m = 0; m < 6; ++m)
+      eta_x6[m] = __ldg(a.eta_x + min(max(gx + m, 0), l.nx + 1));
+#pragma unroll
+    for (int m = 0; m < 3; ++m)
+      eta_y3[m] = __ldg(a.eta_y + min(max(gy + m, 0), l.ny + 1));
+  }
+  // eta at point q of the quad and its neighbours, plane z (a layer point: 0 <= z < nz).
+  auto eta_star = [&](int q, int z) {
+    return EtaStar{eta_x6[q],
+                   eta_x6[q + 1],
+                   eta_x6[q + 2],
+                   eta_y3[0],
+                   eta_y3[1],
+                   eta_y3[2],
+                   __ldg(a.eta_z + z),
+                   __ldg(a.eta_z + z + 1),
+                   __ldg(a.eta_z + z + 2)};
+  };
 
   // The queue: at plane p, qu[m] = u^n(p - R + m); `old` = u^n(p - R - 1), step 2's u^n.
   const int p0 = zs - R, p1 = ze + R;       // step 1 on [p0, p1), step 2 on [p0 + R + 1, p1 + 1)
@@ -1024,12 +1064,12 @@ __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, bool 
           if (zin && box[q])
             u1[q] = inner_update(c, get(um, q), get(vp, q), st.lap[q]);
           else
-            u1[q] = ring_layer_point(a, c, get(um, q), get(vp, q), st.lap[q], get(phi, q),
-                                     st.dux[q], st.duy[q], st.duz[q], gx + q, gy, p, &phi1[q]);
+            u1[q] = eta_layer_point(a, eta_star(q, p), c, get(um, q), get(vp, q), st.lap[q],
+                                    get(phi, q), st.dux[q], st.duy[q], st.duz[q], &phi1[q]);
         } else {
           u1[q] = 0.0f;
         }
-        if (taps && (Inside || (live[q] && plive))) u1[q] = inject(a, gx + q, gy, p, a.n, u1[q]);
+        if (!Inside && taps && live[q] && plive) u1[q] = inject(a, gx + q, gy, p, a.n, u1[q]);
         if (!Inside && a.free_surface && p == 0) u1[q] = 0.0f;
       }
       const float4 v1 = make_float4(u1[0], u1[1], u1[2], u1[3]);
@@ -1076,12 +1116,12 @@ __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, bool 
       for (int q = 0; q < 4; ++q) {
         layer2[q] = !Inside && live[q] && !(zin && box[q]);
         if (layer2[q])
-          u2[q] = ring_layer_point(a, get(centre, q), get(old, q), get(vp2, q), st.lap[q],
-                                   get(phi_prev, q), st.dux[q], st.duy[q], st.duz[q], gx + q, gy,
-                                   q2, &phi2[q]);
+          u2[q] = eta_layer_point(a, eta_star(q, q2), get(centre, q), get(old, q), get(vp2, q),
+                                  st.lap[q], get(phi_prev, q), st.dux[q], st.duy[q], st.duz[q],
+                                  &phi2[q]);
         else
           u2[q] = inner_update(get(centre, q), get(old, q), get(vp2, q), st.lap[q]);
-        if (taps && (Inside || live[q])) u2[q] = inject(a, gx + q, gy, q2, a.n + 1, u2[q]);
+        if (!Inside && taps && live[q]) u2[q] = inject(a, gx + q, gy, q2, a.n + 1, u2[q]);
         if (!Inside && a.free_surface && q2 == 0) u2[q] = 0.0f;
       }
       const std::int64_t at2 = at_p - ahead;
@@ -1118,8 +1158,8 @@ __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, bool 
 }
 
 /// The third design's two-step pass over the whole grid (kTblockRegQueue), as two launches: the
-/// blocks that are inside (block_inside) with Inside, the others without. Block
-/// QueueGeometry::kThreads, the ring design's grid (tiles from x = -x_shift); dynamic shared
+/// blocks that are inside (block_inside) and hold no source tap with Inside, the others without.
+/// Block QueueGeometry::kThreads, the ring design's grid (tiles from x = -x_shift); dynamic shared
 /// memory QueueGeometry::kSharedBytes.
 template <int Dx, int Dy, bool Inside>
 __global__ void MINIMOD_LAUNCH_BOUNDS((QueueGeometry<Dx, Dy>::kThreads),
@@ -1130,8 +1170,8 @@ __global__ void MINIMOD_LAUNCH_BOUNDS((QueueGeometry<Dx, Dy>::kThreads),
   const int y0 = static_cast<int>(blockIdx.y) * Dy;
   const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
   const int ze = min(zs + a.z_chunk, a.layout.nz);
-  if (block_inside<Dx, Dy, 2>(a, x0, y0, zs, ze) != Inside) return;
   const bool taps = __ldg(a.ring_tile_taps + blockIdx.y * gridDim.x + blockIdx.x) != 0;
+  if ((block_inside<Dx, Dy, 2>(a, x0, y0, zs, ze) && !taps) != Inside) return;
   queue_body<Dx, Dy, Inside>(a, reinterpret_cast<float*>(queue_smem4), taps, x0, y0, zs, ze);
 }
 
