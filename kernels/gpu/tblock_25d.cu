@@ -546,34 +546,19 @@ template <int S> struct QuadStencil {
   }
 };
 
-/// eta at a point and at its six neighbours, from the profiles' values around it (x[0..2] at
-/// i - 1, i, i + 1; y and z likewise).
-struct EtaStar {
-  float xm, x, xp, ym, y, yp, zm, z, zp;
-};
-
-/// The layer update with eta formed as (eta_x + eta_y) + eta_z and the eta gradient as
+/// The layer update of point (i, j, k) with eta from the profiles and the eta gradient formed as
 /// eta_gradient_sum does; returns u^{n+1}, phi^{n+1} in *phi_next.
-__device__ __forceinline__ float eta_layer_point(const PassArgs& a, const EtaStar& e, float centre,
-                                                 float um, float vp, float lap, float phi,
-                                                 float dux, float duy, float duz, float* phi_next) {
-  const float eta = (e.x + e.y) + e.z;
-  const float exm = (e.xm + e.y) + e.z, exp = (e.xp + e.y) + e.z;
-  const float eym = (e.x + e.ym) + e.z, eyp = (e.x + e.yp) + e.z;
-  const float ezm = (e.x + e.y) + e.zm, ezp = (e.x + e.y) + e.zp;
-  const float deta_du = eta_gradient_sum(exp - exm, dux, eyp - eym, duy, ezp - ezm, duz, a.coefs);
-  return layer_update(centre, um, vp, lap, phi, eta, deta_du, phi_next);
-}
-
-/// The layer update of point (i, j, k) with eta from the profiles (eta_layer_point).
 __device__ __forceinline__ float ring_layer_point(const PassArgs& a, float centre, float um,
                                                   float vp, float lap, float phi, float dux,
                                                   float duy, float duz, int i, int j, int k,
                                                   float* phi_next) {
-  const EtaStar e{__ldg(a.eta_x + i), __ldg(a.eta_x + i + 1), __ldg(a.eta_x + i + 2),
-                  __ldg(a.eta_y + j), __ldg(a.eta_y + j + 1), __ldg(a.eta_y + j + 2),
-                  __ldg(a.eta_z + k), __ldg(a.eta_z + k + 1), __ldg(a.eta_z + k + 2)};
-  return eta_layer_point(a, e, centre, um, vp, lap, phi, dux, duy, duz, phi_next);
+  const float ex = __ldg(a.eta_x + i + 1), ey = __ldg(a.eta_y + j + 1), ez = __ldg(a.eta_z + k + 1);
+  const float eta = (ex + ey) + ez;
+  const float exm = (__ldg(a.eta_x + i) + ey) + ez, exp = (__ldg(a.eta_x + i + 2) + ey) + ez;
+  const float eym = (ex + __ldg(a.eta_y + j)) + ez, eyp = (ex + __ldg(a.eta_y + j + 2)) + ez;
+  const float ezm = (ex + ey) + __ldg(a.eta_z + k), ezp = (ex + ey) + __ldg(a.eta_z + k + 2);
+  const float deta_du = eta_gradient_sum(exp - exm, dux, eyp - eym, duy, ezp - ezm, duz, a.coefs);
+  return layer_update(centre, um, vp, lap, phi, eta, deta_du, phi_next);
 }
 
 /// One two-step pass of the ring design over a block's tile and chunk [zs, ze). Step 1 (u^{n+1})
@@ -819,14 +804,13 @@ template <int Dx, int Dy> struct QueueGeometry {
   static constexpr int kPlane0 = kW0 * (Dy + 4 * R);
   static constexpr int kW1 = Dx + 2 * R; ///< floats a row of a u^{n+1} plane (the rect)
   static constexpr int kPlane1 = kW1 * kRows1;
-  static constexpr int kSlots1 = 2 * R + 2; ///< u^{n+1} planes q - R .. q + R + 1, stored twice
-  static constexpr int kPhiSlots = R + 2;   ///< phi^{n+1} planes of the tile: q .. q + R + 1
+  static constexpr int kSlots1 = 2 * R + 2; ///< u^{n+1} planes: q - R .. q + R + 1
   /// Quads of a u^n plane outside the rect that step 1 reads: R rows above and below the rect
   /// (its width) and one quad left and right of its rows (no corners: the stencil is a star).
   static constexpr int kOuter = 2 * R * kQx + 2 * kRows1;
   static constexpr int kOuterPerThread = (kOuter + kThreads - 1) / kThreads;
   static constexpr int kSharedBytes =
-      (2 * kPlane0 + 2 * kSlots1 * kPlane1 + kPhiSlots * Dx * Dy) * static_cast<int>(sizeof(float));
+      (2 * kPlane0 + 2 * kSlots1 * kPlane1) * static_cast<int>(sizeof(float));
   /// Blocks a SM the register allocation must allow: 512 threads or more.
   static constexpr int kMinBlocks = 512 / kThreads > 0 ? 512 / kThreads : 1;
 };
@@ -865,303 +849,198 @@ template <int Dx, int Dy> __device__ __forceinline__ void queue_outer(int e, int
   }
 }
 
-/// The Laplacian of a quad and its centred first differences (laplacian_25's order, explicit fmaf,
-/// as QuadStencil): x and y neighbours around offset `c` of a shared plane of row stride S, z
-/// neighbours from zp(m) and zm(m) (planes z + m and z - m at the quad).
-struct QueueStencil {
-  float lap[4], dux[4], duy[4], duz[4];
-  template <int S, class ZPlus, class ZMinus>
-  __device__ __forceinline__ QueueStencil(std::integral_constant<int, S>, const float* c,
-                                          float4 centre, ZPlus zp, ZMinus zm,
-                                          const StencilCoefs& k) {
-    float xr[12];
-    const float4 a = load4(c - 4), d = load4(c + 4);
-    xr[0] = a.x, xr[1] = a.y, xr[2] = a.z, xr[3] = a.w;
-    xr[4] = centre.x, xr[5] = centre.y, xr[6] = centre.z, xr[7] = centre.w;
-    xr[8] = d.x, xr[9] = d.y, xr[10] = d.z, xr[11] = d.w;
+/// The Laplacian of a quad (laplacian_25's order, explicit fmaf, as QuadStencil): x and y
+/// neighbours around offset `c` of a shared plane of row stride S, z neighbours from zp(m) and
+/// zm(m) (planes z + m and z - m at the quad).
+template <int S, class ZPlus, class ZMinus>
+__device__ __forceinline__ void queue_laplacian(const float* c, float4 centre, ZPlus zp, ZMinus zm,
+                                                const StencilCoefs& k, float (&lap)[4]) {
+  float xr[12];
+  const float4 a = load4(c - 4), d = load4(c + 4);
+  xr[0] = a.x, xr[1] = a.y, xr[2] = a.z, xr[3] = a.w;
+  xr[4] = centre.x, xr[5] = centre.y, xr[6] = centre.z, xr[7] = centre.w;
+  xr[8] = d.x, xr[9] = d.y, xr[10] = d.z, xr[11] = d.w;
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+    lap[q] = k.c0 * xr[4 + q];
+#pragma unroll
+  for (int m = 1; m <= R; ++m) {
+    const float4 yp = load4(c + m * S), ym = load4(c - m * S);
+    const float4 up = zp(m), um = zm(m);
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      lap[q] = k.c0 * xr[4 + q];
-      dux[q] = xr[5 + q] - xr[3 + q];
-    }
-#pragma unroll
-    for (int m = 1; m <= R; ++m) {
-      const float4 yp = load4(c + m * S), ym = load4(c - m * S);
-      const float4 up = zp(m), um = zm(m);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        lap[q] = fmaf(k.cx[m], xr[4 + q + m] + xr[4 + q - m], lap[q]);
-        lap[q] = fmaf(k.cy[m], get(yp, q) + get(ym, q), lap[q]);
-        lap[q] = fmaf(k.cz[m], get(up, q) + get(um, q), lap[q]);
-        if (m == 1) {
-          duy[q] = get(yp, q) - get(ym, q);
-          duz[q] = get(up, q) - get(um, q);
-        }
-      }
+      lap[q] = fmaf(k.cx[m], xr[4 + q + m] + xr[4 + q - m], lap[q]);
+      lap[q] = fmaf(k.cy[m], get(yp, q) + get(ym, q), lap[q]);
+      lap[q] = fmaf(k.cz[m], get(up, q) + get(um, q), lap[q]);
     }
   }
-};
+}
 
-/// The third design's two-step pass over a block's tile and chunk [zs, ze). Step 1 runs on plane
-/// p for the rect: the thread's z neighbours of u^n from its register queue (2R + 1 quads), its x/y
-/// neighbours from one shared u^n plane (the rect's quads stored from the queues, the outer quads
-/// copied one plane ahead). Step 2 runs R + 1 planes behind on the tile, from a ring of 2R + 2
-/// shared u^{n+1} rect planes (written at plane p, read up to plane p - 1), so that one barrier a
-/// plane orders everything. The ring is stored twice over (slots s and s + 2R + 2): the 2R + 1
-/// planes step 2 reads are consecutive slots from one base. phi^{n+1} of the tile waits for step 2
-/// in a ring of R + 2 shared planes. The layer, the grid's edges, sources and the free surface are
-/// handled as in ring_body, with the same arithmetic (a run's bits do not depend on its passes);
-/// eta's x and y profile values around a thread's quad are kept in registers.
-/// \tparam Inside the block passed block_inside and holds no source tap: no grid-edge, layer,
-///         free-surface or source code
-template <int Dx, int Dy, bool Inside>
-__device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, bool taps, int x0,
-                                           int y0, int zs, int ze) {
+__device__ __forceinline__ float4 quad_update(float4 u, float4 v, float4 vp,
+                                              const float (&lap)[4]) {
+  return make_float4(inner_update(u.x, v.x, vp.x, lap[0]), inner_update(u.y, v.y, vp.y, lap[1]),
+                     inner_update(u.z, v.z, vp.z, lap[2]), inner_update(u.w, v.w, vp.w, lap[3]));
+}
+
+/// Planes p .. p + kQ - 1 of a cycle of the unrolled plane loop, while they are <= last.
+template <class Step, int... J>
+__device__ __forceinline__ void queue_cycle(int p, int last, Step& step,
+                                            std::integer_sequence<int, J...>) {
+  (void)((p + J <= last ? (step(p + J, std::integral_constant<int, J>{}), true) : false) && ...);
+}
+
+/// The third design's two-step pass over an inside block without source taps (block_inside, no
+/// tap in its tile flag): plain updates only. Step 1 runs on plane p for the rect: the thread's
+/// z neighbours of u^n from its register queue (2R + 1 quads), its x/y neighbours from one shared
+/// u^n plane (the rect's quads stored from the queues, the outer quads copied one plane ahead).
+/// Step 2 runs R + 1 planes behind on the tile, from a ring of 2R + 2 shared u^{n+1} rect planes
+/// (written at plane p, read up to plane p - 1), so that one barrier a plane orders everything.
+/// The ring is stored twice over (slots s and s + 2R + 2), so that the 2R + 1 planes step 2 reads
+/// are consecutive slots from one base: no slot arithmetic a plane.
+/// \tparam Unroll the plane loop unrolled by the queue's length, the queue indexed by the plane
+///         (no register moves a plane), instead of the queue shifted a plane
+template <int Dx, int Dy, bool Unroll>
+__device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, int x0, int y0, int zs,
+                                           int ze) {
   using G = QueueGeometry<Dx, Dy>;
   constexpr int kQ = 2 * R + 1;            // the queue's length
   const PlaneRing<2, G::kPlane0> s0{smem}; // u^n, planes p mod 2
   float* const s1 = smem + 2 * G::kPlane0; // u^{n+1} of the rect, 2 (2R + 2) slots
-  const PlaneRing<G::kPhiSlots, Dx * Dy> sphi{s1 + 2 * G::kSlots1 * G::kPlane1}; // phi^{n+1}
   const FieldLayout& l = a.layout;
-  const Box& in = a.inner;
   const int t = static_cast<int>(threadIdx.x);
   const int mx0 = x0 + l.x_offset; // padded column of the tile's first point (a multiple of 4)
-  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  const bool layer_run = !Inside && a.phi_in != nullptr;
-
-  // Whether the quad of row y at padded column mc, and plane z, lie in the padded field (reads
-  // elsewhere give zero).
-  auto quad_ok = [&](int y, int mc) {
-    return Inside || (y >= -R && y < l.ny + R && mc >= 0 && mc + 4 <= l.pitch);
-  };
-  auto plane_ok = [&](int z) { return Inside || (z >= -R && z < l.nz + R); };
 
   // The thread's outer quads of a u^n plane, copied from the highest threads down (the frame's
   // warps, which skip step 2).
   int outer_smem[G::kOuterPerThread], outer_glob[G::kOuterPerThread];
-  bool outer_has[G::kOuterPerThread], outer_ok[G::kOuterPerThread];
+  bool outer_has[G::kOuterPerThread];
 #pragma unroll
   for (int h = 0; h < G::kOuterPerThread; ++h) {
     const int e = h * G::kThreads + (G::kThreads - 1 - t);
     outer_has[h] = e < G::kOuter;
     int bc = 0, br = 0;
     queue_outer<Dx, Dy>(outer_has[h] ? e : 0, bc, br);
-    const int y = y0 - 2 * R + br, mc = mx0 - 2 * R + 4 * bc;
     outer_smem[h] = br * G::kW0 + 4 * bc;
-    outer_ok[h] = quad_ok(y, mc);
-    outer_glob[h] = outer_ok[h] ? (y + R) * l.pitch + mc : 0;
+    outer_glob[h] = (y0 - 2 * R + br + R) * l.pitch + mx0 - 2 * R + 4 * bc;
   }
   auto copy_outer = [&](int z) {
-    const bool zok = plane_ok(z);
-    const float* base = a.u0 + static_cast<std::int64_t>(zok ? z + R : 0) * l.plane;
+    const float* base = a.u0 + static_cast<std::int64_t>(z + R) * l.plane;
     float* dst = s0.plane(z);
 #pragma unroll
     for (int h = 0; h < G::kOuterPerThread; ++h)
-      if (outer_has[h]) ring_copy16(dst + outer_smem[h], base + outer_glob[h], zok && outer_ok[h]);
+      if (outer_has[h]) ring_copy16(dst + outer_smem[h], base + outer_glob[h], true);
     ring_copy_commit();
   };
 
-  // The thread's quad: (qc, qr) of the rect, first point (gx, gy); threads [0, kQuads2) own the
-  // tile's quads and run step 2 on them too.
   const bool has1 = t < G::kQuads1, has2 = t < G::kQuads2;
   int qc = 0, qr = 0;
   queue_quad<Dx, Dy>(has1 ? t : 0, qc, qr);
-  const int gx = x0 - R + 4 * qc, gy = y0 - R + qr, mc = mx0 - R + 4 * qc;
-  const bool own_ok = has1 && quad_ok(gy, mc);
-  const int o0 = (qr + R) * G::kW0 + 4 * (qc + 1);    // the quad in a u^n plane
-  const int o1 = qr * G::kW1 + 4 * qc;                // the quad in a u^{n+1} plane
-  const int ophi = (qr - R) * Dx + 4 * (qc - 1);      // the quad in a phi^{n+1} plane (tile quads)
-  const int g = own_ok ? (gy + R) * l.pitch + mc : 0; // padded row offset of the quad
-  bool live[4], box[4];
-  bool any = false, all = true, all_box = true;
-#pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    const int i = gx + q;
-    live[q] = has1 && i >= 0 && i < l.nx && gy >= 0 && gy < l.ny;
-    box[q] = i >= in.x0 && i < in.x1 && gy >= in.y0 && gy < in.y1;
-    any = any || live[q];
-    all = all && live[q];
-    all_box = all_box && box[q];
-  }
+  const int o0 = (qr + R) * G::kW0 + 4 * (qc + 1);              // the quad in a u^n plane
+  const int o1 = qr * G::kW1 + 4 * qc;                          // the quad in a u^{n+1} plane
+  const int g = (y0 - R + qr + R) * l.pitch + mx0 - R + 4 * qc; // padded row offset of the quad
   const std::int64_t plane = l.plane, ahead = (R + 1) * plane;
-  // eta's x and y profiles around the quad's points, fixed along the column (layer blocks): x at
-  // gx - 1 .. gx + 4, y at gy - 1 .. gy + 1, clamped into the profiles (unused where clamped).
-  float eta_x6[6] = {}, eta_y3[3] = {};
-  if (layer_run) {
-#pragma unroll
-    for (int m = 0; m < 6; ++m)
-      eta_x6[m] = __ldg(a.eta_x + min(max(gx + m, 0), l.nx + 1));
-#pragma unroll
-    for (int m = 0; m < 3; ++m)
-      eta_y3[m] = __ldg(a.eta_y + min(max(gy + m, 0), l.ny + 1));
-  }
-  // eta at point q of the quad and its neighbours, plane z (a layer point: 0 <= z < nz).
-  auto eta_star = [&](int q, int z) {
-    return EtaStar{eta_x6[q],
-                   eta_x6[q + 1],
-                   eta_x6[q + 2],
-                   eta_y3[0],
-                   eta_y3[1],
-                   eta_y3[2],
-                   __ldg(a.eta_z + z),
-                   __ldg(a.eta_z + z + 1),
-                   __ldg(a.eta_z + z + 2)};
-  };
 
-  // The queue: at plane p, qu[m] = u^n(p - R + m); `old` = u^n(p - R - 1), step 2's u^n.
-  const int p0 = zs - R, p1 = ze + R;       // step 1 on [p0, p1), step 2 on [p0 + R + 1, p1 + 1)
+  // The queue: at plane p (the loop's j-th, j = p - p0), qu[(j + m) mod kQ] = u^n(p - R + m)
+  // (Unroll; else qu[m]); `old` = u^n(p - R - 1), step 2's u^n.
+  const int p0 = zs - R, p1 = ze + R; // step 1 on [p0, p1), step 2 on [p0 + R + 1, p1 + 1)
+  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float4 qu[kQ], old = zero, um = zero, vp = zero;
   std::int64_t at_p = (p0 + R) * plane + g; // layout index of the quad at plane p
-  auto load_u = [&](int z, std::int64_t i) {
-    return own_ok && plane_ok(z) ? ldg4(a.u0 + i) : zero;
-  };
-  // Step 1's operands of plane z at layout index i: u^{n-1}, vp2dt2 and phi^n (layer quads).
-  auto load_operands = [&](int z, std::int64_t i, float4& um, float4& vp, float4& phi) {
-    um = vp = phi = zero;
-    if (Inside ? has1 : (any && z >= 0 && z < l.nz)) {
-      um = ldg4(a.um + i);
-      vp = ldg4(a.vp2dt2 + i);
-      if (layer_run && !(z >= in.z0 && z < in.z1 && all_box)) phi = ldg4(a.phi_in + i);
-    }
-  };
-  float4 qu[kQ], old = zero, um, vp, phi;
+  if (has1) {
 #pragma unroll
-  for (int m = 0; m < kQ; ++m)
-    qu[m] = load_u(p0 - R + m, at_p + (m - R) * plane);
-  load_operands(p0, at_p, um, vp, phi);
+    for (int m = 0; m < kQ; ++m)
+      qu[m] = ldg4(a.u0 + at_p + (m - R) * plane);
+    um = ldg4(a.um + at_p);
+    vp = ldg4(a.vp2dt2 + at_p);
+  } else {
+#pragma unroll
+    for (int m = 0; m < kQ; ++m)
+      qu[m] = zero;
+  }
   copy_outer(p0);
 
-  for (int p = p0; p <= p1; ++p) {
+  // One plane; J: the plane's place in the queue's cycle (0 unless Unroll).
+  auto plane_step = [&](int p, auto place) {
+    constexpr int J = decltype(place)::value;
+    auto q = [&](int m) -> float4& { return qu[(J + m) % kQ]; };
     const bool step1 = p < p1;
-    if (has1 && step1) *reinterpret_cast<float4*>(s0.plane(p) + o0) = qu[R];
+    if (has1 && step1) *reinterpret_cast<float4*>(s0.plane(p) + o0) = q(R);
     ring_copy_wait<0>(); // the outer quads of plane p
     __syncthreads();
     if (p + 1 < p1) copy_outer(p + 1);
     // Operands of the next plane, loaded a plane ahead.
-    float4 n_u = zero, n_um = zero, n_vp = zero, n_phi = zero;
-    if (p + 1 < p1) {
-      n_u = load_u(p + 1 + R, at_p + ahead);
-      load_operands(p + 1, at_p + plane, n_um, n_vp, n_phi);
+    float4 n_u = zero, n_um = zero, n_vp = zero;
+    if (has1 && p + 1 < p1) {
+      n_u = ldg4(a.u0 + at_p + ahead);
+      n_um = ldg4(a.um + at_p + plane);
+      n_vp = ldg4(a.vp2dt2 + at_p + plane);
     }
     const int q2 = p - R - 1; // step 2's plane
-    const bool step2 = has2 && q2 >= zs && (Inside || any);
+    const bool step2 = has2 && q2 >= zs;
     float4 vp2 = zero;
     if (step2) vp2 = ldg4(a.vp2dt2 + at_p - ahead);
 
     // ---- step 1: u^{n+1} of the rect at plane p, stored in slots s and s + 2R + 2 ----
     if (has1 && step1) {
-      const QueueStencil st(
-          std::integral_constant<int, G::kW0>{}, s0.plane(p) + o0, qu[R],
-          [&](int m) { return qu[R + m]; }, [&](int m) { return qu[R - m]; }, a.coefs);
-      const bool zin = p >= in.z0 && p < in.z1;
-      const bool plive = Inside || (p >= 0 && p < l.nz);
-      float u1[4], phi1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float c = get(qu[R], q);
-        if (Inside) {
-          u1[q] = inner_update(c, get(um, q), get(vp, q), st.lap[q]);
-        } else if (live[q] && plive) {
-          if (zin && box[q])
-            u1[q] = inner_update(c, get(um, q), get(vp, q), st.lap[q]);
-          else
-            u1[q] = eta_layer_point(a, eta_star(q, p), c, get(um, q), get(vp, q), st.lap[q],
-                                    get(phi, q), st.dux[q], st.duy[q], st.duz[q], &phi1[q]);
-        } else {
-          u1[q] = 0.0f;
-        }
-        if (!Inside && taps && live[q] && plive) u1[q] = inject(a, gx + q, gy, p, a.n, u1[q]);
-        if (!Inside && a.free_surface && p == 0) u1[q] = 0.0f;
-      }
-      const float4 v1 = make_float4(u1[0], u1[1], u1[2], u1[3]);
+      float lap[4];
+      queue_laplacian<G::kW0>(
+          s0.plane(p) + o0, q(R), [&](int m) { return q(R + m); }, [&](int m) { return q(R - m); },
+          a.coefs, lap);
+      const float4 u1 = quad_update(q(R), um, vp, lap);
       float* slot = s1 + ((p + 2 * G::kSlots1) % G::kSlots1) * G::kPlane1 + o1;
-      *reinterpret_cast<float4*>(slot) = v1;
-      *reinterpret_cast<float4*>(slot + G::kSlots1 * G::kPlane1) = v1;
-      // Under a free surface, u^{n+1}(-p) = -u^{n+1}(p).
-      if (!Inside && a.free_surface && p >= 1 && p <= R) {
-        float* mirror = s1 + ((-p + 2 * G::kSlots1) % G::kSlots1) * G::kPlane1 + o1;
-        const float4 m1 = make_float4(-u1[0], -u1[1], -u1[2], -u1[3]);
-        *reinterpret_cast<float4*>(mirror) = m1;
-        *reinterpret_cast<float4*>(mirror + G::kSlots1 * G::kPlane1) = m1;
-      }
-      if (has2 && p >= zs && p < ze) {
-        if (Inside) {
-          *reinterpret_cast<float4*>(a.u1 + at_p) = v1;
-        } else {
-#pragma unroll
-          for (int q = 0; q < 4; ++q)
-            if (live[q]) a.u1[at_p + q] = u1[q];
-          if (layer_run)
-            *reinterpret_cast<float4*>(sphi.plane(p) + ophi) =
-                make_float4(phi1[0], phi1[1], phi1[2], phi1[3]);
-        }
-      }
+      *reinterpret_cast<float4*>(slot) = u1;
+      *reinterpret_cast<float4*>(slot + G::kSlots1 * G::kPlane1) = u1;
+      if (has2 && p >= zs && p < ze) *reinterpret_cast<float4*>(a.u1 + at_p) = u1;
     }
 
     // ---- step 2: u^{n+2} of the tile at plane q2 (u^{n+1} planes q2 - R .. q2 + R = p - 1) ----
     if (step2) {
       // Plane q2 - R + k in consecutive slots from the first (k = 0 .. 2R).
-      const float* c =
-          s1 + ((q2 - R + 2 * G::kSlots1) % G::kSlots1) * G::kPlane1 + o1 + R * G::kPlane1;
-      const float4 centre = load4(c);
-      const QueueStencil st(
-          std::integral_constant<int, G::kW1>{}, c, centre,
-          [&](int m) { return load4(c + m * G::kPlane1); },
-          [&](int m) { return load4(c - m * G::kPlane1); }, a.coefs);
-      float4 phi_prev = zero;
-      if (layer_run) phi_prev = load4(sphi.plane(q2) + ophi);
-      const bool zin = q2 >= in.z0 && q2 < in.z1;
-      float u2[4], phi2[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      bool layer2[4] = {false, false, false, false};
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        layer2[q] = !Inside && live[q] && !(zin && box[q]);
-        if (layer2[q])
-          u2[q] = eta_layer_point(a, eta_star(q, q2), get(centre, q), get(old, q), get(vp2, q),
-                                  st.lap[q], get(phi_prev, q), st.dux[q], st.duy[q], st.duz[q],
-                                  &phi2[q]);
-        else
-          u2[q] = inner_update(get(centre, q), get(old, q), get(vp2, q), st.lap[q]);
-        if (!Inside && taps && live[q]) u2[q] = inject(a, gx + q, gy, q2, a.n + 1, u2[q]);
-        if (!Inside && a.free_surface && q2 == 0) u2[q] = 0.0f;
-      }
-      const std::int64_t at2 = at_p - ahead;
-      if (Inside || all) {
-        *reinterpret_cast<float4*>(a.u2 + at2) = make_float4(u2[0], u2[1], u2[2], u2[3]);
-      } else {
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-          if (live[q]) a.u2[at2 + q] = u2[q];
-      }
-      if (!Inside) {
-        if (a.free_surface && q2 >= 1 && q2 <= R) {
-          const std::int64_t mirror = (R - q2) * plane + g;
-#pragma unroll
-          for (int q = 0; q < 4; ++q)
-            if (live[q]) a.u2[mirror + q] = -u2[q];
-        }
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-          if (layer2[q]) a.phi_out[at2 + q] = phi2[q];
-      }
+      const float* b = s1 + ((q2 - R + 2 * G::kSlots1) % G::kSlots1) * G::kPlane1 + o1;
+      const float* c = b + R * G::kPlane1;
+      float lap[4];
+      queue_laplacian<G::kW1>(
+          c, load4(c), [&](int m) { return load4(c + m * G::kPlane1); },
+          [&](int m) { return load4(c - m * G::kPlane1); }, a.coefs, lap);
+      *reinterpret_cast<float4*>(a.u2 + at_p - ahead) = quad_update(load4(c), old, vp2, lap);
     }
 
-    old = qu[0];
+    if constexpr (Unroll) {
+      old = q(0);
+      q(0) = n_u; // q(2R) of the next plane
+    } else {
+      old = qu[0];
 #pragma unroll
-    for (int m = 0; m < 2 * R; ++m)
-      qu[m] = qu[m + 1];
-    qu[2 * R] = n_u;
+      for (int m = 0; m < 2 * R; ++m)
+        qu[m] = qu[m + 1];
+      qu[2 * R] = n_u;
+    }
     um = n_um;
     vp = n_vp;
-    phi = n_phi;
     at_p += plane;
+  };
+
+  if constexpr (Unroll) {
+    for (int p = p0; p <= p1; p += kQ)
+      queue_cycle(p, p1, plane_step, std::make_integer_sequence<int, kQ>{});
+  } else {
+    for (int p = p0; p <= p1; ++p)
+      plane_step(p, std::integral_constant<int, 0>{});
   }
 }
 
-/// The third design's two-step pass over the whole grid (kTblockRegQueue), as two launches: the
-/// blocks that are inside (block_inside) and hold no source tap with Inside, the others without.
-/// Block QueueGeometry::kThreads, the ring design's grid (tiles from x = -x_shift); dynamic shared
-/// memory QueueGeometry::kSharedBytes.
-template <int Dx, int Dy, bool Inside>
+/// Whether a block of the ring design's grid runs the third design's pass (kTblockRegQueue): inside
+/// (block_inside) and without a source tap in its tile and frame.
+template <int Dx, int Dy>
+__device__ __forceinline__ bool queue_block(const PassArgs& a, int x0, int y0, int zs, int ze) {
+  return block_inside<Dx, Dy, 2>(a, x0, y0, zs, ze) &&
+         __ldg(a.ring_tile_taps + blockIdx.y * gridDim.x + blockIdx.x) == 0;
+}
+
+/// The third design's two-step pass: the blocks that are inside (block_inside) and hold no source
+/// tap; the ring design's kernel runs the others. Block QueueGeometry::kThreads, the ring
+/// design's grid (tiles from x = -x_shift); dynamic shared memory QueueGeometry::kSharedBytes.
+template <int Dx, int Dy, bool Unroll>
 __global__ void MINIMOD_LAUNCH_BOUNDS((QueueGeometry<Dx, Dy>::kThreads),
                                       (QueueGeometry<Dx, Dy>::kMinBlocks))
     tblock_queue_kernel(const PassArgs a) {
@@ -1170,9 +1049,8 @@ __global__ void MINIMOD_LAUNCH_BOUNDS((QueueGeometry<Dx, Dy>::kThreads),
   const int y0 = static_cast<int>(blockIdx.y) * Dy;
   const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
   const int ze = min(zs + a.z_chunk, a.layout.nz);
-  const bool taps = __ldg(a.ring_tile_taps + blockIdx.y * gridDim.x + blockIdx.x) != 0;
-  if ((block_inside<Dx, Dy, 2>(a, x0, y0, zs, ze) && !taps) != Inside) return;
-  queue_body<Dx, Dy, Inside>(a, reinterpret_cast<float*>(queue_smem4), taps, x0, y0, zs, ze);
+  if (!queue_block<Dx, Dy>(a, x0, y0, zs, ze)) return;
+  queue_body<Dx, Dy, Unroll>(a, reinterpret_cast<float*>(queue_smem4), x0, y0, zs, ze);
 }
 
 /// The ring design's two-step pass over the whole grid; block RingGeometry::kThreads, grid (tiles
@@ -1187,6 +1065,9 @@ __global__ void MINIMOD_LAUNCH_BOUNDS((RingGeometry<Dx, Dy, ring_ahead(Opt)>::kT
   const int y0 = static_cast<int>(blockIdx.y) * Dy;
   const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
   const int ze = min(zs + a.z_chunk, a.layout.nz);
+  // The third design's kernel runs these blocks' two-step passes.
+  if constexpr (K == 2 && (Opt & kTblockRegQueue) != 0)
+    if (queue_block<Dx, Dy>(a, x0, y0, zs, ze)) return;
   bool taps = true;
   if constexpr ((Opt & kTblockSourceTiles) != 0)
     taps = __ldg(a.ring_tile_taps + blockIdx.y * gridDim.x + blockIdx.x) != 0;
@@ -1264,17 +1145,13 @@ template <int Dx, int Dy, int K, unsigned Opt>
 void launch_ring(const PassArgs& a, gpuStream_t stream) {
   using G = RingGeometry<Dx, Dy, ring_ahead(Opt)>;
   static std::once_flag once;
+  launch_tblock(&tblock_ring_kernel<Dx, Dy, K, Opt>, once, Dx, Dy, K, Opt, a.x_shift, G::kThreads,
+                G::kSharedBytes, a, stream);
   if constexpr (K == 2 && (Opt & kTblockRegQueue) != 0) {
-    // The third design's two launches: the blocks outside block_inside, then those inside.
     using Q = QueueGeometry<Dx, Dy>;
-    static std::once_flag general_once, inside_once;
-    launch_tblock(&tblock_queue_kernel<Dx, Dy, false>, general_once, Dx, Dy, K, Opt, a.x_shift,
-                  Q::kThreads, Q::kSharedBytes, a, stream, " (general blocks)");
-    launch_tblock(&tblock_queue_kernel<Dx, Dy, true>, inside_once, Dx, Dy, K, Opt, a.x_shift,
-                  Q::kThreads, Q::kSharedBytes, a, stream, " (inside blocks)");
-  } else {
-    launch_tblock(&tblock_ring_kernel<Dx, Dy, K, Opt>, once, Dx, Dy, K, Opt, a.x_shift, G::kThreads,
-                  G::kSharedBytes, a, stream);
+    static std::once_flag queue_once;
+    launch_tblock(&tblock_queue_kernel<Dx, Dy, (Opt & kTblockQueueUnroll) != 0>, queue_once, Dx, Dy,
+                  K, Opt, a.x_shift, Q::kThreads, Q::kSharedBytes, a, stream, " (queue blocks)");
   }
 }
 

@@ -48,11 +48,14 @@ enum TblockOption : unsigned {
   /// The ring design's copies of u^n issued two planes ahead of their use instead of one (one more
   /// plane of shared memory).
   kTblockRingAhead2 = 32u,
-  /// The third design of the two-step pass (with kTblockSmemRing, whose design runs the one-step
-  /// passes): u^n's z neighbours in a register queue a thread (a quad of the rect), one shared
-  /// u^n plane, a shared ring of u^{n+1} planes read R + 1 planes behind, one barrier a plane.
-  /// The blocks inside (kTblockInnerFast's test) and the others run as two launches.
+  /// With the ring design: the third design's pass runs the two-step passes of the blocks that are
+  /// inside (kTblockInnerFast's test) and hold no source tap, as a second kernel: u^n's z
+  /// neighbours in a register queue a thread, one shared u^n plane, a shared ring of u^{n+1}
+  /// planes, one barrier a plane; the ring design's kernel runs the other blocks.
   kTblockRegQueue = 64u,
+  /// With kTblockRegQueue: the third design's plane loop unrolled by the queue's length, so that
+  /// the queue is indexed by the plane instead of shifted a plane.
+  kTblockQueueUnroll = 128u,
 };
 
 /// The compiled variants (option sets), the first design (no option) first.
@@ -69,6 +72,8 @@ inline constexpr unsigned kTblockVariants[] = {
     kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast,
     kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast | kTblockRingAhead2,
     kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast | kTblockRingAhead2 | kTblockRegQueue,
+    kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast | kTblockRingAhead2 | kTblockRegQueue |
+        kTblockQueueUnroll,
 };
 
 /// Name of an option set, its options joined by `sep`: "base" for none,
@@ -76,8 +81,9 @@ inline constexpr unsigned kTblockVariants[] = {
 inline std::string tblock_variant_name(unsigned options, char sep = '+') {
   if (options == 0) return "base";
   std::string s;
-  const char* names[] = {"stride", "srctile", "inside", "regs128", "ring", "ahead2", "regq"};
-  for (int b : {4, 0, 1, 2, 3, 5, 6})
+  const char* names[] = {"stride", "srctile", "inside", "regs128",
+                         "ring",   "ahead2",  "regq",   "unroll"};
+  for (int b : {4, 0, 1, 2, 3, 5, 6, 7})
     if (options & (1u << b)) {
       if (!s.empty()) s += sep;
       s += names[b];
