@@ -882,13 +882,6 @@ __device__ __forceinline__ float4 quad_update(float4 u, float4 v, float4 vp,
                      inner_update(u.z, v.z, vp.z, lap[2]), inner_update(u.w, v.w, vp.w, lap[3]));
 }
 
-/// Planes p .. p + kQ - 1 of a cycle of the unrolled plane loop, while they are <= last.
-template <class Step, int... J>
-__device__ __forceinline__ void queue_cycle(int p, int last, Step& step,
-                                            std::integer_sequence<int, J...>) {
-  (void)((p + J <= last ? (step(p + J, std::integral_constant<int, J>{}), true) : false) && ...);
-}
-
 /// The third design's two-step pass over an inside block without source taps (block_inside, no
 /// tap in its tile flag): plain updates only. Step 1 runs on plane p for the rect: the thread's
 /// z neighbours of u^n from its register queue (2R + 1 quads), its x/y neighbours from one shared
@@ -897,9 +890,7 @@ __device__ __forceinline__ void queue_cycle(int p, int last, Step& step,
 /// (written at plane p, read up to plane p - 1), so that one barrier a plane orders everything.
 /// The ring is stored twice over (slots s and s + 2R + 2), so that the 2R + 1 planes step 2 reads
 /// are consecutive slots from one base: no slot arithmetic a plane.
-/// \tparam Unroll the plane loop unrolled by the queue's length, the queue indexed by the plane
-///         (no register moves a plane), instead of the queue shifted a plane
-template <int Dx, int Dy, bool Unroll>
+template <int Dx, int Dy>
 __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, int x0, int y0, int zs,
                                            int ze) {
   using G = QueueGeometry<Dx, Dy>;
@@ -940,8 +931,7 @@ __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, int x
   const int g = (y0 - R + qr + R) * l.pitch + mx0 - R + 4 * qc; // padded row offset of the quad
   const std::int64_t plane = l.plane, ahead = (R + 1) * plane;
 
-  // The queue: at plane p (the loop's j-th, j = p - p0), qu[(j + m) mod kQ] = u^n(p - R + m)
-  // (Unroll; else qu[m]); `old` = u^n(p - R - 1), step 2's u^n.
+  // The queue: at plane p, qu[m] = u^n(p - R + m); `old` = u^n(p - R - 1), step 2's u^n.
   const int p0 = zs - R, p1 = ze + R; // step 1 on [p0, p1), step 2 on [p0 + R + 1, p1 + 1)
   const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   float4 qu[kQ], old = zero, um = zero, vp = zero;
@@ -959,12 +949,9 @@ __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, int x
   }
   copy_outer(p0);
 
-  // One plane; J: the plane's place in the queue's cycle (0 unless Unroll).
-  auto plane_step = [&](int p, auto place) {
-    constexpr int J = decltype(place)::value;
-    auto q = [&](int m) -> float4& { return qu[(J + m) % kQ]; };
+  for (int p = p0; p <= p1; ++p) {
     const bool step1 = p < p1;
-    if (has1 && step1) *reinterpret_cast<float4*>(s0.plane(p) + o0) = q(R);
+    if (has1 && step1) *reinterpret_cast<float4*>(s0.plane(p) + o0) = qu[R];
     ring_copy_wait<0>(); // the outer quads of plane p
     __syncthreads();
     if (p + 1 < p1) copy_outer(p + 1);
@@ -984,9 +971,9 @@ __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, int x
     if (has1 && step1) {
       float lap[4];
       queue_laplacian<G::kW0>(
-          s0.plane(p) + o0, q(R), [&](int m) { return q(R + m); }, [&](int m) { return q(R - m); },
-          a.coefs, lap);
-      const float4 u1 = quad_update(q(R), um, vp, lap);
+          s0.plane(p) + o0, qu[R], [&](int m) { return qu[R + m]; },
+          [&](int m) { return qu[R - m]; }, a.coefs, lap);
+      const float4 u1 = quad_update(qu[R], um, vp, lap);
       float* slot = s1 + ((p + 2 * G::kSlots1) % G::kSlots1) * G::kPlane1 + o1;
       *reinterpret_cast<float4*>(slot) = u1;
       *reinterpret_cast<float4*>(slot + G::kSlots1 * G::kPlane1) = u1;
@@ -1005,27 +992,14 @@ __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, int x
       *reinterpret_cast<float4*>(a.u2 + at_p - ahead) = quad_update(load4(c), old, vp2, lap);
     }
 
-    if constexpr (Unroll) {
-      old = q(0);
-      q(0) = n_u; // q(2R) of the next plane
-    } else {
-      old = qu[0];
+    old = qu[0];
 #pragma unroll
-      for (int m = 0; m < 2 * R; ++m)
-        qu[m] = qu[m + 1];
-      qu[2 * R] = n_u;
-    }
+    for (int m = 0; m < 2 * R; ++m)
+      qu[m] = qu[m + 1];
+    qu[2 * R] = n_u;
     um = n_um;
     vp = n_vp;
     at_p += plane;
-  };
-
-  if constexpr (Unroll) {
-    for (int p = p0; p <= p1; p += kQ)
-      queue_cycle(p, p1, plane_step, std::make_integer_sequence<int, kQ>{});
-  } else {
-    for (int p = p0; p <= p1; ++p)
-      plane_step(p, std::integral_constant<int, 0>{});
   }
 }
 
@@ -1040,7 +1014,7 @@ __device__ __forceinline__ bool queue_block(const PassArgs& a, int x0, int y0, i
 /// The third design's two-step pass: the blocks that are inside (block_inside) and hold no source
 /// tap; the ring design's kernel runs the others. Block QueueGeometry::kThreads, the ring
 /// design's grid (tiles from x = -x_shift); dynamic shared memory QueueGeometry::kSharedBytes.
-template <int Dx, int Dy, bool Unroll>
+template <int Dx, int Dy>
 __global__ void MINIMOD_LAUNCH_BOUNDS((QueueGeometry<Dx, Dy>::kThreads),
                                       (QueueGeometry<Dx, Dy>::kMinBlocks))
     tblock_queue_kernel(const PassArgs a) {
@@ -1050,7 +1024,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS((QueueGeometry<Dx, Dy>::kThreads),
   const int zs = static_cast<int>(blockIdx.z) * a.z_chunk;
   const int ze = min(zs + a.z_chunk, a.layout.nz);
   if (!queue_block<Dx, Dy>(a, x0, y0, zs, ze)) return;
-  queue_body<Dx, Dy, Unroll>(a, reinterpret_cast<float*>(queue_smem4), x0, y0, zs, ze);
+  queue_body<Dx, Dy>(a, reinterpret_cast<float*>(queue_smem4), x0, y0, zs, ze);
 }
 
 /// The ring design's two-step pass over the whole grid; block RingGeometry::kThreads, grid (tiles
@@ -1150,8 +1124,8 @@ void launch_ring(const PassArgs& a, gpuStream_t stream) {
   if constexpr (K == 2 && (Opt & kTblockRegQueue) != 0) {
     using Q = QueueGeometry<Dx, Dy>;
     static std::once_flag queue_once;
-    launch_tblock(&tblock_queue_kernel<Dx, Dy, (Opt & kTblockQueueUnroll) != 0>, queue_once, Dx, Dy,
-                  K, Opt, a.x_shift, Q::kThreads, Q::kSharedBytes, a, stream, " (queue blocks)");
+    launch_tblock(&tblock_queue_kernel<Dx, Dy>, queue_once, Dx, Dy, K, Opt, a.x_shift, Q::kThreads,
+                  Q::kSharedBytes, a, stream, " (queue blocks)");
   }
 }
 

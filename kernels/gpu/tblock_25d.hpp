@@ -53,9 +53,6 @@ enum TblockOption : unsigned {
   /// neighbours in a register queue a thread, one shared u^n plane, a shared ring of u^{n+1}
   /// planes, one barrier a plane; the ring design's kernel runs the other blocks.
   kTblockRegQueue = 64u,
-  /// With kTblockRegQueue: the third design's plane loop unrolled by the queue's length, so that
-  /// the queue is indexed by the plane instead of shifted a plane.
-  kTblockQueueUnroll = 128u,
 };
 
 /// The compiled variants (option sets), the first design (no option) first.
@@ -72,8 +69,6 @@ inline constexpr unsigned kTblockVariants[] = {
     kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast,
     kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast | kTblockRingAhead2,
     kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast | kTblockRingAhead2 | kTblockRegQueue,
-    kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast | kTblockRingAhead2 | kTblockRegQueue |
-        kTblockQueueUnroll,
 };
 
 /// Name of an option set, its options joined by `sep`: "base" for none,
@@ -81,9 +76,8 @@ inline constexpr unsigned kTblockVariants[] = {
 inline std::string tblock_variant_name(unsigned options, char sep = '+') {
   if (options == 0) return "base";
   std::string s;
-  const char* names[] = {"stride", "srctile", "inside", "regs128",
-                         "ring",   "ahead2",  "regq",   "unroll"};
-  for (int b : {4, 0, 1, 2, 3, 5, 6, 7})
+  const char* names[] = {"stride", "srctile", "inside", "regs128", "ring", "ahead2", "regq"};
+  for (int b : {4, 0, 1, 2, 3, 5, 6})
     if (options & (1u << b)) {
       if (!s.empty()) s += sep;
       s += names[b];
