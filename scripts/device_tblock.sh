@@ -11,7 +11,9 @@
 # tblock.json. The exit status is non-zero
 # when the build, the tests or the timing failed; the timing runs even when a test failed.
 #
-# Environment: BUILD_DIR (build-gpu), JOBS (16), TBLOCK_GRID (1000).
+# Environment: BUILD_DIR (build-gpu), JOBS (16), TBLOCK_GRID (1000); MINIMOD_TBLOCK_ONLY=TEXT (time
+# only the variants whose name holds TEXT) and MINIMOD_TBLOCK_LAYER=W (layers of W points, 0 for
+# none; the seeds' 27 by default) pass through to the timing.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1

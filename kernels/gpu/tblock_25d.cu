@@ -22,6 +22,11 @@
 /// The second design (kTblockSmemRing, ring_body) keeps u^n and u^{n+1} as rings of whole planes in
 /// shared memory instead: u^n copied by cp.async one or two planes ahead, four x points a thread,
 /// step 1 on the tile and its full R-point frame; its one-step passes run the same design.
+///
+/// The third design (kTblockRegQueue, queue_body) runs the two-step passes of the blocks that are
+/// inside and hold no source tap: a thread's quad of the rect keeps its column's u^n in a register
+/// queue, one shared u^n plane and a ring of u^{n+1} planes read R + 1 planes behind give one
+/// barrier a plane; the ring design's kernel runs the other blocks.
 
 #include "kernels/gpu/tblock_25d.hpp"
 
