@@ -25,8 +25,8 @@
 ///
 /// The third design (kTblockRegQueue, queue_body) runs the two-step passes of the blocks that are
 /// inside and hold no source tap: a thread's quad of the rect keeps its column's u^n in a register
-/// queue, one shared u^n plane and a ring of u^{n+1} planes read R + 1 planes behind give one
-/// barrier a plane; the ring design's kernel runs the other blocks.
+/// queue, a double-buffered shared u^n plane and a ring of u^{n+1} planes read R + 1 planes behind
+/// give one barrier a plane; the ring design's kernel runs the other blocks.
 
 #include "kernels/gpu/tblock_25d.hpp"
 
@@ -804,6 +804,7 @@ template <int Dx, int Dy> struct QueueGeometry {
   static constexpr int kRows1 = Dy + 2 * R;    ///< rect rows
   static constexpr int kQuads1 = kQx * kRows1; ///< step-1 quads a plane
   static constexpr int kQuads2 = Dx / 4 * Dy;  ///< step-2 quads a plane
+  static_assert(kQuads2 % 32 == 0, "step 2 runs on whole warps");
   static constexpr int kThreads = (kQuads1 + 31) / 32 * 32;
   static constexpr int kW0 = Dx + 4 * R; ///< floats a row of a u^n plane
   static constexpr int kPlane0 = kW0 * (Dy + 4 * R);
@@ -816,7 +817,7 @@ template <int Dx, int Dy> struct QueueGeometry {
   static constexpr int kOuterPerThread = (kOuter + kThreads - 1) / kThreads;
   static constexpr int kSharedBytes =
       (2 * kPlane0 + 2 * kSlots1 * kPlane1) * static_cast<int>(sizeof(float));
-  /// Blocks a SM the register allocation must allow: 512 threads or more.
+  /// Blocks a SM the register allocation must allow: as many as 512 threads hold (at least one).
   static constexpr int kMinBlocks = 512 / kThreads > 0 ? 512 / kThreads : 1;
 };
 
@@ -937,7 +938,8 @@ __device__ __forceinline__ void queue_body(const PassArgs& a, float* smem, int x
   const std::int64_t plane = l.plane, ahead = (R + 1) * plane;
 
   // The queue: at plane p, qu[m] = u^n(p - R + m); `old` = u^n(p - R - 1), step 2's u^n.
-  const int p0 = zs - R, p1 = ze + R; // step 1 on [p0, p1), step 2 on [p0 + R + 1, p1 + 1)
+  // Step 1 on planes [p0, p1); step 2 on planes [zs, ze), at the loop's planes [p0 + 2R + 1, p1].
+  const int p0 = zs - R, p1 = ze + R;
   const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   float4 qu[kQ], old = zero, um = zero, vp = zero;
   std::int64_t at_p = (p0 + R) * plane + g; // layout index of the quad at plane p

@@ -50,7 +50,8 @@ enum TblockOption : unsigned {
   kTblockRingAhead2 = 32u,
   /// With the ring design: the third design's pass runs the two-step passes of the blocks that are
   /// inside (kTblockInnerFast's test) and hold no source tap, as a second kernel: u^n's z
-  /// neighbours in a register queue a thread, one shared u^n plane, a shared ring of u^{n+1}
+  /// neighbours in a register queue a thread, a double-buffered shared u^n plane, a shared ring of
+  /// u^{n+1}
   /// planes, one barrier a plane; the ring design's kernel runs the other blocks.
   kTblockRegQueue = 64u,
 };

@@ -244,7 +244,15 @@ TEST(TblockTiming, SeedsProblem) {
   // MINIMOD_TBLOCK_LAYER=W: layers of W points instead of the seeds' 27 (0: none, every block of
   // the temporally blocked passes but the grid's edges inside).
   const char* layer_env = std::getenv("MINIMOD_TBLOCK_LAYER");
-  const int layer = layer_env != nullptr ? std::atoi(layer_env) : 27;
+  int layer = 27;
+  if (layer_env != nullptr) {
+    char* end = nullptr;
+    const long w = std::strtol(layer_env, &end, 10);
+    if (end == layer_env || *end != '\0' || w < 0 || 2 * w >= n)
+      FAIL() << "MINIMOD_TBLOCK_LAYER=" << layer_env << ": a whole number of points in [0, "
+             << (n + 1) / 2 << ") is allowed";
+    layer = static_cast<int>(w);
+  }
   constexpr int kSteps = 500, kTimed = 50, kRepeats = 3, kWarmup = 10;
   const AcousticProblem p = seeds_problem(n, kSteps, layer);
   const auto points = static_cast<std::int64_t>(n) * n * n;
