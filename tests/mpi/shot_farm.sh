@@ -51,17 +51,24 @@ injected_failure 3 rank=0,shot=1,step=10 \
   "shot 1 failed on rank [012]: injected failure \(MINIMOD_FAULT_INJECT\): shot 1, step 1[0-3], rank 0 of the shot" \
   /shots
 
-# mpirun's own start and end of a job that fails (slow on a loaded machine: 0.5-2 s), taken out
-# of the times below.
-t0=$(now)
-"$mpirun" --oversubscribe -np 3 sh -c 'exit 2' >/dev/null 2>&1
-t1=$(now)
-mpirun_s=$(seconds "$t0" "$t1")
+# mpirun's own start and end of a job that fails, taken out of the times below: the slowest of
+# three. Open MPI's end of a failed job moves in steps of about 1 s (1.1 or 2.1 s here, more on a
+# loaded machine), so one sample can be a step short of the run it is compared with.
+mpirun_s=0
+mpirun_all=""
+for _ in 1 2 3; do
+  t0=$(now)
+  "$mpirun" --oversubscribe -np 3 sh -c 'exit 2' >/dev/null 2>&1
+  t1=$(now)
+  s=$(seconds "$t0" "$t1")
+  mpirun_all="$mpirun_all $s"
+  mpirun_s=$(echo "$mpirun_s $s" | awk '{print ($2 > $1) ? $2 : $1}')
+done
 # The time of the run on 3 ranks that wrote ERRFILE, begun at START, less mpirun's: well under 3 s
 # more than one process refusing the same (ONE_S).
 quick() { # quick WHAT START ERRFILE ONE_S
   three_s=$(seconds "$2" "$(now)")
-  echo "$1: refused in $three_s s by 3 ranks, $4 s by one process (mpirun alone: $mpirun_s s)"
+  echo "$1: refused in $three_s s by 3 ranks, $4 s by one process (mpirun alone:$mpirun_all s)"
   awk "BEGIN { exit !($three_s - $mpirun_s - $4 < 2) }" ||
     fail "$1: $three_s s on 3 ranks, not well under 3 s more than mpirun and one process"
 }
