@@ -51,8 +51,7 @@ enum TblockOption : unsigned {
   /// With the ring design: the third design's pass runs the two-step passes of the blocks that are
   /// inside (kTblockInnerFast's test) and hold no source tap, as a second kernel: u^n's z
   /// neighbours in a register queue a thread, a double-buffered shared u^n plane, a shared ring of
-  /// u^{n+1}
-  /// planes, one barrier a plane; the ring design's kernel runs the other blocks.
+  /// u^{n+1} planes, one barrier a plane; the ring design's kernel runs the other blocks.
   kTblockRegQueue = 64u,
 };
 

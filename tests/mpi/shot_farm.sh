@@ -60,9 +60,9 @@ for _ in 1 2 3; do
   t0=$(now)
   "$mpirun" --oversubscribe -np 3 sh -c 'exit 2' >/dev/null 2>&1
   t1=$(now)
-  s=$(seconds "$t0" "$t1")
-  mpirun_all="$mpirun_all $s"
-  mpirun_s=$(echo "$mpirun_s $s" | awk '{print ($2 > $1) ? $2 : $1}')
+  sample=$(seconds "$t0" "$t1")
+  mpirun_all="$mpirun_all $sample"
+  mpirun_s=$(echo "$mpirun_s $sample" | awk '{print ($2 > $1) ? $2 : $1}')
 done
 # The time of the run on 3 ranks that wrote ERRFILE, begun at START, less mpirun's: well under 3 s
 # more than one process refusing the same (ONE_S).
