@@ -176,18 +176,37 @@ std::string cache_json(const std::vector<AutotuneEntry>& entries) {
   return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-/// Kernels of `backend` and `physics` that can run every non-empty region of `kind`.
+/// Region kernels of `backend` and `physics` that can run every non-empty region of `kind`.
 std::vector<const StencilKernel*> candidates_for(BackendKind backend, Physics physics,
                                                  RegionKind kind, const Problem& p) {
   std::vector<const StencilKernel*> out;
   for (const StencilKernel* k : kernel_registry().all()) {
-    if (k->backend() != backend || k->physics() != physics || !k->handles(kind)) continue;
+    if (k->backend() != backend || k->physics() != physics || !k->handles(kind) || k->whole_grid())
+      continue;
     // A C-PML run's layer regions need a kernel with the C-PML update.
     if (kind == RegionKind::Layer && p.boundary == BoundaryType::Cpml && !k->handles_cpml())
       continue;
     bool ok = true;
     for (const Region& r : p.regions)
       if (!r.box.empty() && r.kind() == kind && !k->can_run(r, p.layout).empty()) ok = false;
+    if (ok) out.push_back(k);
+  }
+  return out;
+}
+
+/// Whole-grid kernels (StencilKernel::whole_grid) of `backend` and `physics` that can run every
+/// non-empty region; the backend may still refuse the problem (set_kernels).
+std::vector<const StencilKernel*> whole_grid_candidates(BackendKind backend, Physics physics,
+                                                        const Problem& p) {
+  std::vector<const StencilKernel*> out;
+  for (const StencilKernel* k : kernel_registry().all()) {
+    if (k->backend() != backend || k->physics() != physics || !k->whole_grid()) continue;
+    bool ok = true;
+    for (const Region& r : p.regions)
+      if (!r.box.empty() && (!k->handles(r.kind()) || !k->can_run(r, p.layout).empty() ||
+                             (r.kind() == RegionKind::Layer && p.boundary == BoundaryType::Cpml &&
+                              !k->handles_cpml())))
+        ok = false;
     if (ok) out.push_back(k);
   }
   return out;
@@ -207,6 +226,7 @@ RegionKernels combine(const StencilKernel* inner, const StencilKernel* layer) {
 }
 
 std::string spec_of(const StencilKernel* inner, const StencilKernel* layer, bool with_layer) {
+  if (inner->whole_grid()) return inner->name();
   return "inner=" + inner->name() + (with_layer ? ",pml=" + layer->name() : std::string());
 }
 
@@ -343,12 +363,15 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
   if (inner_c.empty() || layer_c.empty())
     throw RuntimeFailure("auto: no registered " + std::string(backend_name(kind)) +
                          " kernel can run every region of this grid");
+  const auto whole_c = whole_grid_candidates(kind, physics, p);
   std::vector<std::string> names;
   for (const StencilKernel* k : inner_c)
     names.push_back("inner:" + k->name());
   if (with_layer)
     for (const StencilKernel* k : layer_c)
       names.push_back("layer:" + k->name());
+  for (const StencilKernel* k : whole_c)
+    names.push_back("grid:" + k->name());
 
   const AutotuneKey key = autotune_key(backend.device_name(), physics, p);
   result.cache_path =
@@ -362,6 +385,11 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
     if (cached) {
       const StencilKernel* in = find_in(inner_c, cached->inner);
       const StencilKernel* lay = with_layer ? find_in(layer_c, cached->layer) : fallback;
+      // A whole-grid choice is stored as the kernel's name for both (for the inner alone without
+      // a layer).
+      if (const StencilKernel* w = find_in(whole_c, cached->inner);
+          w != nullptr && (!with_layer || cached->layer == w->name()))
+        in = lay = w;
       if (in && lay && cached->candidates == names) {
         result.kernels = combine(in, lay);
         result.spec = spec_of(in, lay, with_layer);
@@ -423,6 +451,27 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
     say(line);
   }
 
+  // Whole-grid kernels, each alone over every region, against the best pair.
+  if (!whole_c.empty()) {
+    line = "auto: whole-grid kernels (ms per step):";
+    for (const StencilKernel* k : whole_c) {
+      double ms = 0;
+      try {
+        ms = time_choice(backend, combine(k, k), warmup, steps, repeats);
+      } catch (const RuntimeFailure& e) {
+        line += " " + k->name() + " refused (" + e.what() + ")";
+        continue;
+      }
+      result.grid_ms.emplace_back(k->name(), ms);
+      line += " " + k->name() + " " + ms_text(ms);
+      if (ms < best_ms) {
+        best_inner = best_layer = k;
+        best_ms = ms;
+      }
+    }
+    say(line);
+  }
+
   result.kernels = combine(best_inner, best_layer);
   result.spec = spec_of(best_inner, best_layer, with_layer);
   result.ms_per_step = best_ms;
@@ -434,7 +483,7 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
     AutotuneEntry e;
     e.key = key;
     e.inner = best_inner->name();
-    e.layer = with_layer ? best_layer->name() : std::string();
+    e.layer = with_layer || best_inner->whole_grid() ? best_layer->name() : std::string();
     e.ms_per_step = best_ms;
     e.candidates = names;
     e.date = utc_now();

@@ -76,6 +76,9 @@ struct AutotuneResult {
   std::string cache_path;  ///< the cache used ("" when none)
   /// Milliseconds per full step of each candidate tried (empty when cached).
   std::vector<std::pair<std::string, double>> inner_ms, layer_ms;
+  /// Each whole-grid kernel (StencilKernel::whole_grid) timed alone over every region; a kernel
+  /// the backend refuses for the problem is left out.
+  std::vector<std::pair<std::string, double>> grid_ms;
 };
 
 /// Choose a kernel for each region of `p` on `backend`, which must already be set up with `p`.

@@ -91,6 +91,10 @@ public:
   /// Whether the kernel's layer update implements the C-PML (kernels/cpml.hpp) for its physics.
   /// Kernels that do not are refused for the layer regions of a C-PML run.
   virtual bool handles_cpml() const { return false; }
+  /// Whether the kernel advances the whole grid in passes of its own (`tb2_25d`: two steps a pass
+  /// over memory) rather than updating regions one step at a time: it must be chosen for every
+  /// region, and the backend steps it through its pass; `launch` throws std::logic_error.
+  virtual bool whole_grid() const { return false; }
   /// Empty when the kernel can update `region` of a field with `layout`; else the reason it cannot.
   /// Called before time stepping so that a kernel never silently computes wrong numbers.
   virtual std::string can_run(const Region& region, const FieldLayout& layout) const;

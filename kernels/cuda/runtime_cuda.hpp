@@ -29,6 +29,9 @@ inline constexpr cudaDeviceAttr gpuDevAttrComputeCapabilityMajor =
     cudaDevAttrComputeCapabilityMajor;
 inline constexpr cudaDeviceAttr gpuDevAttrComputeCapabilityMinor =
     cudaDevAttrComputeCapabilityMinor;
+/// The most dynamic shared memory a block can have (with the opt-in attribute).
+inline constexpr cudaDeviceAttr gpuDevAttrMaxSharedMemoryPerBlockOptin =
+    cudaDevAttrMaxSharedMemoryPerBlockOptin;
 
 #define gpuGetDeviceCount cudaGetDeviceCount
 #define gpuSetDevice cudaSetDevice

@@ -4,7 +4,8 @@
 /// equation's own is small: the medium it uploads (upload_medium) and how its region kernels are
 /// launched (launch_acoustic, launch_tti). Work runs on one compute stream, the layer pieces on a
 /// stream of the highest priority beside it; snapshots copy on a third stream that overlaps the
-/// following steps.
+/// following steps. A whole-grid kernel (tb2_25d) is stepped through its own passes instead: two
+/// steps a pass where the run allows (the whole-grid mode, below).
 
 #include "core/errors.hpp"
 #include "kernels/backend.hpp"
@@ -15,7 +16,9 @@
 #include "kernels/gpu/gpu_check.hpp"
 #include "kernels/gpu/gpu_runtime.hpp"
 #include "kernels/gpu/gpu_support.cuh"
+#include "kernels/gpu/tblock_25d.hpp"
 #include "kernels/gpu/tti_cpml_gpu.cuh"
+#include "kernels/selection.hpp"
 #include "kernels/tti_problem.hpp"
 
 #include <array>
@@ -73,6 +76,20 @@ public:
     check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
     m_cpml_requested = p.boundary == BoundaryType::Cpml;
     validate_kernels(p.regions, p.layout, has_eta(p), kernels);
+    const StencilKernel* whole = whole_grid_kernel(kernels, "setup");
+    // The whole-grid passes of every compiled tile where the problem allows them (they read its
+    // taps and eta's profiles), so that set_kernels can choose one; their refusal otherwise.
+    std::vector<std::unique_ptr<TblockPass>> passes;
+    std::string pass_refusal = "the family advances the acoustic equation";
+    if (m_physics == Physics::Acoustic) {
+      pass_refusal = TblockPass::can_run(as_acoustic(p), tblock_tiles().front());
+      if (pass_refusal.empty())
+        for (const TblockTile& tile : tblock_tiles())
+          passes.push_back(
+              std::make_unique<TblockPass>(tile, kTblockRegisteredChunk, kTblockRegistered));
+    }
+    if (whole != nullptr && passes.empty())
+      throw RuntimeFailure("kernel " + whole->name() + " cannot run this problem: " + pass_refusal);
     // eta's table, checked against the array before anything of the last setup is released.
     const std::unique_ptr<EtaRows> eta_table = eta_table_of(p);
     const std::size_t eta_table_bytes = eta_table ? eta_table->padded_bytes(p.layout) : 0;
@@ -88,8 +105,13 @@ public:
       require_free_memory(tti_device_bytes(as_tti(p), phi), "the TTI problem",
                           "fields, medium, taps and traces", m_streams.device_name(), p.grid);
     } else {
-      require_free_memory(p.device_bytes() + eta_table_bytes, "the problem",
-                          "fields, taps, traces and eta's table", m_streams.device_name(), p.grid);
+      require_free_memory(p.device_bytes() + eta_table_bytes +
+                              (whole != nullptr ? whole_grid_bytes(p.layout, phi) : 0),
+                          "the problem",
+                          whole != nullptr ? "fields, taps, traces, eta's table and " +
+                                                 whole->name() + "'s two more levels of u and phi"
+                                           : "fields, taps, traces and eta's table",
+                          m_streams.device_name(), p.grid);
     }
 
     m_layout = p.layout;
@@ -111,6 +133,12 @@ public:
     if (m_cpml_requested && tti) m_tti_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
     if (m_cpml_requested && !tti) m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
     upload_taps(p);
+    m_grid = p.grid;
+    m_tblock_passes = std::move(passes);
+    m_tblock_refusal = pass_refusal;
+    for (auto& pass : m_tblock_passes)
+      pass->setup(as_acoustic(p), m_streams.main());
+    select_whole_grid(whole);
     // The uploads read pageable host memory that the caller may free once setup returns.
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     m_ready = true;
@@ -125,6 +153,8 @@ public:
     check_taps(p.sources, p.source_samples, p.receivers, m_steps, m_layout.size);
     synchronize();
     upload_taps(p);
+    for (auto& pass : m_tblock_passes)
+      pass->setup(as_acoustic(p), m_streams.main());
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     reset();
   }
@@ -139,6 +169,8 @@ public:
       for (DeviceBuffer& b : *set)
         zero(b, s);
     zero(m_phi, s);
+    for (DeviceBuffer* b : {&m_spare[0], &m_spare[1], &m_phi_next})
+      zero(*b, s);
     if (m_cpml.on()) m_cpml.zero(s);
     if (m_tti_cpml.on()) m_tti_cpml.zero(s);
     m_taps.zero_traces(s);
@@ -148,12 +180,20 @@ public:
   void set_kernels(const RegionKernels& kernels) override {
     require_ready("set_kernels");
     validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
+    const StencilKernel* whole = whole_grid_kernel(kernels, "set_kernels");
+    if (whole != nullptr && m_tblock_passes.empty())
+      throw RuntimeFailure("kernel " + whole->name() +
+                           " cannot run this problem: " + m_tblock_refusal);
     synchronize();
+    select_whole_grid(whole);
     m_kernels = kernels;
   }
 
   void update(StepPart part) override {
     require_ready("update");
+    // A whole-grid kernel updates every point in its pass, which finish_step runs (the pass adds
+    // the step's sources and applies the free surface itself).
+    if (m_tblock != nullptr) return;
     // The C-PML's memory pass reads u^n at every slab point: once a step, before any region (the
     // layer stream forks from the main one after it).
     if (m_cpml.on() && part == StepPart::Shell)
@@ -163,16 +203,8 @@ public:
                              m_layout, m_streams.main());
     const std::vector<Region>& pieces = m_parts[part == StepPart::Shell ? 0 : 1];
     if (pieces.empty()) return;
-    // The next fields are about to be overwritten: if a snapshot copy of one is in flight, wait
-    // for it on the device (the copy stream is in order, so the last copy event covers earlier
-    // copies too).
-    for (const DeviceBuffer& b : m_next) {
-      if (m_copy_source[0] == b.as<const float>() || m_copy_source[1] == b.as<const float>()) {
-        MINIMOD_GPU_CHECK(gpuStreamWaitEvent(m_streams.main(), m_copy_done.get(), 0));
-        m_copy_source = {nullptr, nullptr};
-        break;
-      }
-    }
+    for (const DeviceBuffer& b : m_next)
+      wait_for_copy_of(b);
     if (m_physics == Physics::Tti) {
       launch_tti(pieces);
     } else {
@@ -194,6 +226,10 @@ public:
     if (n < 0 || n >= m_steps)
       throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
                               std::to_string(m_steps) + ")");
+    if (m_tblock != nullptr) {
+      tblock_pass(n, 1);
+      return;
+    }
     gpuStream_t s = m_streams.main();
     const bool tti = m_physics == Physics::Tti;
     // Sources enter the first field only (TTI: p; q is the auxiliary field).
@@ -214,9 +250,33 @@ public:
                   tti ? "sample_receivers_kernel (TTI p)" : "sample_receivers_kernel");
   }
 
+  int pass_steps() const override { return m_tblock != nullptr ? 2 : 1; }
+
+  void step_pass(int n, int count) override {
+    require_ready("step_pass");
+    if (n < 0 || count < 1 || n + count > m_steps)
+      throw std::out_of_range("step_pass: steps [" + std::to_string(n) + ", " +
+                              std::to_string(n + count) + ") outside [0, " +
+                              std::to_string(m_steps) + ")");
+    if (m_tblock == nullptr) {
+      Backend::step_pass(n, count);
+      return;
+    }
+    for (int done = 0; done < count;) {
+      const int k = count - done >= 2 ? 2 : 1;
+      tblock_pass(n + done, k);
+      done += k;
+    }
+  }
+
   double time_steps(int first_step, int count) override {
     require_ready("time_steps");
-    return m_streams.time_steps(first_step, count, m_steps, [this](int n) { step(n); });
+    return m_streams.time_steps(first_step, count, m_steps, pass_steps(), [this](int n, int k) {
+      if (k > 1)
+        step_pass(n, k);
+      else
+        step(n);
+    });
   }
 
   FiniteScan scan_field(int field) override {
@@ -431,7 +491,86 @@ private:
     return m_physics == Physics::Tti ? "TTI " + name : name;
   }
 
+  // ---- The whole-grid mode: a kernel that advances every point in its own passes ----
+  //
+  // TblockPass reads u^n (m_current[0]) and u^{n-1} (m_next[0]) and writes u^{n+1} and u^{n+2}
+  // into two spare levels, phi from m_phi into m_phi_next; the levels then rotate, so that
+  // m_current and m_next hold what single steps would leave. The pass adds the sources and applies
+  // the free surface itself; the receivers are sampled after it, each step's level in turn.
+
+  /// Device memory the mode adds to the problem's: two levels of u, and phi's second copy.
+  static std::size_t whole_grid_bytes(const FieldLayout& l, bool phi) {
+    const std::size_t field = static_cast<std::size_t>(l.size) * sizeof(float);
+    return 2 * TblockPass::level_bytes(l, kTblockRegistered) + (phi ? field : 0);
+  }
+
+  /// Enter the mode for `whole` (its tile's pass), allocating the spare levels the first time;
+  /// leave it for null.
+  void select_whole_grid(const StencilKernel* whole) {
+    if (whole == nullptr) {
+      m_tblock = nullptr;
+      return;
+    }
+    const auto* k = dynamic_cast<const TblockKernel*>(whole);
+    const TblockTile tile = k ? k->tblock_tile() : TblockTile{0, 0};
+    const std::vector<TblockTile> tiles = tblock_tiles();
+    const TblockPass* pass = nullptr;
+    for (std::size_t t = 0; t < tiles.size() && t < m_tblock_passes.size(); ++t)
+      if (tiles[t].dx == tile.dx && tiles[t].dy == tile.dy) pass = m_tblock_passes[t].get();
+    if (pass == nullptr)
+      throw std::logic_error("whole-grid kernel " + whole->name() + " has no pass in this backend");
+    const bool phi = !m_phi.empty();
+    if (m_spare[1].empty() || (phi && m_phi_next.empty())) {
+      require_free_memory(whole_grid_bytes(m_layout, phi), "kernel " + whole->name(),
+                          "two more levels of u" + std::string(phi ? " and phi's second copy" : ""),
+                          m_streams.device_name(), m_grid);
+      const std::size_t level = TblockPass::level_bytes(m_layout, kTblockRegistered);
+      m_spare[0] = DeviceBuffer(level, "u level (pass)");
+      m_spare[1] = DeviceBuffer(level, "u level (pass, second step)");
+      if (phi) m_phi_next = DeviceBuffer(m_phi.bytes(), "phi (next)");
+      for (DeviceBuffer* b : {&m_spare[0], &m_spare[1], &m_phi_next})
+        zero(*b, m_streams.main());
+    }
+    m_tblock = pass;
+  }
+
+  /// One pass of k steps (1 or 2) from step n, then the rotation of the levels and the receivers.
+  void tblock_pass(int n, int k) {
+    gpuStream_t s = m_streams.main();
+    for (const DeviceBuffer& b : m_spare)
+      wait_for_copy_of(b);
+    TblockLevels lv;
+    lv.u0 = m_current[0].as<const float>();
+    lv.um = m_next[0].as<const float>();
+    lv.u1 = m_spare[0].as<float>();
+    lv.u2 = m_spare[1].as<float>();
+    if (m_tblock->layer()) {
+      lv.phi_in = m_phi.as<const float>();
+      lv.phi_out = m_phi_next.as<float>();
+    }
+    m_tblock->launch(n, k, lv, m_vp2dt2.as<const float>(), s);
+    m_taps.sample(lv.u1, n, s, "sample_receivers_kernel (whole-grid pass)");
+    if (k == 2) m_taps.sample(lv.u2, n + 1, s, "sample_receivers_kernel (whole-grid pass)");
+    // u^{n+1} becomes m_next's (k = 2) or m_current's (k = 1); the levels read become spares.
+    std::swap(m_next[0], m_spare[0]);
+    if (k == 2)
+      std::swap(m_current[0], m_spare[1]);
+    else
+      std::swap(m_current[0], m_next[0]);
+    if (m_tblock->layer()) std::swap(m_phi, m_phi_next);
+  }
+
   // ---- Shared by both equations ----
+
+  /// `b` is about to be overwritten: if a snapshot copy of it is in flight, wait for it on the
+  /// device (the copy stream is in order, so the last copy event covers earlier copies too).
+  void wait_for_copy_of(const DeviceBuffer& b) {
+    if (b.empty()) return;
+    if (m_copy_source[0] == b.as<const float>() || m_copy_source[1] == b.as<const float>()) {
+      MINIMOD_GPU_CHECK(gpuStreamWaitEvent(m_streams.main(), m_copy_done.get(), 0));
+      m_copy_source = {nullptr, nullptr};
+    }
+  }
 
   /// Throws unless every non-empty region gets a CUDA kernel of the equation that can update it.
   void validate_kernels(const std::array<Region, kRegionCount>& regions, const FieldLayout& layout,
@@ -476,6 +615,10 @@ private:
                             &m_aniso, &m_axis_xz, &m_axis_y})
       *b = DeviceBuffer();
     m_eta_z_values = 0;
+    m_tblock = nullptr;
+    m_tblock_passes.clear();
+    for (DeviceBuffer* b : {&m_spare[0], &m_spare[1], &m_phi_next})
+      *b = DeviceBuffer();
     m_taps = DeviceTaps();
     m_cpml.release();
     m_tti_cpml.release();
@@ -510,6 +653,13 @@ private:
   DeviceBuffer m_aniso, m_axis_xz, m_axis_y; ///< TTI: the 16-bit pairs and n_y
   DeviceTaps m_taps;                         ///< sources, receivers, traces
   DeviceFiniteScan m_scan;                   ///< the NaN/Inf watch's keys
+
+  Grid m_grid{};                                            ///< for the messages
+  std::vector<std::unique_ptr<TblockPass>> m_tblock_passes; ///< a tile each (tblock_tiles order)
+  std::string m_tblock_refusal;         ///< why there are none (TblockPass::can_run)
+  const TblockPass* m_tblock = nullptr; ///< the whole-grid mode's pass; null: region kernels
+  std::array<DeviceBuffer, 2> m_spare;  ///< the two levels of u a pass writes
+  DeviceBuffer m_phi_next;              ///< phi after a pass (it reads m_phi)
 
   std::vector<bool> m_group_done; ///< launch_tti's scratch: pieces already launched
   std::vector<Region> m_group;    ///< launch_tti's scratch: layer pieces of one kernel

@@ -40,6 +40,8 @@
 #include "kernels/stencil_K.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -1140,9 +1142,11 @@ using PassFn = void (*)(const PassArgs&, gpuStream_t);
 
 constexpr std::size_t kVariantCount = sizeof(kTblockVariants) / sizeof(kTblockVariants[0]);
 
-/// The one-step and two-step passes of a tile and variant.
+/// The one-step and two-step passes of a tile and variant, and the most dynamic shared memory a
+/// block of their kernels takes.
 struct PassPair {
   PassFn one, two;
+  int shared_bytes;
 };
 
 /// A compiled tile: its passes for every variant, in kTblockVariants' order.
@@ -1160,12 +1164,27 @@ template <int Dx, int Dy, int K, unsigned Opt> constexpr PassFn variant_pass() {
     return &launch_pass<Dx, Dy, K, Opt>;
 }
 
+/// The most dynamic shared memory a block of a variant's kernels takes (launch_pass, launch_ring).
+template <int Dx, int Dy, unsigned Opt> constexpr int variant_shared_bytes() {
+  if constexpr ((Opt & kTblockSmemRing) == 0) {
+    return static_cast<int>(sizeof(float)) *
+           std::max(Geometry<Dx, Dy, 1>::kSharedFloats, Geometry<Dx, Dy, 2>::kSharedFloats);
+  } else {
+    const int ring = RingGeometry<Dx, Dy, ring_ahead(Opt)>::kSharedBytes;
+    if constexpr ((Opt & kTblockRegQueue) != 0)
+      return std::max(ring, QueueGeometry<Dx, Dy>::kSharedBytes);
+    else
+      return ring;
+  }
+}
+
 template <int Dx, int Dy, std::size_t... V>
 constexpr TileEntry tile_entry(std::index_sequence<V...>) {
   return TileEntry{Dx,
                    Dy,
                    {PassPair{variant_pass<Dx, Dy, 1, kTblockVariants[V]>(),
-                             variant_pass<Dx, Dy, 2, kTblockVariants[V]>()}...}};
+                             variant_pass<Dx, Dy, 2, kTblockVariants[V]>(),
+                             variant_shared_bytes<Dx, Dy, kTblockVariants[V]>()}...}};
 }
 
 /// The compiled tiles, default first.
@@ -1194,16 +1213,14 @@ std::string tblock_name(const TblockTile& tile) {
   return "tb2_25d_" + std::to_string(tile.dx) + "x" + std::to_string(tile.dy);
 }
 
-struct TemporalBlock25d::Impl {
+// ---- TblockPass: what the passes read besides the fields ----
+
+struct TblockPass::Impl {
   TblockTile tile;
   const tb::TileEntry* entry = nullptr;
   const tb::PassPair* passes = nullptr; ///< the variant's passes
   unsigned options = 0;
   int z_chunk = 0;
-  OpenedDevice device = open_device();
-  StreamHandle stream = make_stream("tb2_25d stream");
-  EventHandle start = make_timing_event("tb2_25d start event");
-  EventHandle stop = make_timing_event("tb2_25d stop event");
 
   bool ready = false;
   FieldLayout layout{};
@@ -1212,95 +1229,12 @@ struct TemporalBlock25d::Impl {
   int steps = 0;
   bool free_surface = false;
   bool layer = false;
-  /// u^n = u[cur], u^{n-1} = u[prev], the other two written by a pass; each followed by R guard
-  /// planes (zero, never written), which kTblockPlaneStride reads beyond the top ghost planes.
-  DeviceBuffer u[4];
-  int cur = 0, prev = 1;
-  DeviceBuffer phi[2];
-  int phi_cur = 0;
-  DeviceBuffer vp2dt2, eta_x, eta_y, eta_z;
+  DeviceBuffer eta_x, eta_y, eta_z;
   DeviceBuffer tap_begin, tap_i, tap_j, tap_weight, tap_owner, samples, tile_taps, ring_tile_taps;
   int x_shift = 0; ///< the ring design's tile origin: x = -x_shift
-  DeviceTaps taps; ///< receivers (sampling) and the traces
-
-  float* level(int b) const { return u[b].as<float>(); }
-
-  void zero_fields() {
-    const std::size_t bytes = static_cast<std::size_t>(layout.size) * sizeof(float);
-    for (auto& b : u)
-      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b.as<void>(), 0, b.bytes(), stream.get()),
-                             "tb2_25d: zero u");
-    for (auto& b : phi)
-      if (!b.empty())
-        MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b.as<void>(), 0, bytes, stream.get()),
-                               "tb2_25d: zero phi");
-    cur = 0;
-    prev = 1;
-    phi_cur = 0;
-  }
-
-  /// One pass of k steps (1 or 2) from step n.
-  void pass(int n, int k) {
-    tb::PassArgs a;
-    int free_a = -1, free_b = -1;
-    for (int b = 0; b < 4; ++b)
-      if (b != cur && b != prev) (free_a < 0 ? free_a : free_b) = b;
-    a.u0 = level(cur);
-    a.um = level(prev);
-    a.vp2dt2 = vp2dt2.as<const float>();
-    a.u1 = level(free_a);
-    a.u2 = level(free_b);
-    if (layer) {
-      a.phi_in = phi[phi_cur].as<const float>();
-      a.phi_out = phi[1 - phi_cur].as<float>();
-      a.eta_x = eta_x.as<const float>();
-      a.eta_y = eta_y.as<const float>();
-      a.eta_z = eta_z.as<const float>();
-    }
-    a.tap_begin = tap_begin.as<const int>();
-    a.tap_i = tap_i.as<const int>();
-    a.tap_j = tap_j.as<const int>();
-    a.tap_weight = tap_weight.as<const float>();
-    a.tap_owner = tap_owner.as<const int>();
-    a.tile_taps = tile_taps.as<const int>();
-    a.ring_tile_taps = ring_tile_taps.as<const int>();
-    a.x_shift = x_shift;
-    a.samples = samples.as<const float>();
-    a.steps = steps;
-    a.n = n;
-    a.layout = layout;
-    a.coefs = coefs;
-    a.inner = inner;
-    a.z_chunk = z_chunk;
-    a.free_surface = free_surface ? 1 : 0;
-    (k == 2 ? passes->two : passes->one)(a, stream.get());
-    taps.sample(a.u1, n, stream.get(), "tb2_25d sample_receivers_kernel");
-    if (k == 2) {
-      taps.sample(a.u2, n + 1, stream.get(), "tb2_25d sample_receivers_kernel");
-      prev = free_a;
-      cur = free_b;
-    } else {
-      prev = cur;
-      cur = free_a;
-    }
-    if (layer) phi_cur = 1 - phi_cur;
-  }
-
-  void advance(int first, int count, bool wrap) {
-    int n = first;
-    int left = count;
-    while (left > 0) {
-      const int nn = wrap ? n % steps : n;
-      // A two-step pass needs both steps' samples: at the end of the step range, one step.
-      const int k = (left >= 2 && nn + 1 < steps) ? 2 : 1;
-      pass(nn, k);
-      n += k;
-      left -= k;
-    }
-  }
 };
 
-TemporalBlock25d::TemporalBlock25d(TblockTile tile, int z_chunk, unsigned options)
+TblockPass::TblockPass(TblockTile tile, int z_chunk, unsigned options)
     : m(std::make_unique<Impl>()) {
   m->tile = tile;
   m->entry = tb::find_tile(tile);
@@ -1323,15 +1257,70 @@ TemporalBlock25d::TemporalBlock25d(TblockTile tile, int z_chunk, unsigned option
   m->z_chunk = z_chunk;
 }
 
-TemporalBlock25d::~TemporalBlock25d() {
-  if (m && m->stream) (void)gpuStreamSynchronize(m->stream.get());
-}
+TblockPass::~TblockPass() = default;
 
-std::string TemporalBlock25d::name() const {
+std::string TblockPass::name() const {
   return tblock_name(m->tile) + (m->options ? "+" + tblock_variant_name(m->options) : "");
 }
 
-std::string TemporalBlock25d::can_run(const AcousticProblem& p, TblockTile tile) {
+bool TblockPass::layer() const {
+  return m->layer;
+}
+
+std::size_t TblockPass::level_bytes(const FieldLayout& l, unsigned options) {
+  const std::int64_t guard =
+      (options & kTblockPlaneStride) != 0 ? static_cast<std::int64_t>(kHalo) * l.plane : 0;
+  return static_cast<std::size_t>(l.size + guard) * sizeof(float);
+}
+
+int TblockPass::shared_bytes(TblockTile tile, unsigned options) {
+  const tb::TileEntry* e = tb::find_tile(tile);
+  if (e == nullptr) return 0;
+  for (std::size_t v = 0; v < tb::kVariantCount; ++v)
+    if (kTblockVariants[v] == options) return e->variant[v].shared_bytes;
+  return 0;
+}
+
+namespace {
+
+/// The profiles of eta as the pass reads them: eta along one axis where the other two are inner
+/// coordinates (their profiles zero there), index i + 1 for i = -1 .. n.
+std::array<std::vector<float>, 3> eta_profiles_of(const AcousticProblem& p) {
+  const FieldLayout& l = p.layout;
+  const Box& in = p.regions[static_cast<int>(RegionId::Inner)].box;
+  std::array<std::vector<float>, 3> e{std::vector<float>(l.nx + 2), std::vector<float>(l.ny + 2),
+                                      std::vector<float>(l.nz + 2)};
+  for (int i = -1; i <= l.nx; ++i)
+    e[0][i + 1] = p.eta[l.index(i, in.y0, in.z0)];
+  for (int j = -1; j <= l.ny; ++j)
+    e[1][j + 1] = p.eta[l.index(in.x0, j, in.z0)];
+  for (int k = -1; k <= l.nz; ++k)
+    e[2][k + 1] = p.eta[l.index(in.x0, in.y0, k)];
+  return e;
+}
+
+/// Empty when eta (grid and ghost ring) is, within two units in the last place, the float sum of
+/// its profiles (tblock_eta); else the first point where it is not, with both values.
+std::string eta_not_separable(const AcousticProblem& p) {
+  const FieldLayout& l = p.layout;
+  const auto e = eta_profiles_of(p);
+  for (int k = -1; k <= l.nz; ++k)
+    for (int j = -1; j <= l.ny; ++j)
+      for (int i = -1; i <= l.nx; ++i) {
+        const float want = (e[0][i + 1] + e[1][j + 1]) + e[2][k + 1];
+        const float got = p.eta[l.index(i, j, k)];
+        const float scale = std::max(std::fabs(want), std::fabs(got));
+        if (std::fabs(got - want) <= 2.0f * std::numeric_limits<float>::epsilon() * scale) continue;
+        return "eta at (" + std::to_string(i) + ", " + std::to_string(j) + ", " +
+               std::to_string(k) + ") is " + std::to_string(got) + ", not their sum " +
+               std::to_string(want) + " (eta is not separable)";
+      }
+  return {};
+}
+
+} // namespace
+
+std::string TblockPass::can_run(const AcousticProblem& p, TblockTile tile) {
   if (tb::find_tile(tile) == nullptr)
     return "no tile " + std::to_string(tile.dx) + "x" + std::to_string(tile.dy) + " is compiled";
   const Box& in = p.regions[static_cast<int>(RegionId::Inner)].box;
@@ -1341,17 +1330,28 @@ std::string TemporalBlock25d::can_run(const AcousticProblem& p, TblockTile tile)
     return "a plane of " + std::to_string(p.layout.plane) +
            " floats: " + std::to_string(kHalo + 1) +
            " planes exceed the 32-bit distances of the addressing";
+  if (p.boundary != BoundaryType::Minimod && p.layer.any())
+    return "its layer is Minimod's (eta and phi), not the C-PML";
   if (p.layer.any() && p.eta.size() != static_cast<std::size_t>(p.layout.size))
     return "the problem has a layer but no eta field";
+  // With eta's profiles the GPU backend has checked the array against them, bit for bit; without,
+  // the array must be their sum as the pass forms it.
+  if (p.layer.any() && p.eta_axes.empty()) {
+    const std::string at = eta_not_separable(p);
+    if (!at.empty()) return "its layer forms eta from three 1D profiles, and " + at;
+  }
+  if (p.subdomain.has_neighbour())
+    return "it advances two steps a pass, with no halo exchange between them: a run of one "
+           "subdomain only";
   return {};
 }
 
-void TemporalBlock25d::setup(const AcousticProblem& p) {
+void TblockPass::setup(const AcousticProblem& p, void* stream_ptr) {
   const std::string why = can_run(p, m->tile);
   if (!why.empty()) throw std::invalid_argument(name() + ": " + why);
   check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
-  MINIMOD_GPU_CHECK(gpuSetDevice(m->device.id));
-  MINIMOD_GPU_CHECK(gpuStreamSynchronize(m->stream.get()));
+  gpuStream_t st = static_cast<gpuStream_t>(stream_ptr);
+  MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));
   Impl& s = *m;
   s.ready = false;
   s.layout = p.layout;
@@ -1360,95 +1360,276 @@ void TemporalBlock25d::setup(const AcousticProblem& p) {
   s.steps = p.steps;
   s.free_surface = p.free_surface;
   s.layer = p.layer.any();
-  const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
-  const std::size_t guard = static_cast<std::size_t>(kHalo * p.layout.plane) * sizeof(float);
-  for (int b = 0; b < 4; ++b)
-    s.u[b] = DeviceBuffer(bytes + guard, "u level " + std::to_string(b));
-  gpuStream_t st = s.stream.get();
-  s.vp2dt2 = upload_new(p.vp2dt2, "vp2dt2", st);
   if (s.layer) {
-    s.phi[0] = DeviceBuffer(bytes, "phi");
-    s.phi[1] = DeviceBuffer(bytes, "phi (next)");
     // The three profiles, read back from eta where the other two axes' profiles are zero (inner
     // coordinates): eta(i, j_in, k_in) = eta_x(i) exactly.
-    const FieldLayout& l = p.layout;
-    const Box& in = s.inner;
-    std::vector<float> ex(l.nx + 2), ey(l.ny + 2), ez(l.nz + 2);
-    for (int i = -1; i <= l.nx; ++i)
-      ex[i + 1] = p.eta[l.index(i, in.y0, in.z0)];
-    for (int j = -1; j <= l.ny; ++j)
-      ey[j + 1] = p.eta[l.index(in.x0, j, in.z0)];
-    for (int k = -1; k <= l.nz; ++k)
-      ez[k + 1] = p.eta[l.index(in.x0, in.y0, k)];
-    s.eta_x = upload_new(ex, "eta profile x", st);
-    s.eta_y = upload_new(ey, "eta profile y", st);
-    s.eta_z = upload_new(ez, "eta profile z", st);
+    const auto e = eta_profiles_of(p);
+    s.eta_x = upload_new(e[0], "eta profile x", st);
+    s.eta_y = upload_new(e[1], "eta profile y", st);
+    s.eta_z = upload_new(e[2], "eta profile z", st);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));
+  } else {
+    for (DeviceBuffer* b : {&s.eta_x, &s.eta_y, &s.eta_z})
+      *b = DeviceBuffer();
   }
   // Source taps grouped by plane (a stable sort keeps each point's taps in table order).
-  {
-    const FieldLayout& l = p.layout;
-    const std::size_t taps = p.sources.index.size();
-    std::vector<int> owner(taps), ti(taps), tj(taps), tk(taps);
-    for (std::size_t src = 0; src < p.sources.owners(); ++src)
-      for (std::int64_t t = p.sources.begin[src]; t < p.sources.begin[src + 1]; ++t)
-        owner[static_cast<std::size_t>(t)] = static_cast<int>(src);
-    for (std::size_t t = 0; t < taps; ++t) {
-      const std::int64_t idx = p.sources.index[t];
-      tk[t] = static_cast<int>(idx / l.plane) - kHalo;
-      const std::int64_t rest = idx % l.plane;
-      tj[t] = static_cast<int>(rest / l.pitch) - kHalo;
-      ti[t] = static_cast<int>(rest % l.pitch) - l.x_offset;
-      if (tk[t] < 0 || tk[t] >= l.nz || tj[t] < 0 || tj[t] >= l.ny || ti[t] < 0 || ti[t] >= l.nx)
-        throw std::invalid_argument("tb2_25d: source tap " + std::to_string(t) + " at (" +
-                                    std::to_string(ti[t]) + ", " + std::to_string(tj[t]) + ", " +
-                                    std::to_string(tk[t]) + ") lies outside the grid");
-    }
-    std::vector<std::size_t> order(taps);
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return tk[a] < tk[b]; });
-    std::vector<int> begin(static_cast<std::size_t>(l.nz) + 1, 0), oi(taps + 1), oj(taps + 1),
-        oo(taps + 1);
-    std::vector<float> ow(taps + 1);
-    for (std::size_t r = 0; r < taps; ++r) {
-      const std::size_t t = order[r];
-      oi[r] = ti[t];
-      oj[r] = tj[t];
-      oo[r] = owner[t];
-      ow[r] = p.sources.weight[t];
-      ++begin[static_cast<std::size_t>(tk[t]) + 1];
-    }
-    for (int k = 0; k < l.nz; ++k)
-      begin[k + 1] += begin[k];
-    std::vector<float> samp = p.source_samples;
-    if (samp.empty()) samp.push_back(0.0f);
-    s.tap_begin = upload_new(begin, "source taps by plane", st);
-    s.tap_i = upload_new(oi, "source tap x", st);
-    s.tap_j = upload_new(oj, "source tap y", st);
-    s.tap_owner = upload_new(oo, "source tap owners", st);
-    s.tap_weight = upload_new(ow, "source tap weights", st);
-    s.samples = upload_new(samp, "source samples", st);
-    // Per tile of the launch grid: whether a tap lies in its tile or its cross (the R columns
-    // beside it), i.e. in [x0 - R, x0 + Dx + R) x [y0 - R, y0 + Dy + R).
-    // The ring design's tiles start at x = -x_shift, on a 128-byte column of the padded rows.
-    const int dx = s.tile.dx, dy = s.tile.dy;
-    s.x_shift = l.x_offset % kAlignFloats;
-    auto tile_flags = [&](int shift) {
-      const int tiles_x = (l.nx + shift + dx - 1) / dx, tiles_y = (l.ny + dy - 1) / dy;
-      std::vector<int> flags(static_cast<std::size_t>(tiles_x) * tiles_y, 0);
-      for (std::size_t t = 0; t < taps; ++t)
-        for (int by = std::max(0, (tj[t] - kHalo) / dy);
-             by <= std::min(tiles_y - 1, (tj[t] + kHalo) / dy); ++by)
-          for (int bx = std::max(0, (ti[t] + shift - kHalo) / dx);
-               bx <= std::min(tiles_x - 1, (ti[t] + shift + kHalo) / dx); ++bx)
-            flags[static_cast<std::size_t>(by) * tiles_x + bx] = 1;
-      return flags;
-    };
-    s.tile_taps = upload_new(tile_flags(0), "source tiles", st);
-    s.ring_tile_taps = upload_new(tile_flags(s.x_shift), "source tiles (ring design)", st);
-    MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));
+  const FieldLayout& l = p.layout;
+  const std::size_t taps = p.sources.index.size();
+  std::vector<int> owner(taps), ti(taps), tj(taps), tk(taps);
+  for (std::size_t src = 0; src < p.sources.owners(); ++src)
+    for (std::int64_t t = p.sources.begin[src]; t < p.sources.begin[src + 1]; ++t)
+      owner[static_cast<std::size_t>(t)] = static_cast<int>(src);
+  for (std::size_t t = 0; t < taps; ++t) {
+    const std::int64_t idx = p.sources.index[t];
+    tk[t] = static_cast<int>(idx / l.plane) - kHalo;
+    const std::int64_t rest = idx % l.plane;
+    tj[t] = static_cast<int>(rest / l.pitch) - kHalo;
+    ti[t] = static_cast<int>(rest % l.pitch) - l.x_offset;
+    if (tk[t] < 0 || tk[t] >= l.nz || tj[t] < 0 || tj[t] >= l.ny || ti[t] < 0 || ti[t] >= l.nx)
+      throw std::invalid_argument("tb2_25d: source tap " + std::to_string(t) + " at (" +
+                                  std::to_string(ti[t]) + ", " + std::to_string(tj[t]) + ", " +
+                                  std::to_string(tk[t]) + ") lies outside the grid");
   }
+  std::vector<std::size_t> order(taps);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return tk[a] < tk[b]; });
+  std::vector<int> begin(static_cast<std::size_t>(l.nz) + 1, 0), oi(taps + 1), oj(taps + 1),
+      oo(taps + 1);
+  std::vector<float> ow(taps + 1);
+  for (std::size_t r = 0; r < taps; ++r) {
+    const std::size_t t = order[r];
+    oi[r] = ti[t];
+    oj[r] = tj[t];
+    oo[r] = owner[t];
+    ow[r] = p.sources.weight[t];
+    ++begin[static_cast<std::size_t>(tk[t]) + 1];
+  }
+  for (int k = 0; k < l.nz; ++k)
+    begin[k + 1] += begin[k];
+  std::vector<float> samp = p.source_samples;
+  if (samp.empty()) samp.push_back(0.0f);
+  s.tap_begin = upload_new(begin, "source taps by plane", st);
+  s.tap_i = upload_new(oi, "source tap x", st);
+  s.tap_j = upload_new(oj, "source tap y", st);
+  s.tap_owner = upload_new(oo, "source tap owners", st);
+  s.tap_weight = upload_new(ow, "source tap weights", st);
+  s.samples = upload_new(samp, "source samples", st);
+  // Per tile of the launch grid: whether a tap lies in its tile or its cross (the R columns
+  // beside it), i.e. in [x0 - R, x0 + Dx + R) x [y0 - R, y0 + Dy + R).
+  // The ring design's tiles start at x = -x_shift, on a 128-byte column of the padded rows.
+  const int dx = s.tile.dx, dy = s.tile.dy;
+  s.x_shift = l.x_offset % kAlignFloats;
+  auto tile_flags = [&](int shift) {
+    const int tiles_x = (l.nx + shift + dx - 1) / dx, tiles_y = (l.ny + dy - 1) / dy;
+    std::vector<int> flags(static_cast<std::size_t>(tiles_x) * tiles_y, 0);
+    for (std::size_t t = 0; t < taps; ++t)
+      for (int by = std::max(0, (tj[t] - kHalo) / dy);
+           by <= std::min(tiles_y - 1, (tj[t] + kHalo) / dy); ++by)
+        for (int bx = std::max(0, (ti[t] + shift - kHalo) / dx);
+             bx <= std::min(tiles_x - 1, (ti[t] + shift + kHalo) / dx); ++bx)
+          flags[static_cast<std::size_t>(by) * tiles_x + bx] = 1;
+    return flags;
+  };
+  s.tile_taps = upload_new(tile_flags(0), "source tiles", st);
+  s.ring_tile_taps = upload_new(tile_flags(s.x_shift), "source tiles (ring design)", st);
+  // upload_new's copies read the host vectors above: finish them before those go.
+  MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));
+  s.ready = true;
+}
+
+void TblockPass::launch(int n, int k, const TblockLevels& levels, const float* vp2dt2,
+                        void* stream) const {
+  const Impl& s = *m;
+  if (!s.ready) throw std::logic_error(name() + ": a pass before setup");
+  if ((k != 1 && k != 2) || n < 0 || n + k > s.steps)
+    throw std::out_of_range(name() + ": a pass of " + std::to_string(k) + " steps from step " +
+                            std::to_string(n) + " of " + std::to_string(s.steps));
+  if (s.layer && (levels.phi_in == nullptr || levels.phi_out == nullptr))
+    throw std::logic_error(name() + ": a pass over a layer without phi's two levels");
+  tb::PassArgs a;
+  a.u0 = levels.u0;
+  a.um = levels.um;
+  a.vp2dt2 = vp2dt2;
+  a.u1 = levels.u1;
+  a.u2 = levels.u2;
+  if (s.layer) {
+    a.phi_in = levels.phi_in;
+    a.phi_out = levels.phi_out;
+    a.eta_x = s.eta_x.as<const float>();
+    a.eta_y = s.eta_y.as<const float>();
+    a.eta_z = s.eta_z.as<const float>();
+  }
+  a.tap_begin = s.tap_begin.as<const int>();
+  a.tap_i = s.tap_i.as<const int>();
+  a.tap_j = s.tap_j.as<const int>();
+  a.tap_weight = s.tap_weight.as<const float>();
+  a.tap_owner = s.tap_owner.as<const int>();
+  a.tile_taps = s.tile_taps.as<const int>();
+  a.ring_tile_taps = s.ring_tile_taps.as<const int>();
+  a.x_shift = s.x_shift;
+  a.samples = s.samples.as<const float>();
+  a.steps = s.steps;
+  a.n = n;
+  a.layout = s.layout;
+  a.coefs = s.coefs;
+  a.inner = s.inner;
+  a.z_chunk = s.z_chunk;
+  a.free_surface = s.free_surface ? 1 : 0;
+  (k == 2 ? s.passes->two : s.passes->one)(a, static_cast<gpuStream_t>(stream));
+}
+
+// ---- TblockKernel: the registered kernels ----
+
+TblockKernel::TblockKernel(TblockTile tile)
+    : GpuKernel(GpuKernelInfo{"tb2_25d", tile.dx, tile.dy, 0, Physics::Acoustic, true, true}),
+      m_tile(tile) {}
+
+std::string TblockKernel::description() const {
+  return "two steps a pass over memory (temporal blocking, 2.5D), the whole grid: layer, taps "
+         "and free surface inside the pass";
+}
+
+std::string TblockKernel::can_run(const Region& region, const FieldLayout& layout) const {
+  std::string why = StencilKernel::can_run(region, layout);
+  if (!why.empty()) return why;
+  const int need = TblockPass::shared_bytes(m_tile, kTblockRegistered);
+  int device = 0, most = 0;
+  // Without a device to ask (a host without a GPU checking names), the launch reports any limit.
+  if (gpuGetDevice(&device) != gpuSuccess ||
+      gpuDeviceGetAttribute(&most, gpuDevAttrMaxSharedMemoryPerBlockOptin, device) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return {};
+  }
+  if (most < need)
+    return "its blocks need " + std::to_string(need) + " B of shared memory; this GPU's have " +
+           std::to_string(most) + " B";
+  return {};
+}
+
+void TblockKernel::launch(const IsoFields&, const FieldLayout&, const StencilCoefs&, const Region&,
+                          void*) const {
+  throw std::logic_error(name() + " advances the whole grid in its passes (TblockPass); it has "
+                                  "no region update");
+}
+
+void register_tblock_kernels(KernelRegistry& registry) {
+  bool first = true;
+  for (const TblockTile& tile : tblock_tiles()) {
+    registry.add(std::make_unique<TblockKernel>(tile), first);
+    first = false;
+  }
+}
+
+// ---- TemporalBlock25d: the family over fields of its own ----
+
+struct TemporalBlock25d::Impl {
+  Impl(TblockTile tile, int z_chunk, unsigned opt) : pass(tile, z_chunk, opt), options(opt) {}
+
+  TblockPass pass;
+  unsigned options = 0;
+  OpenedDevice device = open_device();
+  StreamHandle stream = make_stream("tb2_25d stream");
+  EventHandle start = make_timing_event("tb2_25d start event");
+  EventHandle stop = make_timing_event("tb2_25d stop event");
+
+  bool ready = false;
+  FieldLayout layout{};
+  int steps = 0;
+  /// u^n = u[cur], u^{n-1} = u[prev], the other two written by a pass (TblockPass::level_bytes).
+  DeviceBuffer u[4];
+  int cur = 0, prev = 1;
+  DeviceBuffer phi[2];
+  int phi_cur = 0;
+  DeviceBuffer vp2dt2;
+  DeviceTaps taps; ///< receivers (sampling) and the traces
+
+  float* level(int b) const { return u[b].as<float>(); }
+
+  void zero_fields() {
+    for (auto& b : u)
+      MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b.as<void>(), 0, b.bytes(), stream.get()),
+                             "tb2_25d: zero u");
+    for (auto& b : phi)
+      if (!b.empty())
+        MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b.as<void>(), 0, b.bytes(), stream.get()),
+                               "tb2_25d: zero phi");
+    cur = 0;
+    prev = 1;
+    phi_cur = 0;
+  }
+
+  /// One pass of k steps (1 or 2) from step n.
+  void run_pass(int n, int k) {
+    int free_a = -1, free_b = -1;
+    for (int b = 0; b < 4; ++b)
+      if (b != cur && b != prev) (free_a < 0 ? free_a : free_b) = b;
+    TblockLevels lv;
+    lv.u0 = level(cur);
+    lv.um = level(prev);
+    lv.u1 = level(free_a);
+    lv.u2 = level(free_b);
+    if (pass.layer()) {
+      lv.phi_in = phi[phi_cur].as<const float>();
+      lv.phi_out = phi[1 - phi_cur].as<float>();
+    }
+    pass.launch(n, k, lv, vp2dt2.as<const float>(), stream.get());
+    taps.sample(lv.u1, n, stream.get(), "tb2_25d sample_receivers_kernel");
+    if (k == 2) {
+      taps.sample(lv.u2, n + 1, stream.get(), "tb2_25d sample_receivers_kernel");
+      prev = free_a;
+      cur = free_b;
+    } else {
+      prev = cur;
+      cur = free_a;
+    }
+    if (pass.layer()) phi_cur = 1 - phi_cur;
+  }
+
+  void advance(int first, int count, bool wrap) {
+    int n = first;
+    int left = count;
+    while (left > 0) {
+      const int nn = wrap ? n % steps : n;
+      // A two-step pass needs both steps' samples: at the end of the step range, one step.
+      const int k = (left >= 2 && nn + 1 < steps) ? 2 : 1;
+      run_pass(nn, k);
+      n += k;
+      left -= k;
+    }
+  }
+};
+
+TemporalBlock25d::TemporalBlock25d(TblockTile tile, int z_chunk, unsigned options)
+    : m(std::make_unique<Impl>(tile, z_chunk, options)) {}
+
+TemporalBlock25d::~TemporalBlock25d() {
+  if (m && m->stream) (void)gpuStreamSynchronize(m->stream.get());
+}
+
+std::string TemporalBlock25d::name() const {
+  return m->pass.name();
+}
+
+std::string TemporalBlock25d::can_run(const AcousticProblem& p, TblockTile tile) {
+  return TblockPass::can_run(p, tile);
+}
+
+void TemporalBlock25d::setup(const AcousticProblem& p) {
+  MINIMOD_GPU_CHECK(gpuSetDevice(m->device.id));
+  Impl& s = *m;
+  gpuStream_t st = s.stream.get();
+  s.ready = false;
+  s.pass.setup(p, st);
+  s.layout = p.layout;
+  s.steps = p.steps;
+  const std::size_t level = TblockPass::level_bytes(p.layout, s.options);
+  for (int b = 0; b < 4; ++b)
+    s.u[b] = DeviceBuffer(level, "u level " + std::to_string(b));
+  s.vp2dt2 = upload_new(p.vp2dt2, "vp2dt2", st);
+  const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+  for (int b = 0; b < 2; ++b)
+    s.phi[b] = s.pass.layer() ? DeviceBuffer(bytes, b == 0 ? "phi" : "phi (next)") : DeviceBuffer();
   s.taps.upload(TapTable{{0}, {}, {}}, {}, p.receivers, p.steps, st);
   s.zero_fields();
   MINIMOD_GPU_CHECK(gpuStreamSynchronize(st));

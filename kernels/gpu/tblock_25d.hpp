@@ -5,7 +5,9 @@
 /// GPU tests can drive it; implemented in tblock_25d.cu.
 
 #include "kernels/backend.hpp"
+#include "kernels/gpu/gpu_kernel.hpp"
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +86,86 @@ inline std::string tblock_variant_name(unsigned options, char sep = '+') {
     }
   return s;
 }
+
+/// The variant the registered kernels (`tb2_25d_<tile>`, TblockKernel) run: the third design for
+/// the inside blocks, the ring design's for the others (docs/kernels.md, "Temporal blocking").
+inline constexpr unsigned kTblockRegistered =
+    kTblockSmemRing | kTblockSourceTiles | kTblockInnerFast | kTblockRingAhead2 | kTblockRegQueue;
+/// The depth range a block of the registered kernels streams through.
+inline constexpr int kTblockRegisteredChunk = 128;
+
+/// The levels of one pass: device pointers in the problem's padded layout. u0 = u^n (ghost planes
+/// mirrored under a free surface), um = u^{n-1}; the pass writes u1 = u^{n+1} and, with two steps,
+/// u2 = u^{n+2}: four distinct buffers of TblockPass::level_bytes. phi_in (phi^n) is read and
+/// phi_out written at layer points only; both null without a layer.
+struct TblockLevels {
+  const float* u0 = nullptr;
+  const float* um = nullptr;
+  float* u1 = nullptr;
+  float* u2 = nullptr;
+  const float* phi_in = nullptr;
+  float* phi_out = nullptr;
+};
+
+/// What the family's passes read of one AcousticProblem besides the fields, on the device: eta's
+/// three profiles, the source taps grouped by plane with their samples, the per-tile source flags.
+/// The caller owns the wavefields and vp2dt2 (TemporalBlock25d, the GPU backend's whole-grid
+/// mode) and samples the receivers.
+class TblockPass {
+public:
+  /// `z_chunk`: planes a block streams through; `options`: one of kTblockVariants. Throws
+  /// std::invalid_argument for a tile or an option set that is not compiled, or a chunk < 2R.
+  TblockPass(TblockTile tile, int z_chunk, unsigned options);
+  ~TblockPass();
+  TblockPass(const TblockPass&) = delete;
+  TblockPass& operator=(const TblockPass&) = delete;
+
+  /// Empty when the family can run `p`; else why not.
+  static std::string can_run(const AcousticProblem& p, TblockTile tile);
+  /// Bytes of a u level of a variant: the padded field, and with kTblockPlaneStride R guard
+  /// planes after it (zero, never written) that its reads 2R planes beyond the last chunk touch.
+  static std::size_t level_bytes(const FieldLayout& layout, unsigned options);
+  /// Dynamic shared memory a block of the variant needs at most (its largest kernel).
+  static int shared_bytes(TblockTile tile, unsigned options);
+
+  /// Upload what the passes read of `p` (taps, profiles, flags), queued on `stream` (a
+  /// gpuStream_t) and waited for. Throws std::invalid_argument when can_run refuses or a source
+  /// tap lies outside the grid.
+  void setup(const AcousticProblem& p, void* stream);
+  /// Queue one pass of `k` steps (1 or 2) from step n: the update of every point, step n's (and
+  /// n + 1's) source samples added after each update, the free surface applied to each level.
+  void launch(int n, int k, const TblockLevels& levels, const float* vp2dt2, void* stream) const;
+  /// Whether the problem set up has an absorbing layer (then the pass reads and writes phi).
+  bool layer() const;
+  /// The tile's name, with "+" and the variant's name when it has options.
+  std::string name() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m;
+};
+
+/// A registered kernel of the family: `tb2_25d_<tile>` (kTblockRegistered), a whole-grid kernel
+/// (StencilKernel::whole_grid) of the acoustic equation with Minimod's layer. The GPU backend
+/// steps it through TblockPass: two steps a pass where the run allows, one step a pass otherwise.
+class TblockKernel final : public GpuKernel {
+public:
+  explicit TblockKernel(TblockTile tile);
+  std::string description() const override;
+  bool whole_grid() const override { return true; }
+  /// Refuses a device whose blocks cannot have the variant's shared memory.
+  std::string can_run(const Region& region, const FieldLayout& layout) const override;
+  /// Throws std::logic_error: the family has no region update (whole_grid).
+  void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
+              const Region& region, void* stream) const override;
+  TblockTile tblock_tile() const { return m_tile; }
+
+private:
+  TblockTile m_tile;
+};
+
+/// Register `tb2_25d_<tile>` for every compiled tile (32x16 the family's default).
+void register_tblock_kernels(KernelRegistry& registry);
 
 /// Owns the device state of one AcousticProblem and advances it two steps a pass (a final
 /// one-step pass when the count is odd). Sources are injected and receivers sampled at every

@@ -28,6 +28,10 @@ inline constexpr hipDeviceAttribute_t gpuDevAttrComputeCapabilityMajor =
     hipDeviceAttributeComputeCapabilityMajor;
 inline constexpr hipDeviceAttribute_t gpuDevAttrComputeCapabilityMinor =
     hipDeviceAttributeComputeCapabilityMinor;
+/// The most shared memory a block can have: AMD GPUs have no opt-in beyond the per-block maximum
+/// (HIP's SharedMemPerBlockOptin attribute is CUDA-only).
+inline constexpr hipDeviceAttribute_t gpuDevAttrMaxSharedMemoryPerBlockOptin =
+    hipDeviceAttributeMaxSharedMemoryPerBlock;
 
 #define gpuGetDeviceCount hipGetDeviceCount
 #define gpuSetDevice hipSetDevice

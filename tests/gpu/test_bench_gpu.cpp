@@ -137,12 +137,19 @@ TEST(BenchGpu, AutoPicksRegisteredKernelsAndCaches) {
   GpuTempDir dir("autotune");
   BenchOptions o = small_gpu_options({"auto"});
   o.autotune_cache = (dir.path() / "autotune.json").string();
-  const BenchReport rep = run_bench(o, {});
+  std::vector<std::string> tuned;
+  const BenchReport rep = run_bench(o, [&](const std::string& l) { tuned.push_back(l); });
   ASSERT_EQ(rep.records.size(), 1u);
   const BenchRecord& r = rep.records[0];
   EXPECT_EQ(r.status, "ok") << r.reason;
   for (const std::string& k : r.kernels)
     EXPECT_TRUE(is_registered_cuda_kernel(k)) << k;
+  // The whole-grid kernels (tb2_25d) are timed alone against the best pair.
+  bool whole_timed = false;
+  for (const auto& l : tuned)
+    whole_timed = whole_timed || (l.find("auto: whole-grid kernels") != std::string::npos &&
+                                  l.find("tb2_25d_32x16 ") != std::string::npos);
+  EXPECT_TRUE(whole_timed) << "no line of the tuning timed tb2_25d_32x16";
   ASSERT_TRUE(fs::exists(o.autotune_cache));
   AutotuneKey key;
   key.device = rep.device;

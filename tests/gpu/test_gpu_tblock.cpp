@@ -2,12 +2,16 @@
 /// reference, every compiled design variant (kTblockVariants) on every case: awkward grid sizes,
 /// with and without the absorbing layer and the free surface, sources and receivers inside tiles
 /// and straddling tile edges, sources inside blocks that take the inner-only path, snapshots after
-/// an odd step count (a one-step pass in the middle of a run). A timing case on the seeds' 1000^3
+/// an odd step count (a one-step pass in the middle of a run); and the registered kernels
+/// (`tb2_25d_<tile>`) through the GPU backend's whole-grid mode. A timing case on the seeds' 1000^3
 /// grid runs only when MINIMOD_TBLOCK_BENCH is set (it needs about 50 GB of device memory).
 
+#include "core/errors.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/cpml.hpp"
 #include "kernels/gpu_probe.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/selection.hpp"
 #include "tests/gpu/compare.hpp"
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
@@ -92,6 +96,26 @@ AcousticProblem tblock_problem(const TblockCase& c) {
   append_trilinear(p.grid, l, 1.5 * h, 2.5 * h, (c.nz - 1.5) * h, unit, p.receivers);
   return p;
 }
+
+/// The CPU backend's single steps: the wavefield after `snapshot` steps and after all, the traces.
+struct CpuRun {
+  std::vector<float> mid, final_u, traces;
+};
+
+CpuRun cpu_run(const AcousticProblem& p, int snapshot) {
+  std::array<const StencilKernel*, kRegionCount> cpu_kernels;
+  cpu_kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
+  auto cpu = make_cpu_backend();
+  cpu->setup(p, cpu_kernels);
+  CpuRun r;
+  for (int n = 0; n < p.steps; ++n) {
+    if (n == snapshot) cpu->fetch_field(0, r.mid);
+    cpu->step(n);
+  }
+  cpu->fetch_field(0, r.final_u);
+  cpu->fetch_traces(r.traces);
+  return r;
+}
 #endif
 
 class TblockVsCpu : public ::testing::TestWithParam<TblockCase> {};
@@ -101,18 +125,8 @@ TEST_P(TblockVsCpu, MatchesTheCpuReference) {
 #if defined(MINIMOD_HAVE_GPU)
   const TblockCase& c = GetParam();
   const AcousticProblem p = tblock_problem(c);
-
-  std::array<const StencilKernel*, kRegionCount> cpu_kernels;
-  cpu_kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
-  auto cpu = make_cpu_backend();
-  cpu->setup(p, cpu_kernels);
-  std::vector<float> cpu_mid, cpu_final, cpu_traces;
-  for (int n = 0; n < p.steps; ++n) {
-    if (n == c.snapshot) cpu->fetch_field(0, cpu_mid);
-    cpu->step(n);
-  }
-  cpu->fetch_field(0, cpu_final);
-  cpu->fetch_traces(cpu_traces);
+  const CpuRun ref = cpu_run(p, c.snapshot);
+  const std::vector<float>&cpu_mid = ref.mid, &cpu_final = ref.final_u, &cpu_traces = ref.traces;
 
   ASSERT_EQ(gpu::TemporalBlock25d::can_run(p, gpu::TblockTile{c.tile_x, c.tile_y}), "");
   for (const unsigned options : gpu::kTblockVariants) {
@@ -164,6 +178,129 @@ std::string case_name(const ::testing::TestParamInfo<TblockCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Tiles, TblockVsCpu, ::testing::ValuesIn(tblock_cases()), case_name);
 
+/// The registered kernels (`tb2_25d_<tile>`, depth chunks of kTblockRegisteredChunk) through the
+/// GPU backend's whole-grid mode, as the solver drives it: passes of two steps with single steps
+/// between them, a snapshot begun after an odd step count and collected two passes later (its
+/// level has become a spare and been overwritten by then), against the CPU backend; then the
+/// backend's passes against TemporalBlock25d's with the same variant and chunk, bit for bit.
+TEST(TblockBackend, RegisteredKernelsMatchTheCpuReference) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_GPU)
+  const TblockCase cases[] = {
+      {131, 97, 83, 8, false, 100, 32, 16, 128, 37},
+      {131, 97, 83, 8, true, 101, 32, 16, 128, 50},
+      {70, 45, 61, 0, true, 100, 32, 32, 128, 49},
+      {77, 53, 40, 6, true, 100, 16, 16, 128, 63},
+  };
+  for (const TblockCase& c : cases) {
+    SCOPED_TRACE(testing::PrintToString(c));
+    const AcousticProblem p = tblock_problem(c);
+    const CpuRun ref = cpu_run(p, c.snapshot);
+    const std::string name = gpu::tblock_name(gpu::TblockTile{c.tile_x, c.tile_y});
+    const RegionKernels kernels =
+        resolve_kernels(name, kGpuBackend, Physics::Acoustic, p.regions, p.layout, "--kernel");
+    for (const StencilKernel* k : kernels)
+      ASSERT_EQ(k->name(), name);
+    auto gpu = make_cuda_backend();
+    gpu->setup(p, kernels);
+    ASSERT_EQ(gpu->pass_steps(), 2);
+
+    int n = 0;
+    // Passes of two, with a single step wherever n % 7 == 3 or one step is left.
+    auto advance_to = [&](int end) {
+      while (n < end) {
+        if (end - n >= 2 && n % 7 != 3) {
+          gpu->step_pass(n, 2);
+          n += 2;
+        } else {
+          gpu->step(n);
+          ++n;
+        }
+      }
+    };
+    advance_to(c.snapshot);
+    gpu->snapshot_begin(0);
+    advance_to(c.snapshot + 4);
+    std::vector<float> mid, final_u, traces;
+    gpu->snapshot_end(mid);
+    advance_to(p.steps);
+    gpu->fetch_field(0, final_u);
+    gpu->fetch_traces(traces);
+    expect_close(mid, ref.mid, "snapshot at its step");
+    expect_close(final_u, ref.final_u, "final wavefield");
+    expect_close(traces, ref.traces, "receiver traces");
+
+    gpu::TemporalBlock25d tb(gpu::TblockTile{c.tile_x, c.tile_y}, gpu::kTblockRegisteredChunk,
+                             gpu::kTblockRegistered);
+    tb.setup(p);
+    tb.advance(0, p.steps);
+    std::vector<float> tb_u, tb_traces;
+    tb.fetch_wavefield(tb_u);
+    tb.fetch_traces(tb_traces);
+    gpu->reset();
+    gpu->step_pass(0, p.steps);
+    gpu->fetch_field(0, final_u);
+    gpu->fetch_traces(traces);
+    EXPECT_EQ(final_u, tb_u) << "the backend's passes differ from TemporalBlock25d's";
+    EXPECT_EQ(traces, tb_traces) << "the backend's traces differ from TemporalBlock25d's";
+  }
+#endif
+}
+
+/// A whole-grid kernel is all or nothing: beside other kernels the spec is refused, naming it;
+/// on a C-PML run its layer is refused; switching a set-up backend to it and back works.
+TEST(TblockBackend, ChoosingTheFamily) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+#if defined(MINIMOD_HAVE_GPU)
+  const TblockCase c{77, 53, 40, 6, true, 30, 16, 16, 128, 15};
+  const AcousticProblem p = tblock_problem(c);
+  try {
+    (void)resolve_kernels("inner=tb2_25d_32x16", kGpuBackend, Physics::Acoustic, p.regions,
+                          p.layout, "--kernel");
+    FAIL() << "a whole-grid kernel beside others was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("advances the whole grid"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--kernel tb2_25d_32x16"), std::string::npos) << e.what();
+  }
+  // set_kernels into the whole-grid mode and back, mid-run: the same fields as single steps of
+  // the region kernels throughout.
+  const RegionKernels regions_k =
+      resolve_kernels("", kGpuBackend, Physics::Acoustic, p.regions, p.layout, "--kernel");
+  const RegionKernels whole_k =
+      resolve_kernels("tb2_25d", kGpuBackend, Physics::Acoustic, p.regions, p.layout, "--kernel");
+  auto gpu = make_cuda_backend();
+  gpu->setup(p, regions_k);
+  EXPECT_EQ(gpu->pass_steps(), 1);
+  for (int n = 0; n < 10; ++n)
+    gpu->step(n);
+  gpu->set_kernels(whole_k);
+  EXPECT_EQ(gpu->pass_steps(), 2);
+  gpu->step_pass(10, 2);
+  gpu->step(12);
+  gpu->step_pass(13, 2);
+  gpu->set_kernels(regions_k);
+  EXPECT_EQ(gpu->pass_steps(), 1);
+  for (int n = 15; n < p.steps; ++n)
+    gpu->step(n);
+  std::vector<float> u, traces;
+  gpu->fetch_field(0, u);
+  gpu->fetch_traces(traces);
+  const CpuRun ref = cpu_run(p, 0);
+  expect_close(u, ref.final_u, "wavefield after switching kernels twice");
+  expect_close(traces, ref.traces, "traces after switching kernels twice");
+
+  // A C-PML layer is not the family's.
+  AcousticProblem cpml = p;
+  cpml.boundary = BoundaryType::Cpml;
+  cpml.eta.clear();
+  cpml.eta_axes = {};
+  cpml.cpml = make_cpml_profile(cpml.grid, cpml.layer, cpml.dt, 4000.0,
+                                CpmlParams{1e-4, 2, 3.14159265358979 * 15.0, 1.0});
+  auto gpu2 = make_cuda_backend();
+  EXPECT_THROW(gpu2->setup(cpml, whole_k), RuntimeFailure);
+#endif
+}
+
 #if defined(MINIMOD_HAVE_GPU)
 /// The seeds' benchmark problem (docs/physics.md section 7) on an n^3 grid: 20 m spacing,
 /// 2000 m/s, dt for vmax 4500 m/s at CFL 0.8, layers of `layer` points (the seeds': 27), one
@@ -190,6 +327,7 @@ AcousticProblem seeds_problem(int n, int steps, int layer) {
   std::vector<double> e(static_cast<std::size_t>(n) + 2);
   for (int i = -1; i <= n; ++i)
     e[i + 1] = test_support::eta_axis(i, n, layer, layer, s.h, p.dt, vmax);
+  p.eta_axes = EtaProfiles{e, e, e};
   for (int k = -1; k <= n; ++k)
     for (int j = -1; j <= n; ++j) {
       float* eta_row = p.eta.data() + l.index(0, j, k);
