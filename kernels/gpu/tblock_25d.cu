@@ -516,40 +516,56 @@ template <int Slots, int Plane> struct PlaneRing {
   }
 };
 
-/// The Laplacian of a quad and its centred first differences: the quad's first point at offset
-/// `o` of plane z of `ring` (row stride S), its z neighbours at the same offset of the planes
-/// around. The terms in laplacian_25's order.
-template <int S> struct QuadStencil {
-  float centre[4], lap[4], dux[4], duy[4], duz[4];
-  template <class Ring>
-  __device__ __forceinline__ QuadStencil(const Ring& ring, int z, int o, const StencilCoefs& k) {
-    const float* c = ring.plane(z) + o;
-    float xr[12];
-    const float4 a = load4(c - 4), b = load4(c), d = load4(c + 4);
-    xr[0] = a.x, xr[1] = a.y, xr[2] = a.z, xr[3] = a.w;
-    xr[4] = b.x, xr[5] = b.y, xr[6] = b.z, xr[7] = b.w;
-    xr[8] = d.x, xr[9] = d.y, xr[10] = d.z, xr[11] = d.w;
+/// The Laplacian of a quad in laplacian_25's order with explicit fmaf: the quad itself `centre`
+/// at `c` in a shared plane of row stride S with its x and y neighbours, its z neighbours zp(m) and
+/// zm(m) (planes z + m and z - m at the quad). With `Diff`, also its centred first differences
+/// along x, y and z (dux, duy, duz; untouched otherwise).
+template <int S, bool Diff, class ZPlus, class ZMinus>
+__device__ __forceinline__ void quad_terms(const float* c, float4 centre, ZPlus zp, ZMinus zm,
+                                           const StencilCoefs& k, float (&lap)[4], float (&dux)[4],
+                                           float (&duy)[4], float (&duz)[4]) {
+  float xr[12];
+  const float4 a = load4(c - 4), d = load4(c + 4);
+  xr[0] = a.x, xr[1] = a.y, xr[2] = a.z, xr[3] = a.w;
+  xr[4] = centre.x, xr[5] = centre.y, xr[6] = centre.z, xr[7] = centre.w;
+  xr[8] = d.x, xr[9] = d.y, xr[10] = d.z, xr[11] = d.w;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    lap[q] = k.c0 * xr[4 + q];
+    if constexpr (Diff) dux[q] = xr[5 + q] - xr[3 + q];
+  }
+#pragma unroll
+  for (int m = 1; m <= R; ++m) {
+    const float4 yp = load4(c + m * S), ym = load4(c - m * S);
+    const float4 up = zp(m), um = zm(m);
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      centre[q] = xr[4 + q];
-      lap[q] = k.c0 * xr[4 + q];
-      dux[q] = xr[5 + q] - xr[3 + q];
-    }
-#pragma unroll
-    for (int m = 1; m <= R; ++m) {
-      const float4 yp = load4(c + m * S), ym = load4(c - m * S);
-      const float4 up = load4(ring.plane(z + m) + o), um = load4(ring.plane(z - m) + o);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        lap[q] = fmaf(k.cx[m], xr[4 + q + m] + xr[4 + q - m], lap[q]);
-        lap[q] = fmaf(k.cy[m], get(yp, q) + get(ym, q), lap[q]);
-        lap[q] = fmaf(k.cz[m], get(up, q) + get(um, q), lap[q]);
+      lap[q] = fmaf(k.cx[m], xr[4 + q + m] + xr[4 + q - m], lap[q]);
+      lap[q] = fmaf(k.cy[m], get(yp, q) + get(ym, q), lap[q]);
+      lap[q] = fmaf(k.cz[m], get(up, q) + get(um, q), lap[q]);
+      if constexpr (Diff) {
         if (m == 1) {
           duy[q] = get(yp, q) - get(ym, q);
           duz[q] = get(up, q) - get(um, q);
         }
       }
     }
+  }
+}
+
+/// The Laplacian of a quad and its centred first differences (quad_terms): the quad's first point
+/// at offset `o` of plane z of `ring` (row stride S), its z neighbours at the same offset of the
+/// planes around.
+template <int S> struct QuadStencil {
+  float centre[4], lap[4], dux[4], duy[4], duz[4];
+  template <class Ring>
+  __device__ __forceinline__ QuadStencil(const Ring& ring, int z, int o, const StencilCoefs& k) {
+    const float* c = ring.plane(z) + o;
+    const float4 b = load4(c);
+    centre[0] = b.x, centre[1] = b.y, centre[2] = b.z, centre[3] = b.w;
+    quad_terms<S, true>(
+        c, b, [&](int m) { return load4(ring.plane(z + m) + o); },
+        [&](int m) { return load4(ring.plane(z - m) + o); }, k, lap, dux, duy, duz);
   }
 };
 
@@ -857,31 +873,12 @@ template <int Dx, int Dy> __device__ __forceinline__ void queue_outer(int e, int
   }
 }
 
-/// The Laplacian of a quad (laplacian_25's order, explicit fmaf, as QuadStencil): x and y
-/// neighbours around offset `c` of a shared plane of row stride S, z neighbours from zp(m) and
-/// zm(m) (planes z + m and z - m at the quad).
+/// The Laplacian of a quad alone (quad_terms without the differences).
 template <int S, class ZPlus, class ZMinus>
 __device__ __forceinline__ void queue_laplacian(const float* c, float4 centre, ZPlus zp, ZMinus zm,
                                                 const StencilCoefs& k, float (&lap)[4]) {
-  float xr[12];
-  const float4 a = load4(c - 4), d = load4(c + 4);
-  xr[0] = a.x, xr[1] = a.y, xr[2] = a.z, xr[3] = a.w;
-  xr[4] = centre.x, xr[5] = centre.y, xr[6] = centre.z, xr[7] = centre.w;
-  xr[8] = d.x, xr[9] = d.y, xr[10] = d.z, xr[11] = d.w;
-#pragma unroll
-  for (int q = 0; q < 4; ++q)
-    lap[q] = k.c0 * xr[4 + q];
-#pragma unroll
-  for (int m = 1; m <= R; ++m) {
-    const float4 yp = load4(c + m * S), ym = load4(c - m * S);
-    const float4 up = zp(m), um = zm(m);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      lap[q] = fmaf(k.cx[m], xr[4 + q + m] + xr[4 + q - m], lap[q]);
-      lap[q] = fmaf(k.cy[m], get(yp, q) + get(ym, q), lap[q]);
-      lap[q] = fmaf(k.cz[m], get(up, q) + get(um, q), lap[q]);
-    }
-  }
+  float unused[4];
+  quad_terms<S, false>(c, centre, zp, zm, k, lap, unused, unused, unused);
 }
 
 __device__ __forceinline__ float4 quad_update(float4 u, float4 v, float4 vp,
