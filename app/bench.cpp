@@ -177,6 +177,7 @@ Entry entry_for_spec(const std::string& spec, BackendKind backend, Physics physi
   for (Region& r : no_boxes)
     r.box = Box{};
   e.kernels = resolve_kernels(spec, backend, physics, no_boxes, layout, "--kernel");
+  (void)whole_grid_kernel(regions, e.kernels, "--kernel: '" + spec + "'");
   for (int r = 0; r < kRegionCount; ++r) {
     const Region& region = regions[r];
     if (region.box.empty()) continue;

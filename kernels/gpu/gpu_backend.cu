@@ -76,7 +76,7 @@ public:
     check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
     m_cpml_requested = p.boundary == BoundaryType::Cpml;
     validate_kernels(p.regions, p.layout, has_eta(p), kernels);
-    const StencilKernel* whole = whole_grid_kernel(kernels, "setup");
+    const StencilKernel* whole = whole_grid_kernel(p.regions, kernels, "setup");
     // The whole-grid passes of every compiled tile where the problem allows them (they read its
     // taps and eta's profiles), so that set_kernels can choose one; their refusal otherwise.
     std::vector<std::unique_ptr<TblockPass>> passes;
@@ -180,7 +180,7 @@ public:
   void set_kernels(const RegionKernels& kernels) override {
     require_ready("set_kernels");
     validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
-    const StencilKernel* whole = whole_grid_kernel(kernels, "set_kernels");
+    const StencilKernel* whole = whole_grid_kernel(m_regions, kernels, "set_kernels");
     if (whole != nullptr && m_tblock_passes.empty())
       throw RuntimeFailure("kernel " + whole->name() +
                            " cannot run this problem: " + m_tblock_refusal);

@@ -1296,6 +1296,14 @@ std::array<std::vector<float>, 3> eta_profiles_of(const AcousticProblem& p) {
   return e;
 }
 
+/// The grid point (i, j, k) of a padded-field index.
+void tap_point(const FieldLayout& l, std::int64_t idx, int& i, int& j, int& k) {
+  k = static_cast<int>(idx / l.plane) - kHalo;
+  const std::int64_t rest = idx % l.plane;
+  j = static_cast<int>(rest / l.pitch) - kHalo;
+  i = static_cast<int>(rest % l.pitch) - l.x_offset;
+}
+
 /// Empty when eta (grid and ghost ring) is, within two units in the last place, the float sum of
 /// its profiles (tblock_eta); else the first point where it is not, with both values.
 std::string eta_not_separable(const AcousticProblem& p) {
@@ -1340,6 +1348,16 @@ std::string TblockPass::can_run(const AcousticProblem& p, TblockTile tile) {
   if (p.subdomain.has_neighbour())
     return "it advances two steps a pass, with no halo exchange between them: a run of one "
            "subdomain only";
+  // The pass adds a tap's samples where it updates the tap's point: grid points only.
+  const FieldLayout& l = p.layout;
+  for (std::size_t t = 0; t < p.sources.index.size(); ++t) {
+    int i = 0, j = 0, k = 0;
+    tap_point(l, p.sources.index[t], i, j, k);
+    if (k < 0 || k >= l.nz || j < 0 || j >= l.ny || i < 0 || i >= l.nx)
+      return "source tap " + std::to_string(t) + " lies at (" + std::to_string(i) + ", " +
+             std::to_string(j) + ", " + std::to_string(k) +
+             "), outside the grid, where the pass updates no point";
+  }
   return {};
 }
 
@@ -1376,17 +1394,8 @@ void TblockPass::setup(const AcousticProblem& p, void* stream_ptr) {
   for (std::size_t src = 0; src < p.sources.owners(); ++src)
     for (std::int64_t t = p.sources.begin[src]; t < p.sources.begin[src + 1]; ++t)
       owner[static_cast<std::size_t>(t)] = static_cast<int>(src);
-  for (std::size_t t = 0; t < taps; ++t) {
-    const std::int64_t idx = p.sources.index[t];
-    tk[t] = static_cast<int>(idx / l.plane) - kHalo;
-    const std::int64_t rest = idx % l.plane;
-    tj[t] = static_cast<int>(rest / l.pitch) - kHalo;
-    ti[t] = static_cast<int>(rest % l.pitch) - l.x_offset;
-    if (tk[t] < 0 || tk[t] >= l.nz || tj[t] < 0 || tj[t] >= l.ny || ti[t] < 0 || ti[t] >= l.nx)
-      throw std::invalid_argument("tb2_25d: source tap " + std::to_string(t) + " at (" +
-                                  std::to_string(ti[t]) + ", " + std::to_string(tj[t]) + ", " +
-                                  std::to_string(tk[t]) + ") lies outside the grid");
-  }
+  for (std::size_t t = 0; t < taps; ++t)
+    tap_point(l, p.sources.index[t], ti[t], tj[t], tk[t]); // inside the grid (can_run)
   std::vector<std::size_t> order(taps);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),

@@ -129,8 +129,8 @@ public:
   static int shared_bytes(TblockTile tile, unsigned options);
 
   /// Upload what the passes read of `p` (taps, profiles, flags), queued on `stream` (a
-  /// gpuStream_t) and waited for. Throws std::invalid_argument when can_run refuses or a source
-  /// tap lies outside the grid.
+  /// gpuStream_t) and waited for. Throws std::invalid_argument when can_run refuses (a source
+  /// tap outside the grid among its reasons).
   void setup(const AcousticProblem& p, void* stream);
   /// Queue one pass of `k` steps (1 or 2) from step n: the update of every point, step n's (and
   /// n + 1's) source samples added after each update, the free surface applied to each level.

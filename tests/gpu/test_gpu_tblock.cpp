@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -248,7 +249,8 @@ TEST(TblockBackend, RegisteredKernelsMatchTheCpuReference) {
 }
 
 /// A whole-grid kernel is all or nothing: beside other kernels the spec is refused, naming it;
-/// on a C-PML run its layer is refused; switching a set-up backend to it and back works.
+/// switching a set-up backend to it and back works; a source tap outside the grid and a C-PML
+/// layer are refused.
 TEST(TblockBackend, ChoosingTheFamily) {
   MINIMOD_SKIP_WITHOUT_GPU();
 #if defined(MINIMOD_HAVE_GPU)
@@ -288,6 +290,22 @@ TEST(TblockBackend, ChoosingTheFamily) {
   const CpuRun ref = cpu_run(p, 0);
   expect_close(u, ref.final_u, "wavefield after switching kernels twice");
   expect_close(traces, ref.traces, "traces after switching kernels twice");
+
+  // A source tap in a ghost plane: the region kernels take it, the family refuses the problem.
+  AcousticProblem ghost = p;
+  ghost.sources.index.push_back(ghost.layout.index(-1, 5, 5));
+  ghost.sources.weight.push_back(1.0f);
+  ghost.sources.begin.push_back(static_cast<std::int64_t>(ghost.sources.index.size()));
+  ghost.source_samples.resize(ghost.source_samples.size() + static_cast<std::size_t>(p.steps),
+                              0.0f);
+  auto gpu_ghost = make_cuda_backend();
+  gpu_ghost->setup(ghost, regions_k);
+  try {
+    gpu_ghost->set_kernels(whole_k);
+    FAIL() << "a source tap outside the grid was accepted";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("outside the grid"), std::string::npos) << e.what();
+  }
 
   // A C-PML layer is not the family's.
   AcousticProblem cpml = p;
