@@ -385,8 +385,7 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
     if (cached) {
       const StencilKernel* in = find_in(inner_c, cached->inner);
       const StencilKernel* lay = with_layer ? find_in(layer_c, cached->layer) : fallback;
-      // A whole-grid choice is stored as the kernel's name for both (for the inner alone without
-      // a layer).
+      // A whole-grid choice is stored as the kernel's name for both.
       if (const StencilKernel* w = find_in(whole_c, cached->inner);
           w != nullptr && (!with_layer || cached->layer == w->name()))
         in = lay = w;
@@ -395,13 +394,29 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
         result.spec = spec_of(in, lay, with_layer);
         result.ms_per_step = cached->ms_per_step;
         result.from_cache = true;
-        backend.set_kernels(result.kernels);
-        backend.reset();
-        say("auto: cached choice " + result.spec + " (" + ms_text(cached->ms_per_step) +
-            " ms per step on " + key.device + ", " + cached->date + "; " + result.cache_path + ")");
-        return result;
+        // A whole-grid kernel may refuse what the key does not tell apart (a subdomain, a
+        // source tap outside the grid): then tune again.
+        bool taken = true;
+        try {
+          backend.set_kernels(result.kernels);
+        } catch (const RuntimeFailure& e) {
+          say("auto: the cached choice " + result.spec + " cannot run this problem (" + e.what() +
+              "); tuning again");
+          taken = false;
+        }
+        if (taken) {
+          backend.reset();
+          say("auto: cached choice " + result.spec + " (" + ms_text(cached->ms_per_step) +
+              " ms per step on " + key.device + ", " + cached->date + "; " + result.cache_path +
+              ")");
+          return result;
+        }
+        const std::string path = result.cache_path;
+        result = AutotuneResult{};
+        result.cache_path = path;
+      } else {
+        say("auto: the cached choice for this grid was made among other kernels; tuning again");
       }
-      say("auto: the cached choice for this grid was made among other kernels; tuning again");
     }
   }
 

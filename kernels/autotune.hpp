@@ -82,9 +82,9 @@ struct AutotuneResult {
 };
 
 /// Choose a kernel for each region of `p` on `backend`, which must already be set up with `p`.
-/// Inner candidates (every registered kernel of the backend and physics that can run the inner
-/// region) are timed with the layers on the backend's default kernel; then layer candidates (those
-/// that can run all six slabs) with the chosen inner kernel; then each whole-grid kernel
+/// Inner candidates (every registered region kernel of the backend and physics that can run the
+/// inner region) are timed with the layers on the backend's default kernel; then layer candidates
+/// (those that can run all six slabs) with the chosen inner kernel; then each whole-grid kernel
 /// (StencilKernel::whole_grid) alone over every region, kept where it beats that pair (the spec
 /// is then its name, and the cache stores it for both). On the CPU backend every region gets
 /// `cpu` and nothing is timed. Leaves the backend reset with the chosen kernels set. `notice`

@@ -151,10 +151,30 @@ public:
       throw std::invalid_argument("set_taps: a problem of " + std::to_string(p.steps) +
                                   " steps for a backend set up with " + std::to_string(m_steps));
     check_taps(p.sources, p.source_samples, p.receivers, m_steps, m_layout.size);
+    // The family's passes read the taps too: a shot the chosen whole-grid kernel cannot run is
+    // refused before anything changes; otherwise the passes follow the new taps, or are dropped
+    // (with the reason) where the family cannot run them.
+    const std::string pass_refusal =
+        m_physics == Physics::Acoustic ? TblockPass::can_run(as_acoustic(p), tblock_tiles().front())
+                                       : m_tblock_refusal;
+    if (m_tblock != nullptr && !pass_refusal.empty())
+      throw RuntimeFailure("set_taps: the chosen whole-grid kernel (" + m_tblock->name() +
+                           ") cannot run this shot: " + pass_refusal);
     synchronize();
     upload_taps(p);
-    for (auto& pass : m_tblock_passes)
-      pass->setup(as_acoustic(p), m_streams.main());
+    if (m_physics == Physics::Acoustic) {
+      m_tblock_refusal = pass_refusal;
+      if (!pass_refusal.empty()) {
+        m_tblock_passes.clear();
+      } else {
+        if (m_tblock_passes.empty())
+          for (const TblockTile& tile : tblock_tiles())
+            m_tblock_passes.push_back(
+                std::make_unique<TblockPass>(tile, kTblockRegisteredChunk, kTblockRegistered));
+        for (auto& pass : m_tblock_passes)
+          pass->setup(as_acoustic(p), m_streams.main());
+      }
+    }
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     reset();
   }
@@ -498,6 +518,11 @@ private:
   // m_current and m_next hold what single steps would leave. The pass adds the sources and applies
   // the free surface itself; the receivers are sampled after it, each step's level in turn.
 
+  // The levels are the backend's fields, of the padded layout's size: the registered variant
+  // reads no guard planes beyond it (TblockPass::level_bytes).
+  static_assert((kTblockRegistered & kTblockPlaneStride) == 0,
+                "the whole-grid mode's fields carry no guard planes");
+
   /// Device memory the mode adds to the problem's: two levels of u, and phi's second copy.
   static std::size_t whole_grid_bytes(const FieldLayout& l, bool phi) {
     const std::size_t field = static_cast<std::size_t>(l.size) * sizeof(float);
@@ -508,7 +533,11 @@ private:
   /// leave it for null.
   void select_whole_grid(const StencilKernel* whole) {
     if (whole == nullptr) {
+      // Leaving the mode (the caller has waited for queued work): the current and previous levels
+      // hold the fields, the spares nothing.
       m_tblock = nullptr;
+      for (DeviceBuffer* b : {&m_spare[0], &m_spare[1], &m_phi_next})
+        *b = DeviceBuffer();
       return;
     }
     const auto* k = dynamic_cast<const TblockKernel*>(whole);
@@ -524,12 +553,15 @@ private:
       require_free_memory(whole_grid_bytes(m_layout, phi), "kernel " + whole->name(),
                           "two more levels of u" + std::string(phi ? " and phi's second copy" : ""),
                           m_streams.device_name(), m_grid);
+      // Into locals first, so that a failed allocation leaves nothing half-made.
       const std::size_t level = TblockPass::level_bytes(m_layout, kTblockRegistered);
-      m_spare[0] = DeviceBuffer(level, "u level (pass)");
-      m_spare[1] = DeviceBuffer(level, "u level (pass, second step)");
-      if (phi) m_phi_next = DeviceBuffer(m_phi.bytes(), "phi (next)");
-      for (DeviceBuffer* b : {&m_spare[0], &m_spare[1], &m_phi_next})
+      DeviceBuffer first(level, "u level (pass)"), second(level, "u level (pass, second step)");
+      DeviceBuffer phi_next = phi ? DeviceBuffer(m_phi.bytes(), "phi (next)") : DeviceBuffer();
+      for (DeviceBuffer* b : {&first, &second, &phi_next})
         zero(*b, m_streams.main());
+      m_spare[0] = std::move(first);
+      m_spare[1] = std::move(second);
+      m_phi_next = std::move(phi_next);
     }
     m_tblock = pass;
   }

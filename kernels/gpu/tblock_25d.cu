@@ -1339,8 +1339,9 @@ std::string TblockPass::can_run(const AcousticProblem& p, TblockTile tile) {
     return "its layer is Minimod's (eta and phi), not the C-PML";
   if (p.layer.any() && p.eta.size() != static_cast<std::size_t>(p.layout.size))
     return "the problem has a layer but no eta field";
-  // With eta's profiles the GPU backend has checked the array against them, bit for bit; without,
-  // the array must be their sum as the pass forms it.
+  // With eta's profiles the pass forms eta from the array's values at inner coordinates, which the
+  // GPU backend has checked against the profiles bit for bit (the family's own driver trusts the
+  // problem's builder); without, the array must be their sum as the pass forms it.
   if (p.layer.any() && p.eta_axes.empty()) {
     const std::string at = eta_not_separable(p);
     if (!at.empty()) return "its layer forms eta from three 1D profiles, and " + at;

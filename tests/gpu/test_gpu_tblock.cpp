@@ -307,6 +307,23 @@ TEST(TblockBackend, ChoosingTheFamily) {
     EXPECT_NE(std::string(e.what()).find("outside the grid"), std::string::npos) << e.what();
   }
 
+  // set_taps: while the family is chosen a ghost-tap shot is refused and the backend keeps its
+  // own; on region kernels the shot is taken and the family refused; a later shot it can run
+  // brings it back, with that shot's taps.
+  auto gpu3 = make_cuda_backend();
+  gpu3->setup(p, whole_k);
+  EXPECT_THROW(gpu3->set_taps(ghost), RuntimeFailure);
+  gpu3->set_kernels(regions_k);
+  gpu3->set_taps(ghost);
+  EXPECT_THROW(gpu3->set_kernels(whole_k), RuntimeFailure);
+  gpu3->set_taps(p);
+  gpu3->set_kernels(whole_k);
+  gpu3->step_pass(0, p.steps);
+  gpu3->fetch_field(0, u);
+  gpu3->fetch_traces(traces);
+  expect_close(u, ref.final_u, "wavefield after set_taps back to a shot the family can run");
+  expect_close(traces, ref.traces, "traces after set_taps back to a shot the family can run");
+
   // A C-PML layer is not the family's.
   AcousticProblem cpml = p;
   cpml.boundary = BoundaryType::Cpml;
