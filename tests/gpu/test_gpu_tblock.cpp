@@ -403,17 +403,25 @@ void min_max(const std::vector<float>& u, float& lo, float& hi) {
 }
 #endif
 
-/// Timing on the seeds' grid (MINIMOD_TBLOCK_BENCH=N for N^3, default 1000): the memory floor,
-/// the single-pass default pair, every variant on the default tile and depth chunk, and the other
-/// tiles and other depth chunks with all the options of each design, in one process
-/// (MINIMOD_TBLOCK_ONLY=TEXT: only the variants whose name contains TEXT); with
-/// MINIMOD_TBLOCK_BENCH_JSON=FILE the numbers go to FILE as well.
+/// Timing on the seeds' grid (MINIMOD_TBLOCK_BENCH=N for N^3, N a whole number, empty for 1000;
+/// anything else fails the case): the memory floor, the single-pass default pair, every variant on
+/// the default tile and depth chunk, and the other tiles and other depth chunks with all the
+/// options of each design, in one process (MINIMOD_TBLOCK_ONLY=TEXT: only the variants whose name
+/// contains TEXT); with MINIMOD_TBLOCK_BENCH_JSON=FILE the numbers go to FILE as well.
 TEST(TblockTiming, SeedsProblem) {
   MINIMOD_SKIP_WITHOUT_GPU();
   const char* env = std::getenv("MINIMOD_TBLOCK_BENCH");
   if (env == nullptr) GTEST_SKIP() << "set MINIMOD_TBLOCK_BENCH=N to time an N^3 grid";
 #if defined(MINIMOD_HAVE_GPU)
-  const int n = std::atoi(env) > 0 ? std::atoi(env) : 1000;
+  int n = 1000;
+  if (*env != '\0') {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || v < 1 || v > 4000)
+      FAIL() << "MINIMOD_TBLOCK_BENCH=" << env
+             << ": a whole number of points a side in [1, 4000] is allowed (empty: 1000)";
+    n = static_cast<int>(v);
+  }
   // MINIMOD_TBLOCK_LAYER=W: layers of W points instead of the seeds' 27 (0: none, every block of
   // the temporally blocked passes but the grid's edges inside).
   const char* layer_env = std::getenv("MINIMOD_TBLOCK_LAYER");
@@ -426,6 +434,9 @@ TEST(TblockTiming, SeedsProblem) {
              << (n + 1) / 2 << ") is allowed";
     layer = static_cast<int>(w);
   }
+  if (2 * layer >= n)
+    FAIL() << "MINIMOD_TBLOCK_BENCH=" << n << ": the seeds' layers of " << layer
+           << " points leave no inner region; set MINIMOD_TBLOCK_LAYER below " << (n + 1) / 2;
   constexpr int kSteps = 500, kTimed = 50, kRepeats = 3, kWarmup = 10;
   const AcousticProblem p = seeds_problem(n, kSteps, layer);
   const auto points = static_cast<std::int64_t>(n) * n * n;
