@@ -176,12 +176,15 @@ std::string cache_json(const std::vector<AutotuneEntry>& entries) {
   return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-/// Region kernels of `backend` and `physics` that can run every non-empty region of `kind`.
+/// Kernels of `backend` and `physics` that can run every non-empty region of `kind`: region
+/// kernels, or with `whole_grid` the whole-grid ones (StencilKernel::whole_grid).
 std::vector<const StencilKernel*> candidates_for(BackendKind backend, Physics physics,
-                                                 RegionKind kind, const Problem& p) {
+                                                 RegionKind kind, const Problem& p,
+                                                 bool whole_grid = false) {
   std::vector<const StencilKernel*> out;
   for (const StencilKernel* k : kernel_registry().all()) {
-    if (k->backend() != backend || k->physics() != physics || !k->handles(kind) || k->whole_grid())
+    if (k->backend() != backend || k->physics() != physics || !k->handles(kind) ||
+        k->whole_grid() != whole_grid)
       continue;
     // A C-PML run's layer regions need a kernel with the C-PML update.
     if (kind == RegionKind::Layer && p.boundary == BoundaryType::Cpml && !k->handles_cpml())
@@ -194,21 +197,14 @@ std::vector<const StencilKernel*> candidates_for(BackendKind backend, Physics ph
   return out;
 }
 
-/// Whole-grid kernels (StencilKernel::whole_grid) of `backend` and `physics` that can run every
-/// non-empty region; the backend may still refuse the problem (set_kernels).
+/// Whole-grid kernels of `backend` and `physics` that can run every non-empty region, of both
+/// kinds; the backend may still refuse the problem (set_kernels).
 std::vector<const StencilKernel*> whole_grid_candidates(BackendKind backend, Physics physics,
                                                         const Problem& p) {
+  const auto layer = candidates_for(backend, physics, RegionKind::Layer, p, true);
   std::vector<const StencilKernel*> out;
-  for (const StencilKernel* k : kernel_registry().all()) {
-    if (k->backend() != backend || k->physics() != physics || !k->whole_grid()) continue;
-    bool ok = true;
-    for (const Region& r : p.regions)
-      if (!r.box.empty() && (!k->handles(r.kind()) || !k->can_run(r, p.layout).empty() ||
-                             (r.kind() == RegionKind::Layer && p.boundary == BoundaryType::Cpml &&
-                              !k->handles_cpml())))
-        ok = false;
-    if (ok) out.push_back(k);
-  }
+  for (const StencilKernel* k : candidates_for(backend, physics, RegionKind::Inner, p, true))
+    if (std::find(layer.begin(), layer.end(), k) != layer.end()) out.push_back(k);
   return out;
 }
 

@@ -77,18 +77,8 @@ public:
     m_cpml_requested = p.boundary == BoundaryType::Cpml;
     validate_kernels(p.regions, p.layout, has_eta(p), kernels);
     const StencilKernel* whole = whole_grid_kernel(p.regions, kernels, "setup");
-    // The whole-grid passes of every compiled tile where the problem allows them (they read its
-    // taps and eta's profiles), so that set_kernels can choose one; their refusal otherwise.
-    std::vector<std::unique_ptr<TblockPass>> passes;
-    std::string pass_refusal = "the family advances the acoustic equation";
-    if (m_physics == Physics::Acoustic) {
-      pass_refusal = TblockPass::can_run(as_acoustic(p), tblock_tiles().front());
-      if (pass_refusal.empty())
-        for (const TblockTile& tile : tblock_tiles())
-          passes.push_back(
-              std::make_unique<TblockPass>(tile, kTblockRegisteredChunk, kTblockRegistered));
-    }
-    if (whole != nullptr && passes.empty())
+    const std::string pass_refusal = whole_grid_refusal(p);
+    if (whole != nullptr && !pass_refusal.empty())
       throw RuntimeFailure("kernel " + whole->name() + " cannot run this problem: " + pass_refusal);
     // eta's table, checked against the array before anything of the last setup is released.
     const std::unique_ptr<EtaRows> eta_table = eta_table_of(p);
@@ -134,10 +124,7 @@ public:
     if (m_cpml_requested && !tti) m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
     upload_taps(p);
     m_grid = p.grid;
-    m_tblock_passes = std::move(passes);
-    m_tblock_refusal = pass_refusal;
-    for (auto& pass : m_tblock_passes)
-      pass->setup(as_acoustic(p), m_streams.main());
+    setup_passes(p, pass_refusal);
     select_whole_grid(whole);
     // The uploads read pageable host memory that the caller may free once setup returns.
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
@@ -154,27 +141,13 @@ public:
     // The family's passes read the taps too: a shot the chosen whole-grid kernel cannot run is
     // refused before anything changes; otherwise the passes follow the new taps, or are dropped
     // (with the reason) where the family cannot run them.
-    const std::string pass_refusal =
-        m_physics == Physics::Acoustic ? TblockPass::can_run(as_acoustic(p), tblock_tiles().front())
-                                       : m_tblock_refusal;
+    const std::string pass_refusal = whole_grid_refusal(p);
     if (m_tblock != nullptr && !pass_refusal.empty())
       throw RuntimeFailure("set_taps: the chosen whole-grid kernel (" + m_tblock->name() +
                            ") cannot run this shot: " + pass_refusal);
     synchronize();
     upload_taps(p);
-    if (m_physics == Physics::Acoustic) {
-      m_tblock_refusal = pass_refusal;
-      if (!pass_refusal.empty()) {
-        m_tblock_passes.clear();
-      } else {
-        if (m_tblock_passes.empty())
-          for (const TblockTile& tile : tblock_tiles())
-            m_tblock_passes.push_back(
-                std::make_unique<TblockPass>(tile, kTblockRegisteredChunk, kTblockRegistered));
-        for (auto& pass : m_tblock_passes)
-          pass->setup(as_acoustic(p), m_streams.main());
-      }
-    }
+    setup_passes(p, pass_refusal);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     reset();
   }
@@ -522,6 +495,29 @@ private:
   // reads no guard planes beyond it (TblockPass::level_bytes).
   static_assert((kTblockRegistered & kTblockPlaneStride) == 0,
                 "the whole-grid mode's fields carry no guard planes");
+
+  /// Why the family cannot run `p` (TblockPass::can_run); empty when it can.
+  std::string whole_grid_refusal(const Problem& p) const {
+    if (m_physics != Physics::Acoustic) return "the family advances the acoustic equation";
+    return TblockPass::can_run(as_acoustic(p), tblock_tiles().front());
+  }
+
+  /// The family's passes for `p` (they read its taps and eta's profiles), one a compiled tile, so
+  /// that set_kernels can choose any; none, with the reason kept, where `refusal` says the family
+  /// cannot run `p`.
+  void setup_passes(const Problem& p, const std::string& refusal) {
+    m_tblock_refusal = refusal;
+    if (!refusal.empty()) {
+      m_tblock_passes.clear();
+      return;
+    }
+    if (m_tblock_passes.empty())
+      for (const TblockTile& tile : tblock_tiles())
+        m_tblock_passes.push_back(
+            std::make_unique<TblockPass>(tile, kTblockRegisteredChunk, kTblockRegistered));
+    for (auto& pass : m_tblock_passes)
+      pass->setup(as_acoustic(p), m_streams.main());
+  }
 
   /// Device memory the mode adds to the problem's: two levels of u, and phi's second copy.
   static std::size_t whole_grid_bytes(const FieldLayout& l, bool phi) {
