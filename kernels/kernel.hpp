@@ -69,6 +69,7 @@ struct IsoFields {
   const EtaRows* eta_rows = nullptr;
   /// GPU only: eta's table of rows on the device, where the problem has eta's profiles; read by
   /// gmem_3d_f4's layer update instead of `eta` (the same bits, 4 bytes a point less from DRAM).
+  /// Where it is set, `eta` may be null (StencilKernel::reads_eta_array).
   EtaTableView eta_table{};
 };
 
@@ -95,6 +96,10 @@ public:
   /// over memory) rather than updating regions one step at a time: it must be chosen for every
   /// region, and the backend steps it through its pass; `launch` throws std::logic_error.
   virtual bool whole_grid() const { return false; }
+  /// Whether its layer update reads eta's 3D array (IsoFields::eta) even where the backend gives
+  /// it eta's table (IsoFields::eta_table) or the kernel forms eta from its profiles. The GPU
+  /// backend keeps the array on the device only while a layer region's kernel reads it.
+  virtual bool reads_eta_array() const { return true; }
   /// Empty when the kernel can update `region` of a field with `layout`; else the reason it cannot.
   /// Called before time stepping so that a kernel never silently computes wrong numbers.
   virtual std::string can_run(const Region& region, const FieldLayout& layout) const;

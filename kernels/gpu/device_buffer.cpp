@@ -4,12 +4,16 @@
 
 #include "kernels/gpu/gpu_check.hpp"
 
+#include <atomic>
 #include <stdexcept>
 #include <utility>
 
 namespace minimod::gpu {
 
 namespace {
+
+/// Bytes held by every DeviceBuffer of the process.
+std::atomic<std::size_t> g_held{0};
 
 std::string size_text(const std::string& what, std::size_t bytes) {
   return what + ", " + std::to_string(bytes) + " B";
@@ -27,12 +31,16 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes, const std::string& what)
     : m_bytes(bytes), m_what(what) {
   if (bytes == 0) return;
   MINIMOD_GPU_CHECK_WHAT(gpuMalloc(&m_ptr, bytes), "allocating " + size_text(what, bytes));
+  g_held += bytes;
 }
 
 DeviceBuffer::~DeviceBuffer() {
   // No throw from a destructor: a failure here means the context is already broken and the
   // error has been (or will be) reported by a checked call.
-  if (m_ptr) (void)gpuFree(m_ptr);
+  if (m_ptr) {
+    (void)gpuFree(m_ptr);
+    g_held -= m_bytes;
+  }
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
@@ -41,12 +49,19 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
-    if (m_ptr) (void)gpuFree(m_ptr);
+    if (m_ptr) {
+      (void)gpuFree(m_ptr);
+      g_held -= m_bytes;
+    }
     m_ptr = std::exchange(other.m_ptr, nullptr);
     m_bytes = std::exchange(other.m_bytes, 0);
     m_what = std::move(other.m_what);
   }
   return *this;
+}
+
+std::size_t DeviceBuffer::held_bytes() {
+  return g_held.load();
 }
 
 void DeviceBuffer::upload(const void* host, std::size_t bytes) {

@@ -34,6 +34,9 @@ public:
   /// Set every byte to zero (synchronous).
   void zero();
 
+  /// Bytes held by all DeviceBuffers of the process at this moment.
+  static std::size_t held_bytes();
+
 private:
   void* m_ptr = nullptr;
   std::size_t m_bytes = 0;

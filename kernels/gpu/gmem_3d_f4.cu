@@ -103,7 +103,9 @@ void Gmem3dF4Kernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& l
     gmem_3d_f4_kernel<Dx, Dy, Dz, RegionKind::Inner><<<grid, block, 0, s>>>(
         f.u, f.v, f.vp2dt2, nullptr, nullptr, EtaTableView{}, layout, coefs, b, quads.x0, shift);
   } else {
-    require_layer_fields(f);
+    if (f.eta_table.rows == nullptr) require_layer_fields(f);
+    if (f.phi == nullptr)
+      throw std::invalid_argument(name() + ": a layer region needs the phi field");
     if (f.eta_table.rows != nullptr)
       gmem_3d_f4_kernel<Dx, Dy, Dz, RegionKind::Layer, true><<<grid, block, 0, s>>>(
           f.u, f.v, f.vp2dt2, f.phi, f.eta, f.eta_table, layout, coefs, b, quads.x0, shift);

@@ -231,6 +231,8 @@ public:
   std::string description() const override;
   /// Its C-PML layer regions run the shared C-PML layer kernel (kernels/gpu/cpml_gpu.cuh).
   bool handles_cpml() const override { return true; }
+  /// Its layer update reads eta's table where the backend has one, the 3D array only otherwise.
+  bool reads_eta_array() const override { return false; }
   /// Also the float4 layout conditions; the block grid covers quads, reshaped for narrow slabs.
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,

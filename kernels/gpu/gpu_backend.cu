@@ -49,6 +49,25 @@ __global__ void free_surface_kernel(float* __restrict__ u, const FieldLayout lay
   }
 }
 
+/// eta's padded array from its table (EtaTableView): at every point (i, j, k) with i, j, k in
+/// -1 .. n the table's value (the table was checked bit for bit against the array build_eta
+/// makes), zero elsewhere, as build_eta leaves it.
+__global__ void eta_from_table_kernel(float* __restrict__ eta, const EtaTableView table,
+                                      const FieldLayout layout) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= layout.size) return;
+  const int k = static_cast<int>(idx / layout.plane) - kHalo;
+  const std::int64_t in_plane = idx % layout.plane;
+  const int j = static_cast<int>(in_plane / layout.pitch) - kHalo;
+  const int column = static_cast<int>(in_plane % layout.pitch);
+  float value = 0.0f;
+  if (j >= -1 && j <= layout.ny && k >= -1 && k <= layout.nz) {
+    const int row = __ldg(table.y_class + j + 1) * table.z_values + __ldg(table.z_class + k + 1);
+    value = __ldg(table.rows + static_cast<std::int64_t>(row) * layout.pitch + column);
+  }
+  eta[idx] = value;
+}
+
 class CudaBackend final : public Backend {
 public:
   explicit CudaBackend(Physics physics)
@@ -83,6 +102,10 @@ public:
     // eta's table, checked against the array before anything of the last setup is released.
     const std::unique_ptr<EtaRows> eta_table = eta_table_of(p);
     const std::size_t eta_table_bytes = eta_table ? eta_table->padded_bytes(p.layout) : 0;
+    // eta's 3D array only where a chosen kernel reads it (else the table serves).
+    const bool eta_array = eta_array_needed(p.regions, kernels, has_eta(p), eta_table != nullptr);
+    const std::size_t eta_array_saved =
+        has_eta(p) && !eta_array ? static_cast<std::size_t>(p.layout.size) * sizeof(float) : 0;
     MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
     synchronize();
     release();
@@ -95,7 +118,7 @@ public:
       require_free_memory(tti_device_bytes(as_tti(p), phi), "the TTI problem",
                           "fields, medium, taps and traces", m_streams.device_name(), p.grid);
     } else {
-      require_free_memory(p.device_bytes() + eta_table_bytes +
+      require_free_memory(p.device_bytes() - eta_array_saved + eta_table_bytes +
                               (whole != nullptr ? whole_grid_bytes(p.layout, phi) : 0),
                           "the problem",
                           whole != nullptr ? "fields, taps, traces, eta's table and " +
@@ -111,6 +134,7 @@ public:
     m_kernels = kernels;
     m_steps = p.steps;
     m_free_surface = p.free_surface;
+    m_have_eta = has_eta(p);
 
     const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
     const std::vector<std::string> names = wavefield_names(m_physics);
@@ -118,7 +142,7 @@ public:
       m_current.emplace_back(bytes, name.c_str());
       m_next.emplace_back(bytes, (name + " next").c_str());
     }
-    upload_medium(p, eta_table.get());
+    upload_medium(p, eta_table.get(), eta_array);
     if (phi) m_phi = DeviceBuffer(bytes, "phi");
     if (m_cpml_requested && tti) m_tti_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
     if (m_cpml_requested && !tti) m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
@@ -172,14 +196,55 @@ public:
 
   void set_kernels(const RegionKernels& kernels) override {
     require_ready("set_kernels");
-    validate_kernels(m_regions, m_layout, !m_eta.empty(), kernels);
+    validate_kernels(m_regions, m_layout, m_have_eta, kernels);
     const StencilKernel* whole = whole_grid_kernel(m_regions, kernels, "set_kernels");
     if (whole != nullptr && m_tblock_passes.empty())
       throw RuntimeFailure("kernel " + whole->name() +
                            " cannot run this problem: " + m_tblock_refusal);
     synchronize();
+    // eta's array follows the kernels: formed from the table when one reads it (before anything
+    // changes: a failed allocation leaves the backend as it was), freed when none does. A
+    // whole-grid kernel reads no array, so select_whole_grid allocates nothing here.
+    const bool eta_array = eta_array_needed(m_regions, kernels, m_have_eta, !m_eta_rows.empty());
+    if (eta_array && m_eta.empty()) m_eta = eta_from_table();
     select_whole_grid(whole);
     m_kernels = kernels;
+    if (!eta_array) m_eta = DeviceBuffer();
+  }
+
+  /// Whether the chosen kernels need eta's 3D array on the device: the problem has eta, and there
+  /// is no table (TTI, the C-PML, a problem without eta's profiles) or a non-empty layer region's
+  /// kernel reads the array (StencilKernel::reads_eta_array).
+  static bool eta_array_needed(const std::array<Region, kRegionCount>& regions,
+                               const RegionKernels& kernels, bool have_eta, bool have_table) {
+    if (!have_eta) return false;
+    if (!have_table) return true;
+    for (int r = 0; r < kRegionCount; ++r) {
+      const Region& region = regions[r];
+      if (!region.box.empty() && region.kind() == RegionKind::Layer && kernels[r] != nullptr &&
+          kernels[r]->reads_eta_array())
+        return true;
+    }
+    return false;
+  }
+
+  /// eta's 3D array formed on the device from its table, after a free-memory check.
+  DeviceBuffer eta_from_table() {
+    if (m_eta_rows.empty())
+      throw std::logic_error("eta's array asked of a backend without its table");
+    const std::size_t bytes = static_cast<std::size_t>(m_layout.size) * sizeof(float);
+    require_free_memory(bytes, "eta's 3D array", "a field", m_streams.device_name(), m_grid);
+    DeviceBuffer eta(bytes, "eta");
+    const EtaTableView table{m_eta_rows.as<const float>(), m_eta_y_class.as<const int>(),
+                             m_eta_z_class.as<const int>(), m_eta_z_values};
+    constexpr unsigned kThreads = 256;
+    const dim3 block(kThreads);
+    const dim3 grid(static_cast<unsigned>((m_layout.size + kThreads - 1) / kThreads));
+    gpuStream_t s = m_streams.main();
+    eta_from_table_kernel<<<grid, block, 0, s>>>(eta.as<float>(), table, m_layout);
+    MINIMOD_GPU_CHECK_LAUNCH("eta_from_table_kernel", grid, block, 0);
+    MINIMOD_GPU_CHECK_WHAT(gpuStreamSynchronize(s), "forming eta's array from its table");
+    return eta;
   }
 
   void update(StepPart part) override {
@@ -364,8 +429,9 @@ private:
                                     std::to_string(size));
   }
 
-  /// Upload the equation's medium (and its stencil coefficients), and eta's table where given.
-  void upload_medium(const Problem& p, const EtaRows* eta_table) {
+  /// Upload the equation's medium (and its stencil coefficients), eta's table where given and
+  /// eta's 3D array where `eta_array` (eta_array_needed).
+  void upload_medium(const Problem& p, const EtaRows* eta_table, bool eta_array) {
     gpuStream_t s = m_streams.main();
     if (m_physics == Physics::Tti) {
       const TtiProblem& t = as_tti(p);
@@ -379,7 +445,7 @@ private:
       const AcousticProblem& a = as_acoustic(p);
       m_coefs = a.coefs;
       m_vp2dt2 = upload_new(a.vp2dt2, "vp2dt2", s);
-      if (!a.eta.empty()) m_eta = upload_new(a.eta, "eta", s);
+      if (eta_array) m_eta = upload_new(a.eta, "eta", s);
       if (eta_table) upload_eta_table(*eta_table, a.layout, s);
     }
   }
@@ -643,6 +709,7 @@ private:
                             &m_aniso, &m_axis_xz, &m_axis_y})
       *b = DeviceBuffer();
     m_eta_z_values = 0;
+    m_have_eta = false;
     m_tblock = nullptr;
     m_tblock_passes.clear();
     for (DeviceBuffer* b : {&m_spare[0], &m_spare[1], &m_phi_next})
@@ -675,7 +742,9 @@ private:
   std::vector<DeviceBuffer> m_current; ///< the fields at step n (wavefield_names order)
   std::vector<DeviceBuffer> m_next;    ///< step n - 1 on entry to update, n + 1 after it
   DeviceBuffer m_phi;                  ///< the layer's memory variable; may be empty
-  DeviceBuffer m_vp2dt2, m_eta;        ///< the medium of both equations (eta: with a layer)
+  DeviceBuffer m_vp2dt2;               ///< the medium of both equations
+  bool m_have_eta = false;             ///< the problem has eta (Minimod's layer)
+  DeviceBuffer m_eta; ///< its 3D array, while a chosen kernel reads it (eta_array_needed)
   DeviceBuffer m_eta_rows, m_eta_y_class, m_eta_z_class; ///< eta's table (EtaTableView), acoustic
   int m_eta_z_values = 0;
   DeviceBuffer m_aniso, m_axis_xz, m_axis_y; ///< TTI: the 16-bit pairs and n_y

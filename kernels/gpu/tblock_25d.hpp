@@ -153,6 +153,8 @@ public:
   explicit TblockKernel(TblockTile tile);
   std::string description() const override;
   bool whole_grid() const override { return true; }
+  /// The pass forms eta from its three profiles.
+  bool reads_eta_array() const override { return false; }
   /// Refuses a device whose blocks cannot have the variant's shared memory.
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
   /// Throws std::logic_error: the family has no region update (whole_grid).
