@@ -93,14 +93,16 @@ public:
                                   physics_name(p.physics()) + " problem");
     validate_medium(p);
     check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
-    m_cpml_requested = p.boundary == BoundaryType::Cpml;
-    validate_kernels(p.regions, p.layout, has_eta(p), kernels);
+    // Nothing of the backend changes before the problem and its kernels pass their checks: a live
+    // backend that refuses a problem keeps its own.
+    const bool cpml = p.boundary == BoundaryType::Cpml;
+    validate_kernels(p.regions, p.layout, has_eta(p), kernels, cpml);
     const StencilKernel* whole = whole_grid_kernel(p.regions, kernels, "setup");
     const std::string pass_refusal = whole_grid_refusal(p);
     if (whole != nullptr && !pass_refusal.empty())
       throw RuntimeFailure("kernel " + whole->name() + " cannot run this problem: " + pass_refusal);
     // eta's table, checked against the array before anything of the last setup is released.
-    const std::unique_ptr<EtaRows> eta_table = eta_table_of(p);
+    const std::unique_ptr<EtaRows> eta_table = eta_table_of(p, cpml);
     const std::size_t eta_table_bytes = eta_table ? eta_table->padded_bytes(p.layout) : 0;
     // eta's 3D array only where a chosen kernel reads it (else the table serves).
     const bool eta_array = eta_array_needed(p.regions, kernels, has_eta(p), eta_table != nullptr);
@@ -109,6 +111,7 @@ public:
     MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
     synchronize();
     release();
+    m_cpml_requested = cpml;
 
     // The layer's memory variable: phi of u wherever there is a layer; phi of p only where the
     // TTI layer drives it somewhere (one scan of the layer for both uses).
@@ -196,7 +199,7 @@ public:
 
   void set_kernels(const RegionKernels& kernels) override {
     require_ready("set_kernels");
-    validate_kernels(m_regions, m_layout, m_have_eta, kernels);
+    validate_kernels(m_regions, m_layout, m_have_eta, kernels, m_cpml_requested);
     const StencilKernel* whole = whole_grid_kernel(m_regions, kernels, "set_kernels");
     if (whole != nullptr && m_tblock_passes.empty())
       throw RuntimeFailure("kernel " + whole->name() +
@@ -453,8 +456,8 @@ private:
   /// eta's table of rows (EtaRows) of an acoustic problem with Minimod's layer and eta's
   /// profiles, checked against the padded array bit for bit (checked_eta_rows, the CPU backend's
   /// check); null for any other problem. Throws std::invalid_argument when the two differ.
-  std::unique_ptr<EtaRows> eta_table_of(const Problem& p) const {
-    if (m_physics != Physics::Acoustic || m_cpml_requested) return nullptr;
+  std::unique_ptr<EtaRows> eta_table_of(const Problem& p, bool cpml) const {
+    if (m_physics != Physics::Acoustic || cpml) return nullptr;
     const AcousticProblem& a = as_acoustic(p);
     if (a.eta.empty()) return nullptr;
     return checked_eta_rows(a, std::string(kGpuRuntimeName) + " backend");
@@ -668,8 +671,8 @@ private:
 
   /// Throws unless every non-empty region gets a CUDA kernel of the equation that can update it.
   void validate_kernels(const std::array<Region, kRegionCount>& regions, const FieldLayout& layout,
-                        bool have_eta, const RegionKernels& kernels) const {
-    check_region_kernels(regions, layout, have_eta, kernels, m_physics, m_cpml_requested);
+                        bool have_eta, const RegionKernels& kernels, bool cpml) const {
+    check_region_kernels(regions, layout, have_eta, kernels, m_physics, cpml);
   }
 
   const DeviceBuffer& current(int field, const char* what) const {

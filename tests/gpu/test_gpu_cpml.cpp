@@ -1,6 +1,6 @@
 /// The C-PML on the GPU against the CPU reference (kernels/cpml.hpp): the default acoustic pair
 /// and the baseline on an awkward grid, with kappa = 1 and kappa > 1, and the refusal of a layer
-/// kernel that has no C-PML.
+/// kernel that has no C-PML (which leaves a live backend as it was).
 #include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpml.hpp"
@@ -104,6 +104,47 @@ TEST(GpuCpml, ALayerKernelWithoutCpmlIsRefused) {
     return;
   }
   GTEST_SKIP() << "every CUDA layer kernel has a C-PML update";
+}
+
+TEST(GpuCpml, ARefusedCpmlProblemLeavesALiveBackendAsItWas) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  // A backend stepping Minimod's layer on a layer kernel without a C-PML update.
+  const AcousticProblem cpml = cpml_problem(1.0);
+  ProblemSpec s;
+  s.nx = cpml.grid.nx;
+  s.ny = cpml.grid.ny;
+  s.nz = cpml.grid.nz;
+  s.n_layer = 9;
+  s.steps = 60;
+  const AcousticProblem minimod = test_support::build_acoustic_problem(s);
+  const StencilKernel* plain = nullptr;
+  for (const StencilKernel* k : kernel_registry().all())
+    if (k->backend() == kGpuBackend && k->physics() == Physics::Acoustic &&
+        k->handles(RegionKind::Layer) && !k->handles_cpml() && plain == nullptr)
+      plain = k;
+  if (plain == nullptr) GTEST_SKIP() << "every GPU layer kernel has a C-PML update";
+  const RegionKernels kernels =
+      resolve_kernels("pml=" + plain->name(), kGpuBackend, Physics::Acoustic, minimod.regions,
+                      minimod.layout, "test");
+  auto gpu = make_cuda_backend();
+  gpu->setup(minimod, kernels);
+  for (int n = 0; n < 20; ++n)
+    gpu->step(n);
+  // The C-PML problem on the same kernels is refused...
+  EXPECT_THROW(gpu->setup(cpml, kernels), RuntimeFailure);
+  // ...and the backend still steps Minimod's layer on them: choosing them again is no C-PML run.
+  gpu->set_kernels(kernels);
+  for (int n = 20; n < minimod.steps; ++n)
+    gpu->step(n);
+  Result got;
+  gpu->fetch_field(0, got.field);
+  gpu->fetch_traces(got.traces);
+  RegionKernels cpu_k;
+  cpu_k.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
+  auto cpu = make_cpu_backend();
+  const Result ref = run(*cpu, minimod, cpu_k);
+  test_support::expect_close(got.field, ref.field, "field after a refused C-PML setup");
+  test_support::expect_close(got.traces, ref.traces, "traces after a refused C-PML setup");
 }
 
 } // namespace
