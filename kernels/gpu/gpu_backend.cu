@@ -50,8 +50,9 @@ __global__ void free_surface_kernel(float* __restrict__ u, const FieldLayout lay
 }
 
 /// eta's padded array from its table (EtaTableView): at every point (i, j, k) with i, j, k in
-/// -1 .. n the table's value (the table was checked bit for bit against the array build_eta
-/// makes), zero elsewhere, as build_eta leaves it.
+/// -1 .. n, the points a layer kernel reads, the table's value (checked bit for bit against the
+/// problem's array at setup); zero elsewhere, as build_eta leaves it (a subdomain's array holds
+/// its neighbour's values there, which no kernel reads).
 __global__ void eta_from_table_kernel(float* __restrict__ eta, const EtaTableView table,
                                       const FieldLayout layout) {
   const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -206,8 +207,9 @@ public:
                            " cannot run this problem: " + m_tblock_refusal);
     synchronize();
     // eta's array follows the kernels: formed from the table when one reads it (before anything
-    // changes: a failed allocation leaves the backend as it was), freed when none does. A
-    // whole-grid kernel reads no array, so select_whole_grid allocates nothing here.
+    // changes: a failed allocation leaves the backend as it was), freed when none does. It is
+    // formed only for region kernels (a whole-grid kernel reads no array), for which
+    // select_whole_grid frees and allocates nothing that could fail after it.
     const bool eta_array = eta_array_needed(m_regions, kernels, m_have_eta, !m_eta_rows.empty());
     if (eta_array && m_eta.empty()) m_eta = eta_from_table();
     select_whole_grid(whole);

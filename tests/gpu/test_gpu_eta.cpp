@@ -1,6 +1,6 @@
 /// eta's 3D array on the GPU backend: held on the device only while a chosen layer kernel reads
-/// it. With eta's profiles the default layer kernel (gmem_3d_f4) reads eta's table instead, so a
-/// run on the default pair holds one field less; choosing a kernel that reads the array forms it
+/// it. With eta's profiles gmem_3d_f4 (CUDA's default layer kernel) reads eta's table instead, so
+/// a run on it holds one field less; choosing a kernel that reads the array forms it
 /// on the device from the table, bit for bit the array the problem carries. Skipped without a
 /// GPU.
 
@@ -76,14 +76,15 @@ TEST(GpuEtaArray, HeldOnlyWhileALayerKernelReadsIt) {
   s.eta_profiles = true;
   const AcousticProblem with_table = build_acoustic_problem(s);
   ASSERT_FALSE(with_table.eta_axes.empty());
-  // The same problem without eta's profiles: no table, so the array is uploaded at setup and the
-  // default layer kernel reads it (the same bits as the table: the backend checks them).
+  // The same problem without eta's profiles: no table, so the array is uploaded at setup and
+  // gmem_3d_f4 reads it (the table holds the same bits: checked_eta_rows).
   AcousticProblem array_only = with_table;
   array_only.eta_axes = {};
   const std::size_t field = static_cast<std::size_t>(with_table.layout.size) * sizeof(float);
 
-  const RegionKernels table_reader = resolve_kernels(
-      "", kGpuBackend, Physics::Acoustic, with_table.regions, with_table.layout, "--kernel");
+  const RegionKernels table_reader =
+      resolve_kernels("inner=st_reg_shft_25d_32x16,pml=gmem_3d_f4_32x4x4", kGpuBackend,
+                      Physics::Acoustic, with_table.regions, with_table.layout, "--kernel");
   const RegionKernels array_reader =
       resolve_kernels("inner=st_reg_shft_25d_32x16,pml=gmem_3d_32x4x4", kGpuBackend,
                       Physics::Acoustic, with_table.regions, with_table.layout, "--kernel");
