@@ -97,7 +97,8 @@ public:
     // Nothing of the backend changes before the problem and its kernels pass their checks: a live
     // backend that refuses a problem keeps its own.
     const bool cpml = p.boundary == BoundaryType::Cpml;
-    validate_kernels(p.regions, p.layout, has_eta(p), kernels, cpml);
+    const bool have_eta = has_eta(p);
+    validate_kernels(p.regions, p.layout, have_eta, kernels, cpml);
     const StencilKernel* whole = whole_grid_kernel(p.regions, kernels, "setup");
     const std::string pass_refusal = whole_grid_refusal(p);
     if (whole != nullptr && !pass_refusal.empty())
@@ -106,9 +107,9 @@ public:
     const std::unique_ptr<EtaRows> eta_table = eta_table_of(p, cpml);
     const std::size_t eta_table_bytes = eta_table ? eta_table->padded_bytes(p.layout) : 0;
     // eta's 3D array only where a chosen kernel reads it (else the table serves).
-    const bool eta_array = eta_array_needed(p.regions, kernels, has_eta(p), eta_table != nullptr);
+    const bool eta_array = eta_array_needed(p.regions, kernels, have_eta, eta_table != nullptr);
     const std::size_t eta_array_saved =
-        has_eta(p) && !eta_array ? static_cast<std::size_t>(p.layout.size) * sizeof(float) : 0;
+        have_eta && !eta_array ? static_cast<std::size_t>(p.layout.size) * sizeof(float) : 0;
     MINIMOD_GPU_CHECK(gpuSetDevice(m_streams.device()));
     synchronize();
     release();
@@ -117,7 +118,7 @@ public:
     // The layer's memory variable: phi of u wherever there is a layer; phi of p only where the
     // TTI layer drives it somewhere (one scan of the layer for both uses).
     const bool tti = m_physics == Physics::Tti;
-    const bool phi = tti ? tti_needs_phi(as_tti(p)) : has_eta(p);
+    const bool phi = tti ? tti_needs_phi(as_tti(p)) : have_eta;
     if (tti) {
       require_free_memory(tti_device_bytes(as_tti(p), phi), "the TTI problem",
                           "fields, medium, taps and traces", m_streams.device_name(), p.grid);
@@ -138,7 +139,7 @@ public:
     m_kernels = kernels;
     m_steps = p.steps;
     m_free_surface = p.free_surface;
-    m_have_eta = has_eta(p);
+    m_have_eta = have_eta;
 
     const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
     const std::vector<std::string> names = wavefield_names(m_physics);
@@ -334,12 +335,8 @@ public:
 
   double time_steps(int first_step, int count) override {
     require_ready("time_steps");
-    return m_streams.time_steps(first_step, count, m_steps, pass_steps(), [this](int n, int k) {
-      if (k > 1)
-        step_pass(n, k);
-      else
-        step(n);
-    });
+    return m_streams.time_steps(first_step, count, m_steps, pass_steps(),
+                                [this](int n, int k) { step_pass(n, k); });
   }
 
   FiniteScan scan_field(int field) override {
