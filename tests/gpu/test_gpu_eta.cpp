@@ -8,6 +8,7 @@
 #include "kernels/kernel.hpp"
 #include "kernels/selection.hpp"
 #include "tests/gpu/compare.hpp"
+#include "tests/gpu/cpu_reference.hpp"
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
 #if defined(MINIMOD_HAVE_GPU)
@@ -104,17 +105,9 @@ TEST(GpuEtaArray, HeldOnlyWhileALayerKernelReadsIt) {
   EXPECT_EQ(table.traces, array.traces);
 
   // And both follow the CPU reference.
-  std::array<const StencilKernel*, kRegionCount> cpu_kernels;
-  cpu_kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
-  auto cpu = make_cpu_backend();
-  cpu->setup(with_table, cpu_kernels);
-  for (int n = 0; n < with_table.steps; ++n)
-    cpu->step(n);
-  std::vector<float> u_ref, traces_ref;
-  cpu->fetch_field(0, u_ref);
-  cpu->fetch_traces(traces_ref);
-  expect_close(table.u, u_ref, "wavefield, eta's array formed from its table mid-run");
-  expect_close(table.traces, traces_ref, "traces, eta's array formed from its table mid-run");
+  const test_support::CpuRun ref = test_support::cpu_run(with_table);
+  expect_close(table.u, ref.final_u, "wavefield, eta's array formed from its table mid-run");
+  expect_close(table.traces, ref.traces, "traces, eta's array formed from its table mid-run");
 
   // A backend set up on a kernel that reads the array holds it from the start.
   const std::size_t before = held();

@@ -7,6 +7,7 @@
 #include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/kernel.hpp"
 #include "tests/gpu/compare.hpp"
+#include "tests/gpu/cpu_reference.hpp"
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/padded.hpp"
 #include "tests/gpu/problem_builder.hpp"
@@ -68,36 +69,20 @@ cuda_kernels_for(const StencilKernel& under_test, const std::array<Region, kRegi
   return out;
 }
 
-/// What the CPU reference produced for one problem (computed once per layer width).
-struct CpuRun {
-  std::vector<float> mid_wavefield;   ///< u after `steps / 2` steps
-  std::vector<float> final_wavefield; ///< u after all steps
-  std::vector<float> traces;
-};
-
 ProblemSpec spec_for_layer(int n_layer) {
   ProblemSpec s;
   s.n_layer = n_layer;
   return s;
 }
 
-const CpuRun& cpu_reference(int n_layer) {
-  static std::map<int, CpuRun> cache;
+/// The CPU reference of the problem of a layer width (computed once per width): u after
+/// `steps / 2` steps and after all, the traces.
+const test_support::CpuRun& cpu_reference(int n_layer) {
+  static std::map<int, test_support::CpuRun> cache;
   auto it = cache.find(n_layer);
   if (it != cache.end()) return it->second;
   const AcousticProblem p = build_acoustic_problem(spec_for_layer(n_layer));
-  std::array<const StencilKernel*, kRegionCount> kernels;
-  kernels.fill(cpu_kernel());
-  auto cpu = make_cpu_backend();
-  cpu->setup(p, kernels);
-  CpuRun run;
-  for (int n = 0; n < p.steps; ++n) {
-    if (n == p.steps / 2) cpu->fetch_field(0, run.mid_wavefield);
-    cpu->step(n);
-  }
-  cpu->fetch_field(0, run.final_wavefield);
-  cpu->fetch_traces(run.traces);
-  return cache.emplace(n_layer, std::move(run)).first->second;
+  return cache.emplace(n_layer, test_support::cpu_run(p, p.steps / 2)).first->second;
 }
 
 // ---- The parameterised suite over every registered CUDA kernel --------------------------------
@@ -148,7 +133,7 @@ TEST_P(CudaKernelTest, MatchesCpuBackend) {
       GTEST_SKIP() << kernels[r]->name() << " declines region " << region_name(p.regions[r].id)
                    << ": " << why;
   }
-  const CpuRun& ref = cpu_reference(GetParam().n_layer);
+  const test_support::CpuRun& ref = cpu_reference(GetParam().n_layer);
 
   auto gpu = make_cuda_backend();
   gpu->setup(p, kernels);
@@ -164,8 +149,8 @@ TEST_P(CudaKernelTest, MatchesCpuBackend) {
   gpu->fetch_field(0, final_u);
   gpu->fetch_traces(traces);
 
-  expect_close(mid, ref.mid_wavefield, "snapshot at mid-run");
-  expect_close(final_u, ref.final_wavefield, "final wavefield");
+  expect_close(mid, ref.mid, "snapshot at mid-run");
+  expect_close(final_u, ref.final_u, "final wavefield");
   expect_close(traces, ref.traces, "receiver traces");
 }
 

@@ -13,6 +13,7 @@
 #include "kernels/kernel.hpp"
 #include "kernels/selection.hpp"
 #include "tests/gpu/compare.hpp"
+#include "tests/gpu/cpu_reference.hpp"
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
 #if defined(MINIMOD_HAVE_GPU)
@@ -37,6 +38,8 @@ namespace {
 
 using test_support::append_trilinear;
 using test_support::build_acoustic_problem;
+using test_support::cpu_run;
+using test_support::CpuRun;
 using test_support::expect_close;
 using test_support::ProblemSpec;
 
@@ -98,25 +101,6 @@ AcousticProblem tblock_problem(const TblockCase& c) {
   return p;
 }
 
-/// The CPU backend's single steps: the wavefield after `snapshot` steps and after all, the traces.
-struct CpuRun {
-  std::vector<float> mid, final_u, traces;
-};
-
-CpuRun cpu_run(const AcousticProblem& p, int snapshot) {
-  std::array<const StencilKernel*, kRegionCount> cpu_kernels;
-  cpu_kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
-  auto cpu = make_cpu_backend();
-  cpu->setup(p, cpu_kernels);
-  CpuRun r;
-  for (int n = 0; n < p.steps; ++n) {
-    if (n == snapshot) cpu->fetch_field(0, r.mid);
-    cpu->step(n);
-  }
-  cpu->fetch_field(0, r.final_u);
-  cpu->fetch_traces(r.traces);
-  return r;
-}
 #endif
 
 class TblockVsCpu : public ::testing::TestWithParam<TblockCase> {};
