@@ -572,16 +572,16 @@ void PartsStore::open_locked(const RunFingerprint& fingerprint, const PartsOptio
     }
   }
 
-  // 6. Parts that do not open (damaged on disk, or written by hand) are modelled again.
+  // 6. Parts that do not read back whole, or whose content is not what was written (their
+  // CRC-32 differs from the one recorded with it: bit rot, a bad copy), are modelled again.
   if (earlier) {
     std::vector<int> kept;
     for (const int shot : impl.complete) {
-      char object[32];
-      std::snprintf(object, sizeof object, "/shots/%04d", shot);
-      if (h5_object_readable(impl.part(shot), object)) {
+      const std::string damage = shot_damage(impl.part(shot), shot);
+      if (damage.empty()) {
         kept.push_back(shot);
       } else {
-        impl.say("resume: " + in_quotes(impl.part(shot)) + " cannot be read; shot " +
+        impl.say("resume: " + in_quotes(impl.part(shot)) + " " + damage + "; shot " +
                  std::to_string(shot) + " is modelled again");
         fs::remove(impl.part(shot), ec);
       }
@@ -589,16 +589,15 @@ void PartsStore::open_locked(const RunFingerprint& fingerprint, const PartsOptio
     impl.complete = kept;
     const bool shot0 = !kept.empty() && kept.front() == 0;
     if (fs::exists(impl.snapshots_part(), ec)) {
-      if (!h5_object_readable(impl.snapshots_part(), "/snapshots")) {
-        impl.say("resume: " + in_quotes(impl.snapshots_part()) +
-                 " cannot be read; shot 0 is modelled again for its snapshots");
-        fs::remove(impl.snapshots_part(), ec);
-        if (shot0) {
-          fs::remove(impl.part(0), ec);
-          impl.complete.erase(impl.complete.begin());
-        }
-      } else if (!shot0) {
+      if (!shot0) {
         fs::remove(impl.snapshots_part(), ec); // belongs to a shot 0 that did not finish
+      } else if (const std::string damage = snapshots_damage(impl.snapshots_part());
+                 !damage.empty()) {
+        impl.say("resume: " + in_quotes(impl.snapshots_part()) + " " + damage +
+                 "; shot 0 is modelled again for its snapshots");
+        fs::remove(impl.snapshots_part(), ec);
+        fs::remove(impl.part(0), ec);
+        impl.complete.erase(impl.complete.begin());
       } else {
         impl.snapshots = true;
       }
@@ -696,9 +695,17 @@ void PartsStore::assemble(const OutputMeta& meta, const std::vector<int>& shots,
   std::vector<std::pair<std::string, std::string>> renames; // temporary -> final
   std::error_code ec;
   try {
-    for (const int shot : shots)
-      out.copy_shot_from(impl.part(shot), shot);
-    if (fs::exists(impl.snapshots_part(), ec)) out.copy_snapshots_from(impl.snapshots_part());
+    try {
+      for (const int shot : shots)
+        out.copy_shot_from(impl.part(shot), shot);
+      if (fs::exists(impl.snapshots_part(), ec)) out.copy_snapshots_from(impl.snapshots_part());
+    } catch (const DamagedDataError& e) {
+      // Damaged after it was written: never used. The parts stay for --resume, which models the
+      // damaged shot again.
+      throw DamagedDataError(std::string(e.what()) + "; it was not used and " +
+                             in_quotes(impl.output) + " was not written; the parts stay in " +
+                             in_quotes(impl.folder) + ": rerun with --resume to model it again");
+    }
     if (decorate) decorate(out);
 
     const std::string xmf = fs::path(impl.output).replace_extension(".xmf").string();
