@@ -1151,7 +1151,8 @@ int first_differing_line(const std::string& a, const std::string& b) {
 
 } // namespace
 
-void merge_outputs(const std::string& output, const std::vector<std::string>& inputs) {
+void merge_outputs(const std::string& output, const std::vector<std::string>& inputs,
+                   const MergeExtras& extras) {
   if (inputs.size() < 2)
     throw InputError("merge: " + std::to_string(inputs.size()) +
                      " input file(s); allowed: two or more outputs of `run --shots`");
@@ -1258,11 +1259,32 @@ void merge_outputs(const std::string& output, const std::vector<std::string>& in
                    i.meta.backend + ", " + i.meta.device_name + ")";
   }
   out.set_attribute("merged_from", merged_from);
-  for (const auto& [shot, k] : owner)
-    out.copy_shot_from(in[k].path, shot);
-  out.write_model(read_model(first.path)); // every input holds the same model
-  if (with_snapshots) out.copy_snapshots_from(with_snapshots->path);
-  out.commit();
+  try {
+    for (const auto& [shot, k] : owner)
+      out.copy_shot_from(in[k].path, shot);
+    out.write_model(read_model(first.path)); // every input holds the same model
+    if (with_snapshots) out.copy_snapshots_from(with_snapshots->path);
+  } catch (const DamagedDataError& e) {
+    throw InputError(std::string("merge: ") + e.what() +
+                     "; nothing was written; allowed: undamaged outputs (model the shots of the "
+                     "damaged one again with `run --shots`)");
+  }
+  std::vector<std::pair<std::string, std::string>> renames; // temporary -> final
+  try {
+    if (extras) {
+      std::vector<std::pair<int, std::string>> sources;
+      for (const auto& [shot, k] : owner)
+        sources.emplace_back(shot, in[k].path);
+      renames = extras(meta, sources);
+    }
+    out.commit();
+    for (const auto& [from, to] : renames)
+      rename_durably(from, to);
+  } catch (...) {
+    for (const auto& entry : renames)
+      fs::remove(entry.first, ec);
+    throw;
+  }
 }
 
 bool h5_object_readable(const std::string& path, const std::string& object) {

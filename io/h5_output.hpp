@@ -187,7 +187,15 @@ std::vector<int> output_shot_numbers(const std::string& path);
 /// InputError, naming the files and what differs, when an input is not an output of this
 /// program, when inputs differ in their run fingerprint, physics, grid, dt or steps, when two
 /// inputs hold the same shot, or when `output` is one of the inputs; nothing is written then.
-void merge_outputs(const std::string& output, const std::vector<std::string>& inputs);
+/// `extras`, when given, writes further files of the merged output (its SEG-Y): it is called once
+/// the merged file is complete, before it gets its name, with that file's root attributes and each
+/// shot with the input holding it, writes its files under temporary names and returns them as
+/// (temporary, final) pairs; they are renamed after the merged file, and removed when anything
+/// fails.
+using MergeExtras = std::function<std::vector<std::pair<std::string, std::string>>(
+    const OutputMeta&, const std::vector<std::pair<int, std::string>>&)>;
+void merge_outputs(const std::string& output, const std::vector<std::string>& inputs,
+                   const MergeExtras& extras = {});
 
 /// Whether `path` is an HDF5 file that opens and holds the group `object` ("/shots/0003").
 bool h5_object_readable(const std::string& path, const std::string& object);

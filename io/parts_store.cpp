@@ -714,25 +714,11 @@ void PartsStore::assemble(const OutputMeta& meta, const std::vector<int>& shots,
       renames.emplace_back(temp_name(xmf), xmf);
       write_file_durably(renames.back().first, sidecar);
     }
-    if (!segy.path.empty()) {
-      SegyWriteOptions options = segy.options;
-      if (segy.per_shot) {
-        for (const int shot : shots) {
-          const std::string path = segy_shot_path(segy.path, shot);
-          renames.emplace_back(temp_name(path), path);
-          options.mode = SegyWriteMode::Create;
-          write_segy_gather(renames.back().first, read_shot_gather(impl.part(shot), shot), options);
-          fsync_file(renames.back().first);
-        }
-      } else {
-        renames.emplace_back(temp_name(segy.path), segy.path);
-        for (const int shot : shots) {
-          options.mode = shot == shots.front() ? SegyWriteMode::Create : SegyWriteMode::Append;
-          write_segy_gather(renames.back().first, read_shot_gather(impl.part(shot), shot), options);
-        }
-        fsync_file(renames.back().first);
-      }
-    }
+    std::vector<std::pair<int, std::string>> shot_files;
+    for (const int shot : shots)
+      shot_files.emplace_back(shot, impl.part(shot));
+    for (auto& entry : write_segy_files(segy, shot_files))
+      renames.push_back(std::move(entry));
     // OUT first: once it has its name the run's result exists; the folder (with its manifest)
     // stays until the other files have theirs, so a kill in between is finished by --resume.
     out.commit();
@@ -744,6 +730,62 @@ void PartsStore::assemble(const OutputMeta& meta, const std::vector<int>& shots,
     throw;
   }
   impl.remove_folder();
+}
+
+std::vector<std::pair<std::string, std::string>>
+write_segy_files(const SegyTarget& segy, const std::vector<std::pair<int, std::string>>& shots) {
+  std::vector<std::pair<std::string, std::string>> renames; // temporary -> final
+  if (segy.path.empty()) return renames;
+  std::error_code ec;
+  try {
+    SegyWriteOptions options = segy.options;
+    if (segy.per_shot) {
+      for (const auto& [shot, file] : shots) {
+        const std::string path = segy_shot_path(segy.path, shot);
+        renames.emplace_back(temp_name(path), path);
+        options.mode = SegyWriteMode::Create;
+        write_segy_gather(renames.back().first, read_shot_gather(file, shot), options);
+        fsync_file(renames.back().first);
+      }
+    } else if (!shots.empty()) {
+      renames.emplace_back(temp_name(segy.path), segy.path);
+      for (const auto& [shot, file] : shots) {
+        options.mode = shot == shots.front().first ? SegyWriteMode::Create : SegyWriteMode::Append;
+        write_segy_gather(renames.back().first, read_shot_gather(file, shot), options);
+      }
+      fsync_file(renames.back().first);
+    }
+  } catch (...) {
+    for (const auto& entry : renames)
+      fs::remove(entry.first, ec);
+    throw;
+  }
+  return renames;
+}
+
+SegyTarget merged_segy_target(const OutputMeta& meta, const std::string& output) {
+  SegyTarget target;
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(meta.survey_text);
+  } catch (const YAML::Exception&) {
+    return target; // the survey parsed when it ran; a text that no longer does asks for nothing
+  }
+  if (!doc.IsMap() || !doc["output"] || !doc["output"].IsMap()) return target;
+  const YAML::Node out = doc["output"];
+  if (!out["segy"] || !out["segy"].IsScalar()) return target;
+  std::string extension = fs::path(out["segy"].as<std::string>()).extension().string();
+  if (extension.empty()) extension = ".sgy";
+  target.path = fs::path(output).replace_extension(extension).string();
+  target.per_shot = out["segy_layout"] && out["segy_layout"].IsScalar() &&
+                    out["segy_layout"].as<std::string>() == "per_shot";
+  target.options.program = "minimod-gpu " + meta.program_version;
+  if (doc["name"] && doc["name"].IsScalar())
+    target.options.survey_name = doc["name"].as<std::string>();
+  target.options.survey_path = meta.survey_path;
+  target.options.key = "output.segy";
+  target.options.cdp_bins = segy_cdp_bins(meta.grid_origin, meta.grid_spacing, meta.grid_shape);
+  return target;
 }
 
 bool PartsStore::abandon(bool keep) {

@@ -570,7 +570,7 @@ std::string textual_header(const ShotGather& gather, const SegyWriteOptions& opt
   lines.push_back("Survey file: " +
                   (options.survey_path.empty() ? std::string("(none)") : options.survey_path));
   lines.push_back("First gather: shot " + std::to_string(gather.shot) + " = field record " +
-                  std::to_string(gather.shot) + ", " +
+                  std::to_string(gather.shot + 1) + ", " +
                   std::to_string(gather.source_positions.size()) + " source(s) fired together:");
   const std::size_t shown = std::min<std::size_t>(gather.source_positions.size(), 6);
   for (std::size_t s = 0; s < shown; ++s)
@@ -594,8 +594,8 @@ std::string textual_header(const ShotGather& gather, const SegyWriteOptions& opt
   lines.push_back("Offset (byte 37): horizontal source-receiver distance in whole metres,");
   lines.push_back("negative when the receiver has smaller x (or equal x and smaller y).");
   lines.push_back("Field record (byte 9), energy source point (17) and shotpoint (197) =");
-  lines.push_back("the shot number; trace in record (byte 13) = receiver + 1; trace");
-  lines.push_back("sequence (bytes 1, 5) counts the traces of the file from 1.");
+  lines.push_back("shot + 1 (shots count from 0); trace in record (byte 13) = receiver + 1;");
+  lines.push_back("trace sequence (bytes 1, 5) counts the traces of the file from 1.");
   lines.push_back("CDP (byte 21) = 1 + i + " + std::to_string(bins.columns) +
                   " j of the midpoint's bin (i, j):");
   lines.push_back("bin (i, j) centred at x " + fixed(bins.origin[0]) + " + i * " +
@@ -644,9 +644,10 @@ void write_traces(segy_file* fp, const ShotGather& gather, int first, int interv
     char header[SEGY_TRACE_HEADER_SIZE] = {};
     segy_set_field(header, SEGY_TR_SEQ_LINE, trace + 1);
     segy_set_field(header, SEGY_TR_SEQ_FILE, trace + 1);
-    segy_set_field(header, SEGY_TR_FIELD_RECORD, gather.shot);
+    // SEG-Y counts records from 1; the HDF5 groups and every message count shots from 0.
+    segy_set_field(header, SEGY_TR_FIELD_RECORD, gather.shot + 1);
     segy_set_field(header, SEGY_TR_NUMBER_ORIG_FIELD, static_cast<int>(r) + 1);
-    segy_set_field(header, SEGY_TR_ENERGY_SOURCE_POINT, gather.shot);
+    segy_set_field(header, SEGY_TR_ENERGY_SOURCE_POINT, gather.shot + 1);
     segy_set_field(header, SEGY_TR_ENSEMBLE, bin.cdp);
     segy_set_field(header, SEGY_TR_TRACE_ID, 1);
     segy_set_field(header, SEGY_TR_SUMMED_TRACES, 1);
@@ -669,7 +670,7 @@ void write_traces(segy_file* fp, const ShotGather& gather, int first, int interv
     segy_set_field(header, SEGY_TR_CDP_Y, centimetres(mid_y, "midpoint y", options.key));
     segy_set_field(header, SEGY_TR_INLINE, bin.j + 1);
     segy_set_field(header, SEGY_TR_CROSSLINE, bin.i + 1);
-    segy_set_field(header, SEGY_TR_SHOT_POINT, gather.shot);
+    segy_set_field(header, SEGY_TR_SHOT_POINT, gather.shot + 1);
     segy_set_field(header, SEGY_TR_SHOT_POINT_SCALAR, 1);
 
     const float* samples_in = gather.traces.data() + r * static_cast<std::size_t>(samples);

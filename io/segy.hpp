@@ -115,20 +115,20 @@ std::string segy_shot_path(const std::string& path, int shot);
 /// format 5, metres, revision 1, fixed-length traces); one trace per receiver, big-endian IEEE
 /// floats. Every header field written, with its bytes, is listed in docs/output.md ("SEG-Y"). In
 /// short: trace sequence numbers in line and file (1-based, continuing over appended gathers);
-/// field record, energy source point and shotpoint number = the shot number (gather.shot, as in
-/// /shots/NNNN of the HDF5 file); trace number in the record = receiver + 1; CDP ensemble, inline
-/// and crossline numbers of the midpoint's bin (SegyWriteOptions::cdp_bins); trace identification
-/// 1; offset (signed horizontal distance from the first source to the receiver in whole metres,
-/// negative when the receiver lies at smaller x, or at equal x and smaller y); receiver group
-/// elevation = -z and source depth = +z (z is depth below the survey's z = 0, so elevations are
-/// negative below it); source, group and CDP (midpoint) X/Y; coordinate and elevation scalar
-/// kSegyCoordinateScalar; coordinate units 1 (length); sample count and interval. With several
-/// sources fired together, the headers carry the first; the textual header lists them all. A
-/// Create call writes under a temporary name and renames it; an Append call checks that the file
-/// has the same sample count, interval and format. Throws InputError for what SEG-Y cannot hold
-/// (sample interval, > 32767 samples, coordinates beyond 32-bit centimetres, a midpoint outside
-/// the CDP bins) or a build without segyio, OutputError when writing fails; nothing is written
-/// then.
+/// field record, energy source point and shotpoint number = the shot number + 1 (SEG-Y counts
+/// from 1; gather.shot and /shots/NNNN of the HDF5 file count from 0); trace number in the record =
+/// receiver + 1; CDP ensemble, inline and crossline numbers of the midpoint's bin
+/// (SegyWriteOptions::cdp_bins); trace identification 1; offset (signed horizontal distance from
+/// the first source to the receiver in whole metres, negative when the receiver lies at smaller x,
+/// or at equal x and smaller y); receiver group elevation = -z and source depth = +z (z is depth
+/// below the survey's z = 0, so elevations are negative below it); source, group and CDP (midpoint)
+/// X/Y; coordinate and elevation scalar kSegyCoordinateScalar; coordinate units 1 (length); sample
+/// count and interval. With several sources fired together, the headers carry the first; the
+/// textual header lists them all. A Create call writes under a temporary name and renames it; an
+/// Append call checks that the file has the same sample count, interval and format. Throws
+/// InputError for what SEG-Y cannot hold (sample interval, > 32767 samples, coordinates beyond
+/// 32-bit centimetres, a midpoint outside the CDP bins) or a build without segyio, OutputError when
+/// writing fails; nothing is written then.
 void write_segy_gather(const std::string& path, const ShotGather& gather,
                        const SegyWriteOptions& options);
 

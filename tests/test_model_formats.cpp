@@ -637,7 +637,7 @@ ExpectedTrace expected_trace(const ShotGather& gather, std::size_t r) {
   auto cm = [](double metres) { return static_cast<std::int32_t>(std::llround(metres * 100)); };
   const double dx = g[0] - s[0], dy = g[1] - s[1];
   const double sign = (dx < 0 || (dx == 0 && dy < 0)) ? -1 : 1;
-  return {gather.shot,
+  return {gather.shot + 1, // SEG-Y counts field records from 1, shots count from 0
           static_cast<std::int32_t>(r) + 1,
           static_cast<std::int32_t>(std::llround(sign * std::hypot(dx, dy))),
           cm(-g[2]),
@@ -741,7 +741,7 @@ TEST_F(SegyWrite, RoundTripEveryHeaderFieldAndSample) {
   const std::string header(text, SEGY_TEXT_HEADER_SIZE);
   for (const char* expected :
        {"C 1 Synthetic acoustic shot gathers written by minimod-gpu 1.2.3", "demo survey",
-        "input/demo.yaml", "shot 4 = field record 4", "x 100.25  y 200.50  z 10.00 m",
+        "input/demo.yaml", "shot 4 = field record 5", "x 100.25  y 200.50  z 10.00 m",
         "scalar (byte 69) -100", "C39 SEG Y REV1", "C40 END TEXTUAL HEADER"}) {
     EXPECT_NE(header.find(expected), std::string::npos) << expected << "\n" << header;
   }
