@@ -199,18 +199,24 @@ std::vector<std::pair<std::string, std::string>> survey_input_files(const Survey
   for (const auto& src : s.sources) {
     if (src.wavelet.kind == WaveletSpec::Kind::File) add("sources.wavelet.file", src.wavelet.file);
   }
-  // The receiver CSV is expanded into positions by the survey parser; its name is in the text,
-  // resolved against the survey's folder as the parser does.
+  // The receiver and shot CSV files are expanded into positions by the survey parser; their
+  // names are in the text, resolved against the survey's folder as the parser does.
   try {
     const YAML::Node doc = YAML::Load(s.text);
-    if (doc.IsMap() && doc["receivers"] && doc["receivers"].IsMap() && doc["receivers"]["csv"] &&
-        doc["receivers"]["csv"].IsScalar()) {
-      fs::path csv(doc["receivers"]["csv"].as<std::string>());
+    auto add_csv = [&](const YAML::Node& map, const std::string& role) {
+      if (!map || !map.IsMap() || !map["csv"] || !map["csv"].IsScalar()) return;
+      fs::path csv(map["csv"].as<std::string>());
       if (!csv.is_absolute()) {
         const fs::path base = fs::path(s.path).parent_path();
         csv = (base.empty() ? fs::path(".") : base) / csv;
       }
-      add("receivers.csv", csv.lexically_normal().string());
+      add(role, csv.lexically_normal().string());
+    };
+    if (doc.IsMap()) {
+      add_csv(doc["receivers"], "receivers.csv");
+      if (doc["shots"] && doc["shots"].IsMap()) {
+        add_csv(doc["shots"]["positions"], "shots.positions.csv");
+      }
     }
   } catch (const YAML::Exception&) {
     // The survey parsed before, so this does not happen; the positions are in the text then.

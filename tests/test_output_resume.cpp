@@ -515,6 +515,12 @@ TEST(Fingerprint, NamesTheInputFilesOfASurvey) {
   ASSERT_EQ(f.inputs.size(), 2u);
   EXPECT_EQ(f.inputs[0].size, 6u);
   EXPECT_EQ(f.inputs[0].crc, 0x859b7b50u) << std::hex << f.inputs[0].crc; // crc32 of "0\n1\n0\n"
+  // A shots CSV decides the source positions: it is an input too.
+  s.text = "shots: {positions: {csv: sub/shots.csv}}\nreceivers: {csv: r.csv}\n";
+  const auto with_shots = survey_input_files(s);
+  ASSERT_EQ(with_shots.size(), 3u);
+  EXPECT_EQ(with_shots[2], std::make_pair(std::string("shots.positions.csv"),
+                                          (dir / "sub" / "shots.csv").string()));
   fs::remove_all(dir);
 }
 
