@@ -5,6 +5,7 @@
 #include "core/errors.hpp"
 #include "io/durable_file.hpp"
 #include "io/h5_output.hpp"
+#include "io/parts_store.hpp"
 #include "io/survey.hpp"
 #include "kernels/kernel.hpp"
 #include "models/velocity.hpp"
@@ -312,11 +313,23 @@ int cmd_run(const RunArgs& args) {
 }
 
 /// `merge OUT IN...`: one output from outputs of disjoint shot sets of one survey run.
+/// The survey's SEG-Y (output.segy) is written beside OUT, as `run -o OUT` would write it.
 int cmd_merge(const std::string& output, const std::vector<std::string>& inputs) {
-  merge_outputs(output, inputs);
+  std::vector<std::string> written;
+  merge_outputs(output, inputs,
+                [&](const OutputMeta& meta, const std::vector<std::pair<int, std::string>>& shots) {
+                  auto renames = write_segy_files(merged_segy_target(meta, output), shots);
+                  for (const auto& entry : renames)
+                    written.push_back(entry.second);
+                  return renames;
+                });
   std::size_t shots = output_shot_numbers(output).size();
   std::cout << "merged " << inputs.size() << " files, " << shots << " shot"
-            << (shots == 1 ? "" : "s") << ", into " << output << "\n";
+            << (shots == 1 ? "" : "s") << ", into " << output;
+  if (written.size() == 1) std::cout << " and " << written.front();
+  if (written.size() > 1)
+    std::cout << " and " << written.size() << " SEG-Y files (" << written.front() << ", ...)";
+  std::cout << "\n";
   return kExitOk;
 }
 
@@ -406,7 +419,8 @@ int run_main(int argc, char** argv) {
   std::string merge_output;
   std::vector<std::string> merge_inputs;
   auto* merge = app.add_subcommand(
-      "merge", "Join the outputs of runs of one survey with disjoint --shots into one file");
+      "merge", "Join the outputs of runs of one survey with disjoint --shots into one file (and "
+               "its SEG-Y, when the survey writes SEG-Y)");
   merge->add_option("output", merge_output, "Merged HDF5 file to write")->required();
   merge->add_option("inputs", merge_inputs, "HDF5 outputs of `run --shots` (two or more)")
       ->required()

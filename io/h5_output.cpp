@@ -8,6 +8,7 @@
 
 #include <hdf5.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -108,7 +110,47 @@ std::string shot_group_name(int shot) {
   return name;
 }
 
+/// The attribute holding the CRC-32 of a group's content, as 8 hexadecimal digits.
+constexpr const char* kChecksumAttribute = "content_crc32";
+
+std::string hex32(std::uint32_t value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", value);
+  return text;
+}
+
+/// A running CRC-32 over raw bytes (the host is little-endian, as every file type written here).
+class Crc32 {
+public:
+  void add(const void* data, std::size_t bytes) {
+    if (bytes > 0) m_crc = crc32_z(m_crc, static_cast<const Bytef*>(data), bytes);
+  }
+  template <typename T> void add_value(const T& value) { add(&value, sizeof value); }
+  template <typename T> void add_values(const std::vector<T>& values) {
+    add(values.data(), values.size() * sizeof(T));
+  }
+  std::uint32_t value() const { return static_cast<std::uint32_t>(m_crc); }
+
+private:
+  uLong m_crc = crc32_z(0L, Z_NULL, 0);
+};
+
 } // namespace
+
+std::uint32_t gather_checksum(const ShotGather& gather) {
+  Crc32 crc;
+  crc.add_value(gather.samples);
+  crc.add_value(gather.dt_out);
+  crc.add_values(gather.traces);
+  crc.add_values(gather.receiver_positions);
+  crc.add_values(gather.source_positions);
+  if (gather.wavelet_samples > 0) { // written only then (write_shot)
+    crc.add_value(gather.wavelet_samples);
+    crc.add_value(gather.wavelet_dt);
+    crc.add_values(gather.wavelet);
+  }
+  return crc.value();
+}
 
 struct OutputFile::Impl {
   std::string final_path;
@@ -122,6 +164,7 @@ struct OutputFile::Impl {
   SnapshotGeometry geometry;
   hsize_t snapshot_count = 0;
   std::vector<std::pair<int, double>> snapshot_times; ///< step and time of each snapshot (XDMF)
+  Crc32 snapshot_crc; ///< of every snapshot's step, time and values, in order (content_crc32)
   StoredModel model_geometry; ///< /model as written (its values dropped), for the XDMF sidecar
   bool closed = false;
   bool committed = false;
@@ -433,6 +476,7 @@ void OutputFile::write_shot(const ShotGather& gather) {
   impl.write_int(group.get(), "samples", gather.samples);
   impl.write_int(group.get(), "receivers", static_cast<int>(receivers));
   impl.write_int(group.get(), "shot", gather.shot);
+  impl.write_string(group.get(), kChecksumAttribute, hex32(gather_checksum(gather)));
 }
 
 void OutputFile::begin_snapshots(const SnapshotGeometry& geometry) {
@@ -504,14 +548,47 @@ void OutputFile::append_snapshot(int step, double time, const std::vector<float>
   impl.append_row(impl.time, "/snapshots/time", 1, scalar, rows, H5T_NATIVE_DOUBLE, &time);
   impl.snapshot_count = rows;
   impl.snapshot_times.emplace_back(step, time);
+  impl.snapshot_crc.add_value(step);
+  impl.snapshot_crc.add_value(time);
+  impl.snapshot_crc.add_values(data);
+}
+
+/// `text` as XML character data or attribute value: & < > " ' as entities (a file name may hold
+/// any of them).
+static std::string xml_escaped(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
 }
 
 /// The XDMF sidecar: the model (when stored) as one uniform grid with an attribute per property,
 /// and the snapshots (when any) as a temporal collection. Coordinates are those of the HDF5 file:
 /// z is depth, positive down, as the grid names say.
-static std::string xdmf_sidecar(const std::string& h5_name, const SnapshotGeometry& g,
+static std::string xdmf_sidecar(const std::string& h5_file, const SnapshotGeometry& g,
                                 const std::vector<std::pair<int, double>>& times,
                                 const StoredModel& model) {
+  const std::string h5_name = xml_escaped(h5_file);
   char buf[256];
   std::string x = "<?xml version=\"1.0\" ?>\n<!-- minimod-gpu output: open this file in "
                   "ParaView (Xdmf3 reader). z is depth, positive down: set the view up to "
@@ -653,6 +730,9 @@ std::string OutputFile::xdmf_sidecar_text(const std::string& h5_name) const {
 void OutputFile::commit() {
   Impl& impl = *m_impl;
   impl.require_open("commit");
+  if (impl.snapshots.valid()) {
+    impl.write_string(impl.snapshots.get(), kChecksumAttribute, hex32(impl.snapshot_crc.value()));
+  }
   impl.check(H5Fflush(impl.file.get(), H5F_SCOPE_LOCAL), "flush file");
   if (!impl.close_all()) impl.fail("close file");
   // On disk before it gets its final name: after a crash the name holds all of it or nothing.
@@ -700,6 +780,23 @@ struct Reader {
     H5Handle a = own(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, std::string("'") + name + "'");
     if (H5Aread(a.get(), type, out) < 0) fail(std::string("'") + name + "'");
   }
+  /// A variable-length string attribute of `object`.
+  std::string text(hid_t object, const std::string& name) const {
+    H5Handle a =
+        own(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "attribute '" + name + "'");
+    H5Handle type = own(H5Aget_type(a.get()), H5Tclose, "attribute '" + name + "'");
+    char* value = nullptr;
+    if (H5Aread(a.get(), type.get(), &value) < 0) fail("attribute '" + name + "'");
+    std::string result = value ? value : "";
+    H5free_memory(value);
+    return result;
+  }
+  /// The CRC-32 recorded in `object`'s content_crc32 attribute; "" when it has none.
+  std::string recorded_checksum(hid_t object) const {
+    const htri_t exists = H5Aexists(object, kChecksumAttribute);
+    if (exists < 0) fail(std::string("attribute '") + kChecksumAttribute + "'");
+    return exists > 0 ? text(object, kChecksumAttribute) : std::string();
+  }
   /// Dimensions of a dataset (rank up to 4).
   std::vector<hsize_t> dims(hid_t dataset, const std::string& name) const {
     H5Handle space = own(H5Dget_space(dataset), H5Sclose, name);
@@ -726,6 +823,28 @@ struct Reader {
   }
 };
 
+/// "is damaged: ..." when a recorded checksum differs from the content's; "" when it matches.
+std::string checksum_mismatch(const std::string& recorded, std::uint32_t actual) {
+  if (recorded == hex32(actual)) return "";
+  return "is damaged: the CRC-32 of its content is " + hex32(actual) + ", but " + recorded +
+         " was recorded when it was written (a byte changed on disk or in a copy)";
+}
+
+/// A gather read back, and the checksum it records ("" when it records none).
+struct CheckedGather {
+  ShotGather gather;
+  std::string recorded;
+};
+
+CheckedGather read_checked_gather(const std::string& path, int shot);
+
+/// Read /snapshots of `path` one snapshot at a time: `begin` gets the geometry (with the count),
+/// `each` every snapshot in order. Throws OutputError when it cannot be read, DamagedDataError
+/// when it records a CRC-32 its content does not have. Returns whether it records one.
+bool read_snapshots(const std::string& path,
+                    const std::function<void(const SnapshotGeometry&)>& begin,
+                    const std::function<void(int, double, const std::vector<float>&)>& each);
+
 } // namespace
 
 // The copies read and write through this writer rather than H5Ocopy: HDF5 1.10's H5Ocopy
@@ -737,35 +856,49 @@ void OutputFile::copy_shot_from(const std::string& source, int shot) {
 }
 
 void OutputFile::copy_snapshots_from(const std::string& source) {
-  Impl& impl = *m_impl;
-  impl.require_open("copy_snapshots_from");
-  H5Handle from = open_readonly(source);
-  const Reader read{source};
+  m_impl->require_open("copy_snapshots_from");
+  read_snapshots(
+      source, [this](const SnapshotGeometry& geometry) { begin_snapshots(geometry); },
+      [this](int step, double time, const std::vector<float>& volume) {
+        append_snapshot(step, time, volume);
+      });
+}
+
+namespace {
+
+bool read_snapshots(const std::string& path,
+                    const std::function<void(const SnapshotGeometry&)>& begin,
+                    const std::function<void(int, double, const std::vector<float>&)>& each) {
+  H5Handle from = open_readonly(path);
+  const Reader read{path};
   H5Handle group =
       read.own(H5Gopen2(from.get(), "snapshots", H5P_DEFAULT), H5Gclose, "group '/snapshots'");
   SnapshotGeometry geometry;
   read.attribute(group.get(), "shape", H5T_NATIVE_INT, geometry.shape.data());
   read.attribute(group.get(), "origin", H5T_NATIVE_DOUBLE, geometry.origin.data());
   read.attribute(group.get(), "spacing", H5T_NATIVE_DOUBLE, geometry.spacing.data());
+  const std::string recorded = read.recorded_checksum(group.get());
   const auto steps = read.dataset<int>(group.get(), "step", H5T_NATIVE_INT);
   const auto times = read.dataset<double>(group.get(), "time", H5T_NATIVE_DOUBLE);
   if (steps.size() != times.size()) read.fail("'/snapshots/step' and '/snapshots/time'");
   geometry.expected_count = static_cast<int>(steps.size());
-  begin_snapshots(geometry);
 
   // One snapshot at a time: memory stays one volume, whatever the count.
   H5Handle wavefield =
       read.own(H5Dopen2(group.get(), "wavefield", H5P_DEFAULT), H5Dclose, "'/snapshots/wavefield'");
   const std::vector<hsize_t> dims = read.dims(wavefield.get(), "'/snapshots/wavefield'");
   const auto [nx, ny, nz] = geometry.shape;
-  if (dims.size() != 4 || dims[0] != steps.size() || dims[1] != static_cast<hsize_t>(nz) ||
-      dims[2] != static_cast<hsize_t>(ny) || dims[3] != static_cast<hsize_t>(nx)) {
+  if (nx < 1 || ny < 1 || nz < 1 || dims.size() != 4 || dims[0] != steps.size() ||
+      dims[1] != static_cast<hsize_t>(nz) || dims[2] != static_cast<hsize_t>(ny) ||
+      dims[3] != static_cast<hsize_t>(nx)) {
     read.fail("'/snapshots/wavefield' (its shape does not match the attributes)");
   }
+  if (begin) begin(geometry);
   std::vector<float> volume(static_cast<std::size_t>(nx) * ny * nz);
   const hsize_t count[4] = {1, dims[1], dims[2], dims[3]};
   H5Handle memory =
       read.own(H5Screate_simple(4, count, nullptr), H5Sclose, "'/snapshots/wavefield'");
+  Crc32 crc;
   for (std::size_t n = 0; n < steps.size(); ++n) {
     const hsize_t offset[4] = {n, 0, 0, 0};
     H5Handle space = read.own(H5Dget_space(wavefield.get()), H5Sclose, "'/snapshots/wavefield'");
@@ -774,17 +907,30 @@ void OutputFile::copy_snapshots_from(const std::string& source) {
                 volume.data()) < 0) {
       read.fail("snapshot " + std::to_string(n) + " of '/snapshots/wavefield'");
     }
-    append_snapshot(steps[n], times[n], volume);
+    crc.add_value(steps[n]);
+    crc.add_value(times[n]);
+    crc.add_values(volume);
+    if (each) each(steps[n], times[n], volume);
   }
+  if (recorded.empty()) return false;
+  const std::string damage = checksum_mismatch(recorded, crc.value());
+  if (!damage.empty()) throw DamagedDataError("'" + path + "' /snapshots " + damage);
+  return true;
 }
 
-ShotGather read_shot_gather(const std::string& path, int shot) {
+} // namespace
+
+namespace {
+
+CheckedGather read_checked_gather(const std::string& path, int shot) {
   H5Handle file = open_readonly(path);
   const Reader read{path};
   const std::string name = shot_group_name(shot);
   H5Handle group =
       read.own(H5Gopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Gclose, "'" + name + "'");
-  ShotGather g;
+  CheckedGather checked;
+  checked.recorded = read.recorded_checksum(group.get());
+  ShotGather& g = checked.gather;
   g.shot = shot;
   read.attribute(group.get(), "dt_out", H5T_NATIVE_DOUBLE, &g.dt_out);
   read.attribute(group.get(), "samples", H5T_NATIVE_INT, &g.samples);
@@ -814,7 +960,53 @@ ShotGather read_shot_gather(const std::string& path, int shot) {
       shape[1] != static_cast<hsize_t>(g.samples)) {
     read.fail(name + "/traces (its shape does not match the receivers and samples)");
   }
-  return g;
+  return checked;
+}
+
+} // namespace
+
+ShotGather read_shot_gather(const std::string& path, int shot) {
+  CheckedGather checked = read_checked_gather(path, shot);
+  if (!checked.recorded.empty()) {
+    const std::string damage = checksum_mismatch(checked.recorded, gather_checksum(checked.gather));
+    if (!damage.empty())
+      throw DamagedDataError("'" + path + "' " + shot_group_name(shot) + " " + damage);
+  }
+  return std::move(checked.gather);
+}
+
+std::string shot_damage(const std::string& path, int shot) {
+  if (!h5_object_readable(path, shot_group_name(shot))) {
+    return "cannot be read (truncated, or no HDF5 file holding " + shot_group_name(shot) + ")";
+  }
+  try {
+    const CheckedGather checked = read_checked_gather(path, shot);
+    if (checked.recorded.empty()) {
+      return std::string("carries no checksum (attribute ") + kChecksumAttribute + " of " +
+             shot_group_name(shot) + ")";
+    }
+    return checksum_mismatch(checked.recorded, gather_checksum(checked.gather));
+  } catch (const OutputError& e) {
+    return std::string("cannot be read: ") + e.what();
+  }
+}
+
+std::string snapshots_damage(const std::string& path) {
+  if (!h5_object_readable(path, "/snapshots")) {
+    return "cannot be read (truncated, or no HDF5 file holding /snapshots)";
+  }
+  try {
+    if (!read_snapshots(path, {}, {})) {
+      return std::string("carries no checksum (attribute ") + kChecksumAttribute +
+             " of /snapshots)";
+    }
+    return "";
+  } catch (const DamagedDataError& e) {
+    const std::string what = e.what();
+    return what.substr(what.find(" is damaged") + 1);
+  } catch (const OutputError& e) {
+    return std::string("cannot be read: ") + e.what();
+  }
 }
 
 void read_backend_attributes(const std::string& path, OutputMeta& meta) {
@@ -842,14 +1034,7 @@ namespace {
 
 /// A variable-length string attribute of `object`.
 std::string read_text_attribute(const Reader& read, hid_t object, const std::string& name) {
-  H5Handle a =
-      read.own(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose, "attribute '" + name + "'");
-  H5Handle type = read.own(H5Aget_type(a.get()), H5Tclose, "attribute '" + name + "'");
-  char* value = nullptr;
-  if (H5Aread(a.get(), type.get(), &value) < 0) read.fail("attribute '" + name + "'");
-  std::string result = value ? value : "";
-  H5free_memory(value);
-  return result;
+  return read.text(object, name);
 }
 
 /// A 1-D int attribute of `object`, whatever its length.
@@ -966,7 +1151,8 @@ int first_differing_line(const std::string& a, const std::string& b) {
 
 } // namespace
 
-void merge_outputs(const std::string& output, const std::vector<std::string>& inputs) {
+void merge_outputs(const std::string& output, const std::vector<std::string>& inputs,
+                   const MergeExtras& extras) {
   if (inputs.size() < 2)
     throw InputError("merge: " + std::to_string(inputs.size()) +
                      " input file(s); allowed: two or more outputs of `run --shots`");
@@ -1073,11 +1259,32 @@ void merge_outputs(const std::string& output, const std::vector<std::string>& in
                    i.meta.backend + ", " + i.meta.device_name + ")";
   }
   out.set_attribute("merged_from", merged_from);
-  for (const auto& [shot, k] : owner)
-    out.copy_shot_from(in[k].path, shot);
-  out.write_model(read_model(first.path)); // every input holds the same model
-  if (with_snapshots) out.copy_snapshots_from(with_snapshots->path);
-  out.commit();
+  try {
+    for (const auto& [shot, k] : owner)
+      out.copy_shot_from(in[k].path, shot);
+    out.write_model(read_model(first.path)); // every input holds the same model
+    if (with_snapshots) out.copy_snapshots_from(with_snapshots->path);
+  } catch (const DamagedDataError& e) {
+    throw InputError(std::string("merge: ") + e.what() +
+                     "; nothing was written; allowed: undamaged outputs (model the shots of the "
+                     "damaged one again with `run --shots`)");
+  }
+  std::vector<std::pair<std::string, std::string>> renames; // temporary -> final
+  try {
+    if (extras) {
+      std::vector<std::pair<int, std::string>> sources;
+      for (const auto& [shot, k] : owner)
+        sources.emplace_back(shot, in[k].path);
+      renames = extras(meta, sources);
+    }
+    out.commit();
+    for (const auto& [from, to] : renames)
+      rename_durably(from, to);
+  } catch (...) {
+    for (const auto& entry : renames)
+      fs::remove(entry.first, ec);
+    throw;
+  }
 }
 
 bool h5_object_readable(const std::string& path, const std::string& object) {

@@ -4,12 +4,15 @@
 /// final one; commit() syncs it to disk and renames it, so a file under its final name is always
 /// complete, even after a crash. Destroying an uncommitted file removes the temporary.
 
+#include "core/errors.hpp"
 #include "io/survey.hpp"
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace minimod {
@@ -142,9 +145,29 @@ private:
   std::unique_ptr<Impl> m_impl;
 };
 
+/// Data that reads back but differs from what was written: its content's CRC-32 is not the one
+/// recorded with it (a flipped bit on disk, a bad copy). A runtime failure: the data is not used.
+class DamagedDataError : public RuntimeFailure {
+public:
+  using RuntimeFailure::RuntimeFailure;
+};
+
+/// The CRC-32 (zlib) write_shot records in /shots/<shot>'s attribute `content_crc32`: of the sample
+/// count, dt_out, the traces, the receiver and source positions and, when stored, the wavelet's
+/// sample count, dt and samples, each as the file stores them (little-endian).
+std::uint32_t gather_checksum(const ShotGather& gather);
+
 /// Read /shots/<shot> of the file at `path` back (the inverse of write_shot). Throws OutputError
-/// when the file or the group cannot be read.
+/// when the file or the group cannot be read, DamagedDataError when the group records a
+/// `content_crc32` that its content does not have.
 ShotGather read_shot_gather(const std::string& path, int shot);
+
+/// Why /shots/<shot> of `path` cannot be used: "" when it reads back whole and carries the CRC-32
+/// of its content; otherwise the reason ("cannot be read: ...", "carries no checksum", "is
+/// damaged: ...").
+std::string shot_damage(const std::string& path, int shot);
+/// The same for /snapshots of `path` (every snapshot is read).
+std::string snapshots_damage(const std::string& path);
 
 /// Read /model of the file at `path` back (empty when the file has none). Throws OutputError.
 StoredModel read_model(const std::string& path);
@@ -164,7 +187,15 @@ std::vector<int> output_shot_numbers(const std::string& path);
 /// InputError, naming the files and what differs, when an input is not an output of this
 /// program, when inputs differ in their run fingerprint, physics, grid, dt or steps, when two
 /// inputs hold the same shot, or when `output` is one of the inputs; nothing is written then.
-void merge_outputs(const std::string& output, const std::vector<std::string>& inputs);
+/// `extras`, when given, writes further files of the merged output (its SEG-Y): it is called once
+/// the merged file is complete, before it gets its name, with that file's root attributes and each
+/// shot with the input holding it, writes its files under temporary names and returns them as
+/// (temporary, final) pairs; they are renamed after the merged file, and removed when anything
+/// fails.
+using MergeExtras = std::function<std::vector<std::pair<std::string, std::string>>(
+    const OutputMeta&, const std::vector<std::pair<int, std::string>>&)>;
+void merge_outputs(const std::string& output, const std::vector<std::string>& inputs,
+                   const MergeExtras& extras = {});
 
 /// Whether `path` is an HDF5 file that opens and holds the group `object` ("/shots/0003").
 bool h5_object_readable(const std::string& path, const std::string& object);

@@ -199,18 +199,24 @@ std::vector<std::pair<std::string, std::string>> survey_input_files(const Survey
   for (const auto& src : s.sources) {
     if (src.wavelet.kind == WaveletSpec::Kind::File) add("sources.wavelet.file", src.wavelet.file);
   }
-  // The receiver CSV is expanded into positions by the survey parser; its name is in the text,
-  // resolved against the survey's folder as the parser does.
+  // The receiver and shot CSV files are expanded into positions by the survey parser; their
+  // names are in the text, resolved against the survey's folder as the parser does.
   try {
     const YAML::Node doc = YAML::Load(s.text);
-    if (doc.IsMap() && doc["receivers"] && doc["receivers"].IsMap() && doc["receivers"]["csv"] &&
-        doc["receivers"]["csv"].IsScalar()) {
-      fs::path csv(doc["receivers"]["csv"].as<std::string>());
+    auto add_csv = [&](const YAML::Node& map, const std::string& role) {
+      if (!map || !map.IsMap() || !map["csv"] || !map["csv"].IsScalar()) return;
+      fs::path csv(map["csv"].as<std::string>());
       if (!csv.is_absolute()) {
         const fs::path base = fs::path(s.path).parent_path();
         csv = (base.empty() ? fs::path(".") : base) / csv;
       }
-      add("receivers.csv", csv.lexically_normal().string());
+      add(role, csv.lexically_normal().string());
+    };
+    if (doc.IsMap()) {
+      add_csv(doc["receivers"], "receivers.csv");
+      if (doc["shots"] && doc["shots"].IsMap()) {
+        add_csv(doc["shots"]["positions"], "shots.positions.csv");
+      }
     }
   } catch (const YAML::Exception&) {
     // The survey parsed before, so this does not happen; the positions are in the text then.
@@ -572,16 +578,16 @@ void PartsStore::open_locked(const RunFingerprint& fingerprint, const PartsOptio
     }
   }
 
-  // 6. Parts that do not open (damaged on disk, or written by hand) are modelled again.
+  // 6. Parts that do not read back whole, or whose content is not what was written (their
+  // CRC-32 differs from the one recorded with it: bit rot, a bad copy), are modelled again.
   if (earlier) {
     std::vector<int> kept;
     for (const int shot : impl.complete) {
-      char object[32];
-      std::snprintf(object, sizeof object, "/shots/%04d", shot);
-      if (h5_object_readable(impl.part(shot), object)) {
+      const std::string damage = shot_damage(impl.part(shot), shot);
+      if (damage.empty()) {
         kept.push_back(shot);
       } else {
-        impl.say("resume: " + in_quotes(impl.part(shot)) + " cannot be read; shot " +
+        impl.say("resume: " + in_quotes(impl.part(shot)) + " " + damage + "; shot " +
                  std::to_string(shot) + " is modelled again");
         fs::remove(impl.part(shot), ec);
       }
@@ -589,16 +595,15 @@ void PartsStore::open_locked(const RunFingerprint& fingerprint, const PartsOptio
     impl.complete = kept;
     const bool shot0 = !kept.empty() && kept.front() == 0;
     if (fs::exists(impl.snapshots_part(), ec)) {
-      if (!h5_object_readable(impl.snapshots_part(), "/snapshots")) {
-        impl.say("resume: " + in_quotes(impl.snapshots_part()) +
-                 " cannot be read; shot 0 is modelled again for its snapshots");
-        fs::remove(impl.snapshots_part(), ec);
-        if (shot0) {
-          fs::remove(impl.part(0), ec);
-          impl.complete.erase(impl.complete.begin());
-        }
-      } else if (!shot0) {
+      if (!shot0) {
         fs::remove(impl.snapshots_part(), ec); // belongs to a shot 0 that did not finish
+      } else if (const std::string damage = snapshots_damage(impl.snapshots_part());
+                 !damage.empty()) {
+        impl.say("resume: " + in_quotes(impl.snapshots_part()) + " " + damage +
+                 "; shot 0 is modelled again for its snapshots");
+        fs::remove(impl.snapshots_part(), ec);
+        fs::remove(impl.part(0), ec);
+        impl.complete.erase(impl.complete.begin());
       } else {
         impl.snapshots = true;
       }
@@ -696,9 +701,17 @@ void PartsStore::assemble(const OutputMeta& meta, const std::vector<int>& shots,
   std::vector<std::pair<std::string, std::string>> renames; // temporary -> final
   std::error_code ec;
   try {
-    for (const int shot : shots)
-      out.copy_shot_from(impl.part(shot), shot);
-    if (fs::exists(impl.snapshots_part(), ec)) out.copy_snapshots_from(impl.snapshots_part());
+    try {
+      for (const int shot : shots)
+        out.copy_shot_from(impl.part(shot), shot);
+      if (fs::exists(impl.snapshots_part(), ec)) out.copy_snapshots_from(impl.snapshots_part());
+    } catch (const DamagedDataError& e) {
+      // Damaged after it was written: never used. The parts stay for --resume, which models the
+      // damaged shot again.
+      throw DamagedDataError(std::string(e.what()) + "; it was not used and " +
+                             in_quotes(impl.output) + " was not written; the parts stay in " +
+                             in_quotes(impl.folder) + ": rerun with --resume to model it again");
+    }
     if (decorate) decorate(out);
 
     const std::string xmf = fs::path(impl.output).replace_extension(".xmf").string();
@@ -707,25 +720,11 @@ void PartsStore::assemble(const OutputMeta& meta, const std::vector<int>& shots,
       renames.emplace_back(temp_name(xmf), xmf);
       write_file_durably(renames.back().first, sidecar);
     }
-    if (!segy.path.empty()) {
-      SegyWriteOptions options = segy.options;
-      if (segy.per_shot) {
-        for (const int shot : shots) {
-          const std::string path = segy_shot_path(segy.path, shot);
-          renames.emplace_back(temp_name(path), path);
-          options.mode = SegyWriteMode::Create;
-          write_segy_gather(renames.back().first, read_shot_gather(impl.part(shot), shot), options);
-          fsync_file(renames.back().first);
-        }
-      } else {
-        renames.emplace_back(temp_name(segy.path), segy.path);
-        for (const int shot : shots) {
-          options.mode = shot == shots.front() ? SegyWriteMode::Create : SegyWriteMode::Append;
-          write_segy_gather(renames.back().first, read_shot_gather(impl.part(shot), shot), options);
-        }
-        fsync_file(renames.back().first);
-      }
-    }
+    std::vector<std::pair<int, std::string>> shot_files;
+    for (const int shot : shots)
+      shot_files.emplace_back(shot, impl.part(shot));
+    for (auto& entry : write_segy_files(segy, shot_files))
+      renames.push_back(std::move(entry));
     // OUT first: once it has its name the run's result exists; the folder (with its manifest)
     // stays until the other files have theirs, so a kill in between is finished by --resume.
     out.commit();
@@ -737,6 +736,62 @@ void PartsStore::assemble(const OutputMeta& meta, const std::vector<int>& shots,
     throw;
   }
   impl.remove_folder();
+}
+
+std::vector<std::pair<std::string, std::string>>
+write_segy_files(const SegyTarget& segy, const std::vector<std::pair<int, std::string>>& shots) {
+  std::vector<std::pair<std::string, std::string>> renames; // temporary -> final
+  if (segy.path.empty()) return renames;
+  std::error_code ec;
+  try {
+    SegyWriteOptions options = segy.options;
+    if (segy.per_shot) {
+      for (const auto& [shot, file] : shots) {
+        const std::string path = segy_shot_path(segy.path, shot);
+        renames.emplace_back(temp_name(path), path);
+        options.mode = SegyWriteMode::Create;
+        write_segy_gather(renames.back().first, read_shot_gather(file, shot), options);
+        fsync_file(renames.back().first);
+      }
+    } else if (!shots.empty()) {
+      renames.emplace_back(temp_name(segy.path), segy.path);
+      for (const auto& [shot, file] : shots) {
+        options.mode = shot == shots.front().first ? SegyWriteMode::Create : SegyWriteMode::Append;
+        write_segy_gather(renames.back().first, read_shot_gather(file, shot), options);
+      }
+      fsync_file(renames.back().first);
+    }
+  } catch (...) {
+    for (const auto& entry : renames)
+      fs::remove(entry.first, ec);
+    throw;
+  }
+  return renames;
+}
+
+SegyTarget merged_segy_target(const OutputMeta& meta, const std::string& output) {
+  SegyTarget target;
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(meta.survey_text);
+  } catch (const YAML::Exception&) {
+    return target; // the survey parsed when it ran; a text that no longer does asks for nothing
+  }
+  if (!doc.IsMap() || !doc["output"] || !doc["output"].IsMap()) return target;
+  const YAML::Node out = doc["output"];
+  if (!out["segy"] || !out["segy"].IsScalar()) return target;
+  std::string extension = fs::path(out["segy"].as<std::string>()).extension().string();
+  if (extension.empty()) extension = ".sgy";
+  target.path = fs::path(output).replace_extension(extension).string();
+  target.per_shot = out["segy_layout"] && out["segy_layout"].IsScalar() &&
+                    out["segy_layout"].as<std::string>() == "per_shot";
+  target.options.program = "minimod-gpu " + meta.program_version;
+  if (doc["name"] && doc["name"].IsScalar())
+    target.options.survey_name = doc["name"].as<std::string>();
+  target.options.survey_path = meta.survey_path;
+  target.options.key = "output.segy";
+  target.options.cdp_bins = segy_cdp_bins(meta.grid_origin, meta.grid_spacing, meta.grid_shape);
+  return target;
 }
 
 bool PartsStore::abandon(bool keep) {

@@ -71,6 +71,17 @@ struct SegyTarget {
   SegyWriteOptions options;
 };
 
+/// Write the SEG-Y files of `segy` (nothing when its path is empty) from the gathers of `shots`
+/// (shot number, HDF5 file holding /shots/NNNN), each under a temporary name and synced; returns
+/// the (temporary, final) pairs to rename. On failure removes what it wrote and throws.
+std::vector<std::pair<std::string, std::string>>
+write_segy_files(const SegyTarget& segy, const std::vector<std::pair<int, std::string>>& shots);
+
+/// The SEG-Y that `merge` writes beside `output`: what `run -o OUTPUT` of the survey whose text,
+/// path, program version and grid `meta` holds would write (output.segy's extension and
+/// segy_layout; headers as the run's); an empty path when the survey asks for no SEG-Y.
+SegyTarget merged_segy_target(const OutputMeta& meta, const std::string& output);
+
 /// How a PartsStore is opened.
 struct PartsOptions {
   bool resume = false;              ///< continue the run whose parts the folder holds

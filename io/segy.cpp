@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
@@ -237,6 +238,70 @@ std::size_t index_of(const std::vector<int>& sorted, int value) {
                                   sorted.begin());
 }
 
+/// The 400 bytes of a binary header as the file holds them, read without segyio (which decodes
+/// only the fields of revision 1), with the byte order the file was found to have.
+struct RawBinaryHeader {
+  unsigned char bytes[SEGY_BINARY_HEADER_SIZE] = {};
+  bool little_endian = false;
+
+  /// The unsigned integer of `size` bytes at 1-based file byte `byte` (3201 .. 3600).
+  std::uint64_t unsigned_at(int byte, int size) const {
+    std::uint64_t value = 0;
+    for (int n = 0; n < size; ++n) {
+      const int at = byte - SEGY_TEXT_HEADER_SIZE - 1 + (little_endian ? size - 1 - n : n);
+      value = (value << 8) | bytes[at];
+    }
+    return value;
+  }
+  std::int32_t int32_at(int byte) const {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(unsigned_at(byte, 4)));
+  }
+  double double_at(int byte) const {
+    const std::uint64_t bits = unsigned_at(byte, 8);
+    double value = 0;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+  }
+};
+
+// Binary header bytes of SEG-Y revision 2 that segyio 1.8 does not name.
+constexpr int kBinExtSamples = 3269;        ///< int32: samples per trace, overrides 3221
+constexpr int kBinExtInterval = 3273;       ///< IEEE double: sample interval, overrides 3217
+constexpr int kBinByteOrder = 3297;         ///< int32 16909060 (0x01020304) in the file's order
+constexpr int kBinExtraTraceHeaders = 3507; ///< int32: additional 240-byte trace headers
+constexpr std::uint32_t kByteOrderConstant = 0x01020304;
+
+/// Whether a 2-byte sample format code is one of the two this reader converts.
+bool float_format(std::uint64_t code) {
+  return code == SEGY_IBM_FLOAT_4_BYTE || code == SEGY_IEEE_FLOAT_4_BYTE;
+}
+
+/// The binary header and the file's byte order: revision 2's byte-order constant (bytes
+/// 3297-3300) where the file has one, else the sample format code (bytes 3225-3226), which reads
+/// as a multiple of 256 (256 for IBM, 1280 for IEEE floats) in the wrong order.
+RawBinaryHeader read_raw_binary_header(const std::string& path, const std::string& key) {
+  RawBinaryHeader header;
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  const bool read = file != nullptr && std::fseek(file, SEGY_TEXT_HEADER_SIZE, SEEK_SET) == 0 &&
+                    std::fread(header.bytes, 1, sizeof header.bytes, file) == sizeof header.bytes;
+  if (file != nullptr) std::fclose(file);
+  if (!read) reject_file(key, path, "the binary header cannot be read", "a complete SEG-Y file");
+  const auto order = static_cast<std::uint32_t>(header.unsigned_at(kBinByteOrder, 4));
+  if (order == kByteOrderConstant) return header;
+  if (order == 0x04030201u) {
+    header.little_endian = true;
+    return header;
+  }
+  // No revision-2 constant (revision 1 leaves the bytes unassigned): the format code decides.
+  const std::uint64_t big = header.unsigned_at(SEGY_BIN_FORMAT, 2);
+  header.little_endian = true;
+  const std::uint64_t little = header.unsigned_at(SEGY_BIN_FORMAT, 2);
+  // Every format code is below 256, so in the wrong order it reads as a multiple of 256.
+  auto plausible = [](std::uint64_t code) { return code >= 1 && code <= 255; };
+  header.little_endian = !plausible(big) && plausible(little);
+  return header;
+}
+
 } // namespace
 
 SegyCube read_segy_cube(const std::string& path, const std::string& key,
@@ -264,30 +329,51 @@ SegyCube read_segy_cube(const std::string& path, const std::string& key,
                 "a complete SEG-Y file");
   }
 
+  const RawBinaryHeader raw = read_raw_binary_header(path, key);
   SegyHandle file(path, "rb");
   if (!file.valid()) reject_file(key, path, "cannot be opened", "a readable SEG-Y file");
   segy_file* fp = file.get();
 
+  SegyCube cube;
+  cube.little_endian = raw.little_endian;
+  cube.format = static_cast<int>(raw.unsigned_at(SEGY_BIN_FORMAT, 2));
+  if (!float_format(static_cast<std::uint64_t>(cube.format))) {
+    reject_file(key, path,
+                "sample format code " + std::to_string(cube.format) + " (" +
+                    format_name(cube.format) + ") in binary header bytes 3225-3226, read " +
+                    (raw.little_endian ? "little" : "big") + "-endian",
+                "format 1 (IBM float) or 5 (IEEE float), big- or little-endian");
+  }
+  // segyio hands every header and sample over in big-endian order once told the file's order.
+  const int file_order = raw.little_endian ? SEGY_LSB : 0;
+  int rc = segy_set_format(fp, cube.format | file_order);
+  if (rc != SEGY_OK) {
+    reject_file(key, path, segy_failure("segy_set_format", rc), "a readable SEG-Y file");
+  }
   char binheader[SEGY_BINARY_HEADER_SIZE];
-  int rc = segy_binheader(fp, binheader);
+  rc = segy_binheader(fp, binheader);
   if (rc != SEGY_OK) {
     reject_file(key, path, segy_failure("reading the binary header", rc), "a complete SEG-Y file");
   }
-
-  SegyCube cube;
-  cube.format = segy_format(binheader);
-  if (cube.format != SEGY_IBM_FLOAT_4_BYTE && cube.format != SEGY_IEEE_FLOAT_4_BYTE) {
-    const int swapped = ((cube.format & 0xff) << 8) | ((cube.format >> 8) & 0xff);
-    if (swapped == SEGY_IBM_FLOAT_4_BYTE || swapped == SEGY_IEEE_FLOAT_4_BYTE) {
+  cube.revision = static_cast<int>(raw.bytes[SEGY_BIN_SEGY_REVISION - SEGY_TEXT_HEADER_SIZE - 1]);
+  const bool revision2 = cube.revision >= 2;
+  if (revision2) {
+    const std::int32_t extra = raw.int32_at(kBinExtraTraceHeaders);
+    if (extra != 0) {
       reject_file(key, path,
-                  "sample format code " + std::to_string(cube.format) + ", which reads as " +
-                      std::to_string(swapped) + " byte-swapped: a little-endian file",
-                  "big-endian SEG-Y (convert the file, e.g. with segyio or SU's segyread)");
+                  std::to_string(extra) +
+                      " additional 240-byte trace headers per trace (binary header bytes "
+                      "3507-3510, SEG-Y revision 2)",
+                  "traces with the standard 240-byte header alone");
     }
+  }
+  const std::int32_t extended_texts = binary_field(binheader, SEGY_BIN_EXT_HEADERS);
+  if (extended_texts < 0) {
     reject_file(key, path,
-                "sample format code " + std::to_string(cube.format) + " (" +
-                    format_name(cube.format) + ") in binary header byte 3225",
-                "format 1 (IBM float) or 5 (IEEE float)");
+                std::to_string(extended_texts) +
+                    " extended textual headers (binary header bytes 3505-3506; -1 means a "
+                    "variable number ended by an ((EndText)) stanza)",
+                "a known number, 0 or more, of extended textual headers");
   }
 
   const long trace0 = segy_trace0(binheader);
@@ -301,7 +387,24 @@ SegyCube read_segy_cube(const std::string& path, const std::string& key,
                 "a complete SEG-Y file with at least one trace");
   }
 
-  int samples = segy_samples(binheader);
+  // Samples per trace: revision 2's 4-byte count (bytes 3269-3272) when it is given, else the
+  // 2-byte count of the binary header (3221, read unsigned: up to 65535), else the first trace's
+  // (byte 115).
+  int samples = static_cast<int>(raw.unsigned_at(SEGY_BIN_SAMPLES, 2));
+  std::string samples_from = "binary header bytes 3221-3222";
+  if (revision2) {
+    const std::int32_t extended = raw.int32_at(kBinExtSamples);
+    if (extended < 0) {
+      reject_file(key, path,
+                  "extended sample count " + std::to_string(extended) +
+                      " in binary header bytes 3269-3272 (SEG-Y revision 2)",
+                  "a positive count, or 0 for the 2-byte count of bytes 3221-3222");
+    }
+    if (extended > 0) {
+      samples = extended;
+      samples_from = "binary header bytes 3269-3272 (revision 2)";
+    }
+  }
   char header[SEGY_TRACE_HEADER_SIZE];
   if (file_size >= first_trace + SEGY_TRACE_HEADER_SIZE) {
     rc = segy_traceheader(fp, 0, header, trace0, 0);
@@ -309,11 +412,27 @@ SegyCube read_segy_cube(const std::string& path, const std::string& key,
       reject_file(key, path, segy_failure("reading the first trace header", rc),
                   "a complete SEG-Y file");
     }
-    if (samples <= 0) samples = trace_field(header, SEGY_TR_SAMPLE_COUNT);
+    if (samples <= 0) {
+      samples =
+          static_cast<int>(static_cast<std::uint16_t>(trace_field(header, SEGY_TR_SAMPLE_COUNT)));
+      samples_from = "trace header bytes 115-116";
+    }
   }
   if (samples <= 0) {
-    reject_file(key, path, "no sample count in binary header byte 3221 nor trace header byte 115",
+    reject_file(key, path,
+                std::string("no sample count in binary header bytes 3221-3222") +
+                    (revision2 ? " nor 3269-3272 (revision 2)" : "") +
+                    " nor trace header bytes 115-116",
                 "a SEG-Y file with at least one sample per trace");
+  }
+  const std::uintmax_t samples_bytes = static_cast<std::uintmax_t>(samples) * 4;
+  if (samples_bytes + SEGY_TRACE_HEADER_SIZE > file_size - first_trace) {
+    reject_file(key, path,
+                size_text + " cannot hold one trace of the " + std::to_string(samples) +
+                    " samples that " + samples_from + " give (" +
+                    std::to_string(samples_bytes + SEGY_TRACE_HEADER_SIZE) +
+                    " bytes with its header, from byte " + std::to_string(trace0) + ")",
+                "a complete SEG-Y file whose headers give its true sample count");
   }
   const int trace_bytes = segy_trsize(cube.format, samples);
   const auto trace_stride = static_cast<std::uintmax_t>(trace_bytes) + SEGY_TRACE_HEADER_SIZE;
@@ -327,7 +446,8 @@ SegyCube read_segy_cube(const std::string& path, const std::string& key,
                 "truncated or damaged: " + size_text + " is not the " + headers_text +
                     " plus whole traces of 240 + " + std::to_string(trace_bytes) + " bytes (" +
                     std::to_string(samples) + " samples of format " + std::to_string(cube.format) +
-                    "); " + std::to_string((file_size - first_trace) % trace_stride) +
+                    ", from " + samples_from + "); " +
+                    std::to_string((file_size - first_trace) % trace_stride) +
                     " bytes are left over",
                 "a complete SEG-Y file");
   }
@@ -336,11 +456,6 @@ SegyCube read_segy_cube(const std::string& path, const std::string& key,
   if (rc != SEGY_OK || traces <= 0) {
     reject_file(key, path, segy_failure("counting the traces", rc), "a complete SEG-Y file");
   }
-  rc = segy_set_format(fp, cube.format);
-  if (rc != SEGY_OK) {
-    reject_file(key, path, segy_failure("segy_set_format", rc), "a readable SEG-Y file");
-  }
-
   // Every trace's inline and crossline number.
   std::vector<int> trace_inline(static_cast<std::size_t>(traces));
   std::vector<int> trace_crossline(static_cast<std::size_t>(traces));
@@ -450,8 +565,20 @@ SegyCube read_segy_cube(const std::string& path, const std::string& key,
     }
   }
 
+  // Sample interval: revision 2's IEEE double (bytes 3273-3280) when it is given, else the
+  // 2-byte fields of the binary header (3217) and the first trace (117), as segyio reads them.
+  const double extended_interval = revision2 ? raw.double_at(kBinExtInterval) : 0.0;
+  if (revision2 && !(std::isfinite(extended_interval) && extended_interval >= 0)) {
+    reject_file(key, path,
+                "extended sample interval " + format_number(extended_interval) +
+                    " in binary header bytes 3273-3280 (SEG-Y revision 2)",
+                "a positive finite interval, or 0 for the 2-byte interval of bytes 3217-3218");
+  }
   float interval = 0;
-  if (segy_sample_interval(fp, 0.0f, &interval) == SEGY_OK && interval > 0) {
+  if (extended_interval > 0) {
+    cube.sample_interval = static_cast<int>(std::lround(extended_interval));
+    cube.spacing[2] = extended_interval / 1000.0;
+  } else if (segy_sample_interval(fp, 0.0f, &interval) == SEGY_OK && interval > 0) {
     cube.sample_interval = static_cast<int>(std::lround(interval));
     cube.spacing[2] = interval / 1000.0;
   }
@@ -570,7 +697,7 @@ std::string textual_header(const ShotGather& gather, const SegyWriteOptions& opt
   lines.push_back("Survey file: " +
                   (options.survey_path.empty() ? std::string("(none)") : options.survey_path));
   lines.push_back("First gather: shot " + std::to_string(gather.shot) + " = field record " +
-                  std::to_string(gather.shot) + ", " +
+                  std::to_string(gather.shot + 1) + ", " +
                   std::to_string(gather.source_positions.size()) + " source(s) fired together:");
   const std::size_t shown = std::min<std::size_t>(gather.source_positions.size(), 6);
   for (std::size_t s = 0; s < shown; ++s)
@@ -594,8 +721,8 @@ std::string textual_header(const ShotGather& gather, const SegyWriteOptions& opt
   lines.push_back("Offset (byte 37): horizontal source-receiver distance in whole metres,");
   lines.push_back("negative when the receiver has smaller x (or equal x and smaller y).");
   lines.push_back("Field record (byte 9), energy source point (17) and shotpoint (197) =");
-  lines.push_back("the shot number; trace in record (byte 13) = receiver + 1; trace");
-  lines.push_back("sequence (bytes 1, 5) counts the traces of the file from 1.");
+  lines.push_back("shot + 1 (shots count from 0); trace in record (byte 13) = receiver + 1;");
+  lines.push_back("trace sequence (bytes 1, 5) counts the traces of the file from 1.");
   lines.push_back("CDP (byte 21) = 1 + i + " + std::to_string(bins.columns) +
                   " j of the midpoint's bin (i, j):");
   lines.push_back("bin (i, j) centred at x " + fixed(bins.origin[0]) + " + i * " +
@@ -644,9 +771,10 @@ void write_traces(segy_file* fp, const ShotGather& gather, int first, int interv
     char header[SEGY_TRACE_HEADER_SIZE] = {};
     segy_set_field(header, SEGY_TR_SEQ_LINE, trace + 1);
     segy_set_field(header, SEGY_TR_SEQ_FILE, trace + 1);
-    segy_set_field(header, SEGY_TR_FIELD_RECORD, gather.shot);
+    // SEG-Y counts records from 1; the HDF5 groups and every message count shots from 0.
+    segy_set_field(header, SEGY_TR_FIELD_RECORD, gather.shot + 1);
     segy_set_field(header, SEGY_TR_NUMBER_ORIG_FIELD, static_cast<int>(r) + 1);
-    segy_set_field(header, SEGY_TR_ENERGY_SOURCE_POINT, gather.shot);
+    segy_set_field(header, SEGY_TR_ENERGY_SOURCE_POINT, gather.shot + 1);
     segy_set_field(header, SEGY_TR_ENSEMBLE, bin.cdp);
     segy_set_field(header, SEGY_TR_TRACE_ID, 1);
     segy_set_field(header, SEGY_TR_SUMMED_TRACES, 1);
@@ -669,7 +797,7 @@ void write_traces(segy_file* fp, const ShotGather& gather, int first, int interv
     segy_set_field(header, SEGY_TR_CDP_Y, centimetres(mid_y, "midpoint y", options.key));
     segy_set_field(header, SEGY_TR_INLINE, bin.j + 1);
     segy_set_field(header, SEGY_TR_CROSSLINE, bin.i + 1);
-    segy_set_field(header, SEGY_TR_SHOT_POINT, gather.shot);
+    segy_set_field(header, SEGY_TR_SHOT_POINT, gather.shot + 1);
     segy_set_field(header, SEGY_TR_SHOT_POINT_SCALAR, 1);
 
     const float* samples_in = gather.traces.data() + r * static_cast<std::size_t>(samples);

@@ -35,6 +35,8 @@ struct SegyCube {
   std::vector<int> inlines;     ///< the inline number of each y index, ascending
   std::vector<int> trace_index; ///< 0-based file trace of column (i, j), at i + nx * j
   int format = 0;               ///< sample format code: 1 IBM float, 5 IEEE float
+  bool little_endian = false;   ///< the file's byte order (headers and samples)
+  int revision = 0;             ///< SEG-Y revision's major number (binary header byte 3501)
   bool inline_sorted = true;    ///< segyio's sorting detection: inline (true) or crossline sorted
   int sample_interval = 0;      ///< header value: microseconds for time data, 0 when not given
   int delay = 0;                ///< delay recording time of the first trace (byte 109, ms)
@@ -53,10 +55,14 @@ struct SegyCube {
 /// Read a post-stack cube. Inline or crossline sorting is detected by segyio; every trace is
 /// placed by its own inline and crossline numbers, which must form a full, evenly numbered grid
 /// with one trace per (inline, crossline) pair. Samples in IBM (format 1) or IEEE (format 5) float
-/// are converted to native floats. `key` ("survey.yaml:6: model.file") starts every error message.
-/// Throws InputError for a missing, truncated or damaged file, an unsupported sample format,
-/// little-endian files, pre-stack data (several traces per bin, e.g. shot gathers) and for a build
-/// without segyio.
+/// are converted to native floats. Big- and little-endian files are read: the byte order comes
+/// from revision 2's byte-order constant (bytes 3297-3300) where present, else from the sample
+/// format code. Revision 2's extended sample count (bytes 3269-3272) and interval (3273-3280)
+/// override the 2-byte fields when given (more than 32767 samples). `key` ("survey.yaml:6:
+/// model.file") starts every error message. Throws InputError for a missing, truncated or damaged
+/// file, headers that give a size the file does not have, an unsupported sample format, revision
+/// 2's additional trace headers, pre-stack data (several traces per bin, e.g. shot gathers) and for
+/// a build without segyio.
 SegyCube read_segy_cube(const std::string& path, const std::string& key,
                         const SegyReadOptions& options = {});
 
@@ -115,20 +121,20 @@ std::string segy_shot_path(const std::string& path, int shot);
 /// format 5, metres, revision 1, fixed-length traces); one trace per receiver, big-endian IEEE
 /// floats. Every header field written, with its bytes, is listed in docs/output.md ("SEG-Y"). In
 /// short: trace sequence numbers in line and file (1-based, continuing over appended gathers);
-/// field record, energy source point and shotpoint number = the shot number (gather.shot, as in
-/// /shots/NNNN of the HDF5 file); trace number in the record = receiver + 1; CDP ensemble, inline
-/// and crossline numbers of the midpoint's bin (SegyWriteOptions::cdp_bins); trace identification
-/// 1; offset (signed horizontal distance from the first source to the receiver in whole metres,
-/// negative when the receiver lies at smaller x, or at equal x and smaller y); receiver group
-/// elevation = -z and source depth = +z (z is depth below the survey's z = 0, so elevations are
-/// negative below it); source, group and CDP (midpoint) X/Y; coordinate and elevation scalar
-/// kSegyCoordinateScalar; coordinate units 1 (length); sample count and interval. With several
-/// sources fired together, the headers carry the first; the textual header lists them all. A
-/// Create call writes under a temporary name and renames it; an Append call checks that the file
-/// has the same sample count, interval and format. Throws InputError for what SEG-Y cannot hold
-/// (sample interval, > 32767 samples, coordinates beyond 32-bit centimetres, a midpoint outside
-/// the CDP bins) or a build without segyio, OutputError when writing fails; nothing is written
-/// then.
+/// field record, energy source point and shotpoint number = the shot number + 1 (SEG-Y counts
+/// from 1; gather.shot and /shots/NNNN of the HDF5 file count from 0); trace number in the record =
+/// receiver + 1; CDP ensemble, inline and crossline numbers of the midpoint's bin
+/// (SegyWriteOptions::cdp_bins); trace identification 1; offset (signed horizontal distance from
+/// the first source to the receiver in whole metres, negative when the receiver lies at smaller x,
+/// or at equal x and smaller y); receiver group elevation = -z and source depth = +z (z is depth
+/// below the survey's z = 0, so elevations are negative below it); source, group and CDP (midpoint)
+/// X/Y; coordinate and elevation scalar kSegyCoordinateScalar; coordinate units 1 (length); sample
+/// count and interval. With several sources fired together, the headers carry the first; the
+/// textual header lists them all. A Create call writes under a temporary name and renames it; an
+/// Append call checks that the file has the same sample count, interval and format. Throws
+/// InputError for what SEG-Y cannot hold (sample interval, > 32767 samples, coordinates beyond
+/// 32-bit centimetres, a midpoint outside the CDP bins) or a build without segyio, OutputError when
+/// writing fails; nothing is written then.
 void write_segy_gather(const std::string& path, const ShotGather& gather,
                        const SegyWriteOptions& options);
 

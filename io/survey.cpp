@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -215,7 +216,10 @@ private:
   void parse_wavelet(const YAML::Node& node, const std::string& key, WaveletSpec& wavelet) const;
   void parse_receivers(const YAML::Node& node, std::vector<ReceiverSpec>& receivers,
                        bool& moving) const;
-  void parse_receiver_csv(const YAML::Node& node, std::vector<ReceiverSpec>& receivers) const;
+  /// Positions from a CSV file (`key`: "receivers.csv", "shots.positions.csv"): rows of x, y, z
+  /// in metres, an optional header line; each checked, naming the file, line and column.
+  void parse_position_csv(const YAML::Node& node, const std::string& key,
+                          std::vector<ReceiverSpec>& positions) const;
   void parse_positions(const MapFields& fields, const std::string& prefix,
                        std::vector<ReceiverSpec>& positions) const;
   void parse_shots(const YAML::Node& node, std::vector<ShotSpec>& shots) const;
@@ -933,9 +937,11 @@ void SurveyParser::parse_shots(const YAML::Node& node, std::vector<ShotSpec>& sh
   }
   const YAML::Node positions_node =
       fields.require("positions", "source positions: points, lines and/or grids");
-  const MapFields positions(*this, positions_node, "shots.positions", {"points", "lines", "grids"});
+  const MapFields positions(*this, positions_node, "shots.positions",
+                            {"points", "lines", "grids", "csv"});
   std::vector<ReceiverSpec> where;
   parse_positions(positions, "shots.positions", where);
+  if (auto csv = positions.find("csv")) parse_position_csv(*csv, "shots.positions.csv", where);
   if (where.empty()) reject(positions_node, "shots.positions", "at least one source position");
   for (const auto& w : where) {
     SourceSpec s = source;
@@ -1055,6 +1061,8 @@ PropertySpec SurveyParser::parse_property(const YAML::Node& node, const std::str
     if (auto format = fields.find("format")) {
       static const std::vector<std::string> kFormats = {"raw", "hdf5", "segy", "npy"};
       p.format = kFormats[choice(*format, key + ".format", kFormats)];
+    } else {
+      p.format = format_from_extension(p.file); // as model.file: .npy, .h5/.hdf5, .sgy/.segy
     }
     if (auto dataset = fields.find("dataset"))
       p.dataset = text(*dataset, key + ".dataset", "a path");
@@ -1117,50 +1125,73 @@ void SurveyParser::parse_receivers(const YAML::Node& node, std::vector<ReceiverS
   // Moving receivers are offsets from each shot's source: checked per shot, not here.
   m_offsets = moving;
   parse_positions(fields, "receivers", receivers);
-  if (auto csv = fields.find("csv")) parse_receiver_csv(*csv, receivers);
+  if (auto csv = fields.find("csv")) parse_position_csv(*csv, "receivers.csv", receivers);
   m_offsets = false;
 }
 
-void SurveyParser::parse_receiver_csv(const YAML::Node& node,
-                                      std::vector<ReceiverSpec>& receivers) const {
-  const std::string path = resolve(text(node, "receivers.csv", "a CSV file name"));
+void SurveyParser::parse_position_csv(const YAML::Node& node, const std::string& key,
+                                      std::vector<ReceiverSpec>& positions) const {
+  const std::string path = resolve(text(node, key, "a CSV file name"));
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) reject(node, key, "a CSV file (" + path + " is a folder)");
   std::ifstream in(path);
-  if (!in) reject(node, "receivers.csv", "a readable CSV file (looked for " + path + ")");
+  if (!in) reject(node, key, "a readable CSV file (looked for " + path + ")");
+  const std::string rows_allowed =
+      "rows of three finite numbers x, y, z (m), separated by commas or spaces, after an optional "
+      "header line";
+  static const char* const kColumns[3] = {"x", "y", "z"};
   std::string row;
   int line_no = 0;
   bool first = true;
   while (std::getline(in, row)) {
     ++line_no;
-    if (row.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (!row.empty() && row.back() == '\r') row.pop_back();
+    if (row.find_first_not_of(" \t") == std::string::npos) continue;
+    std::string spaced = row;
+    std::replace(spaced.begin(), spaced.end(), ',', ' ');
+    std::istringstream split(spaced);
+    std::vector<std::string> cells;
+    for (std::string cell; split >> cell;)
+      cells.push_back(cell);
+    // The first row is a header when its first field is not a number ("x,y,z"); a file of
+    // numbers alone starts with its first position.
+    std::vector<double> values;
+    std::size_t bad_column = cells.size();
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      char* end = nullptr;
+      const double v = std::strtod(cells[c].c_str(), &end);
+      if (end == cells[c].c_str() || *end != '\0' || !std::isfinite(v)) {
+        bad_column = c;
+        break;
+      }
+      values.push_back(v);
+    }
     if (first) {
-      // The first row is a header when its first field is not a number ("x,y,z"); a file of
-      // numbers alone starts with its first receiver.
       first = false;
-      std::string head = row;
-      std::replace(head.begin(), head.end(), ',', ' ');
-      std::istringstream fields(head);
-      double x = 0;
-      if (!(fields >> x)) continue;
+      if (bad_column == 0) continue;
     }
-    std::replace(row.begin(), row.end(), ',', ' ');
-    std::istringstream fields(row);
-    Vec3 p{};
-    std::string extra;
     const std::string where = path + " line " + std::to_string(line_no);
-    if (!(fields >> p[0] >> p[1] >> p[2]) || (fields >> extra) || !std::isfinite(p[0]) ||
-        !std::isfinite(p[1]) || !std::isfinite(p[2])) {
-      reject_at(line_of(node), "receivers.csv", where + ": '" + row + "'",
-                "rows of three finite numbers x, y, z (m), after an optional header line");
+    if (bad_column < cells.size() && bad_column < 3) {
+      reject_at(line_of(node), key,
+                where + ": '" + spaced + "' (column " + std::to_string(bad_column + 1) + ", " +
+                    kColumns[bad_column] + ": '" + cells[bad_column] + "' is no finite number)",
+                rows_allowed);
     }
-    if (static_cast<long long>(receivers.size()) >= kMaxReceivers) {
-      reject_at(line_of(node), "receivers.csv", where,
-                "at most " + std::to_string(kMaxReceivers) + " receivers in all");
+    if (cells.size() != 3) {
+      reject_at(line_of(node), key,
+                where + ": '" + spaced + "' (" + std::to_string(cells.size()) + " field" +
+                    (cells.size() == 1 ? "" : "s") + ")",
+                rows_allowed);
     }
-    const Vec3 position =
-        inside_grid(p, line_of(node), "receivers.csv", where + " " + format_vec3(p));
-    receivers.push_back(
-        ReceiverSpec{position, loc_at(line_of(node), "receivers.csv (" + where + ")")});
+    if (static_cast<long long>(positions.size()) >= kMaxReceivers) {
+      reject_at(line_of(node), key, where,
+                "at most " + std::to_string(kMaxReceivers) + " positions in all");
+    }
+    const Vec3 p{values[0], values[1], values[2]};
+    const Vec3 position = inside_grid(p, line_of(node), key, where + " " + format_vec3(p));
+    positions.push_back(ReceiverSpec{position, loc_at(line_of(node), key + " (" + where + ")")});
   }
+  if (in.bad()) reject(node, key, "a readable CSV file (reading " + path + " failed)");
 }
 
 void SurveyParser::parse_positions(const MapFields& fields, const std::string& prefix,

@@ -462,6 +462,8 @@ ModelVolume read_segy_model(const std::string& path, const std::string& key,
       "SEG-Y " + std::to_string(cube.shape[1]) + " inlines (y) x " + std::to_string(cube.shape[0]) +
       " crosslines (x) x " + std::to_string(cube.shape[2]) + " samples (z), format " +
       std::to_string(cube.format) + (cube.format == 1 ? " IBM float" : " IEEE float") +
+      (cube.little_endian ? ", little-endian" : "") +
+      (cube.revision >= 2 ? ", revision " + std::to_string(cube.revision) : "") +
       (cube.inline_sorted ? ", inline sorted" : ", crossline sorted") +
       (feet ? ", feet converted to metres" : "");
   check_shape(model, options);

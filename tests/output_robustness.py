@@ -6,6 +6,8 @@ Runs the real program on tiny surveys and checks exit codes, messages and what i
   kill      SIGKILL at write system calls spread over a whole multi-shot run (strace fault
             injection), then --resume: the result equals an uninterrupted run bit for bit
   signals   SIGINT and SIGTERM during one-shot and multi-shot runs
+  damaged   a part with a flipped bit in its traces and a truncated part: --resume models them
+            again, and the result equals an uninterrupted run bit for bit
   writers   two runs on the same output: the second is refused and touches nothing
   mismatch  --resume with another survey, model file, wavelet file, --steps, --kernel, --backend
   paths     -o that is an input, a folder, in a read-only or missing folder
@@ -330,6 +332,53 @@ def case_signals(work):
     print("ok: SIGINT and SIGTERM, one shot and many")
 
 
+# ---- parts damaged after they were written ----------------------------------------------------
+
+def case_damaged(work):
+    """A part with one flipped bit inside a gather's traces, and a truncated part: --resume says
+    so, models those shots again, and the result equals the uninterrupted run bit for bit."""
+    many = Case(os.path.join(work, "many"), shots=4, steps=300)
+    p, log = start(many, ["run", "s.yaml", "-o", "o/x.h5", "--backend", "cpu", "--steps", "300"])
+    wait_for(many, r"^shot 2 done \(3/4 done\)$", p)
+    p.send_signal(signal.SIGTERM)
+    p.wait(60)
+    log.close()
+    check(p.returncode == 143, "stopped run: exit %s:\n%s" % (p.returncode,
+                                                              open(many.path("run.log")).read()))
+    folder = many.path("o", "x.h5.parts")
+    kept = parts_of(folder)
+    check({0, 1, 2} <= kept, "parts kept: %s" % sorted(kept))
+    # Bit rot inside shot 1's samples: the file still opens, its values are wrong.
+    part1 = os.path.join(folder, "shot-0001.h5")
+    with h5py.File(part1, "r") as f:
+        traces = f["shots/0001/traces"]
+        offset = traces.id.get_offset()
+        check(offset is not None, "traces of a part are stored contiguously")
+        at = offset + 4 * (traces.shape[1] * 3 + traces.shape[1] // 2) + 2
+    with open(part1, "r+b") as f:
+        f.seek(at)
+        byte = f.read(1)
+        f.seek(at)
+        f.write(bytes([byte[0] ^ 0x10]))
+    with h5py.File(part1, "r") as f:
+        damaged = f["shots/0001/traces"][()]
+    check(damaged.tobytes() != many.reference["shots/0001/traces"].tobytes(),
+          "the flipped bit is inside the traces")
+    # A part cut short (a copy that ran out of space).
+    part2 = os.path.join(folder, "shot-0002.h5")
+    os.truncate(part2, os.path.getsize(part2) * 2 // 3)
+    code, err = run(["run", "s.yaml", "-o", "o/x.h5", "--resume", "--steps", "300",
+                     "--backend", "cpu"], many.dir)
+    check(code == 0, "resume: exit %d:\n%s" % (code, err))
+    check(re.search(r"^resume: 'o/x.h5.parts/shot-0001.h5' is damaged: the CRC-32 of its "
+                    r"content is [0-9a-f]{8}, but [0-9a-f]{8} was recorded .*; shot 1 is "
+                    r"modelled again$", err, re.M) is not None, "no line for the flipped bit:\n" + err)
+    check(re.search(r"^resume: 'o/x.h5.parts/shot-0002.h5' cannot be read.*; shot 2 is "
+                    r"modelled again$", err, re.M) is not None, "no line for the cut part:\n" + err)
+    many.check_final("o", "x", "damaged parts, resumed")
+    print("ok: a flipped bit and a truncated part are modelled again")
+
+
 # ---- two writers -----------------------------------------------------------------------------
 
 def case_writers(work):
@@ -557,7 +606,8 @@ def case_diskfull(work):
     print("ok: full disk")
 
 
-CASES = {"kill": case_kill, "signals": case_signals, "writers": case_writers,
+CASES = {"kill": case_kill, "signals": case_signals, "damaged": case_damaged,
+         "writers": case_writers,
          "mismatch": case_mismatch, "paths": case_paths, "diskfull": case_diskfull}
 
 if __name__ == "__main__":

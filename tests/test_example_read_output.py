@@ -110,7 +110,7 @@ def main():
                     % (snapshots - 1, snapshots, last_time), printed, re.M), "snapshot line")
     check(re.search(r"^model: vp \[nz, ny, nx\] = \[31, 21, 41\], 1800 to 2600 m/s", printed,
                     re.M), "model line of the run's file: " + printed)
-    check(re.search(r"^segy: 54 traces, field records \[0, 1\], %d samples of 0.002 s" % samples,
+    check(re.search(r"^segy: 54 traces, field records \[1, 2\], %d samples of 0.002 s" % samples,
                     printed, re.M), "segy line")
     for name in ("run_gather.png", "run_snapshot.png", "run_segy.png", "run_model.png"):
         check_png(os.path.join(out, name))

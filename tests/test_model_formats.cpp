@@ -552,6 +552,300 @@ TEST_F(SegyRead, BrokenAndTruncatedFilesFailCleanly) {
   EXPECT_NE(message.find("24 traces"), std::string::npos) << message;
 }
 
+/// A SEG-Y file made byte by byte, in either byte order: `inlines` x `crosslines` traces of
+/// IEEE floats, sample k of (inline il, crossline xl) = il + xl / 100 + k / 1e5. Revision 2 files
+/// carry the byte-order constant and may give the sample count and interval in the extended
+/// fields only (the 2-byte fields then hold `short_samples` and `short_interval`).
+struct HandMadeSegy {
+  bool little_endian = false;
+  int revision = 1;
+  int samples = 6;
+  int short_samples = 6;    ///< binary header bytes 3221-3222 (and trace byte 115)
+  int short_interval = 500; ///< bytes 3217-3218 (and trace byte 117), microseconds
+  double extended_interval = 0;
+  int extended_samples = 0;
+  int format = 5;
+  int extra_trace_headers = 0;
+  int extended_texts = 0;
+  int inlines = 2, crosslines = 3;
+  std::size_t cut = 0; ///< bytes left off the end
+
+  template <typename T> void put(std::string& bytes, std::size_t at, T value) const {
+    char b[sizeof(T)];
+    std::memcpy(b, &value, sizeof(T));
+    if (!little_endian) std::reverse(b, b + sizeof(T)); // the host is little-endian
+    bytes.replace(at, sizeof(T), b, sizeof(T));
+  }
+  std::string bytes() const {
+    std::string file(3600, '\0');
+    file.replace(0, 3200, 3200, ' ');
+    auto bin = [&](int byte) { return static_cast<std::size_t>(byte - 1); };
+    put<std::int16_t>(file, bin(3217), static_cast<std::int16_t>(short_interval));
+    put<std::uint16_t>(file, bin(3221), static_cast<std::uint16_t>(short_samples));
+    put<std::int16_t>(file, bin(3225), static_cast<std::int16_t>(format));
+    put<std::int16_t>(file, bin(3255), 1);
+    if (revision >= 2) {
+      put<std::int32_t>(file, bin(3269), extended_samples);
+      put<double>(file, bin(3273), extended_interval);
+      put<std::int32_t>(file, bin(3297), 16909060);
+      put<std::int32_t>(file, bin(3507), extra_trace_headers);
+    }
+    file[bin(3501)] = static_cast<char>(revision);
+    put<std::int16_t>(file, bin(3503), 1);
+    put<std::int16_t>(file, bin(3505), static_cast<std::int16_t>(extended_texts));
+    for (int il = 1; il <= inlines; ++il) {
+      for (int xl = 20; xl < 20 + crosslines; ++xl) {
+        std::string trace(240 + 4 * static_cast<std::size_t>(samples), '\0');
+        put<std::int32_t>(trace, 188, il);
+        put<std::int32_t>(trace, 192, xl);
+        put<std::uint16_t>(trace, 114, static_cast<std::uint16_t>(short_samples));
+        put<std::int16_t>(trace, 116, static_cast<std::int16_t>(short_interval));
+        for (int k = 0; k < samples; ++k) {
+          put<float>(trace, 240 + 4 * static_cast<std::size_t>(k),
+                     static_cast<float>(il + xl / 100.0 + k / 1e5));
+        }
+        file += trace;
+      }
+    }
+    return file.substr(0, file.size() - cut);
+  }
+};
+
+void expect_hand_made_samples(const SegyCube& cube, const HandMadeSegy& made) {
+  ASSERT_EQ(cube.shape, (std::array<int, 3>{made.crosslines, made.inlines, made.samples}));
+  for (int k = 0; k < made.samples; k += std::max(1, made.samples / 7)) {
+    for (int j = 0; j < made.inlines; ++j) {
+      for (int i = 0; i < made.crosslines; ++i) {
+        const std::size_t at =
+            static_cast<std::size_t>(i) +
+            static_cast<std::size_t>(made.crosslines) *
+                (static_cast<std::size_t>(j) + static_cast<std::size_t>(made.inlines) * k);
+        ASSERT_EQ(cube.values[at], static_cast<float>((j + 1) + (20 + i) / 100.0 + k / 1e5))
+            << "inline " << j + 1 << " crossline " << 20 + i << " sample " << k;
+      }
+    }
+  }
+}
+
+TEST_F(SegyRead, LittleEndianFilesReadAsTheirBigEndianTwins) {
+  if (!m_skip.empty()) GTEST_SKIP() << m_skip;
+  HandMadeSegy made;
+  for (const bool little : {false, true}) {
+    SCOPED_TRACE(little ? "little-endian" : "big-endian");
+    made.little_endian = little;
+    write_bytes(path("made.sgy"), made.bytes());
+    const SegyCube cube = read_segy_cube(path("made.sgy"), kKey);
+    EXPECT_EQ(cube.little_endian, little);
+    EXPECT_EQ(cube.format, 5);
+    EXPECT_EQ(cube.sample_interval, 500);
+    EXPECT_EQ(cube.inlines, (std::vector<int>{1, 2}));
+    EXPECT_EQ(cube.crosslines, (std::vector<int>{20, 21, 22}));
+    expect_hand_made_samples(cube, made);
+    const ModelVolume model =
+        read_model_volume(ModelFormat::Segy, path("made.sgy"), "", AxisOrder::Xyz, kKey);
+    EXPECT_EQ(model.description.find("little-endian") != std::string::npos, little)
+        << model.description;
+  }
+#if defined(MINIMOD_HAVE_SEGYIO)
+  // small.sgy (IBM floats, written by segyio) swapped field by field through segyio's C API.
+  const std::string big = segy_data_dir() + "small.sgy";
+  const std::string little = path("small-lsb.sgy");
+  fs::copy_file(big, little);
+  {
+    segy_file* in = segy_open(big.c_str(), "rb");
+    segy_file* out = segy_open(little.c_str(), "r+b");
+    ASSERT_NE(in, nullptr);
+    ASSERT_NE(out, nullptr);
+    char bin[SEGY_BINARY_HEADER_SIZE];
+    ASSERT_EQ(segy_binheader(in, bin), SEGY_OK);
+    const int samples = segy_samples(bin), trace_bytes = segy_trsize(1, samples);
+    ASSERT_EQ(segy_set_format(in, 1), SEGY_OK);
+    ASSERT_EQ(segy_set_format(out, 1 | SEGY_LSB), SEGY_OK);
+    ASSERT_EQ(segy_write_binheader(out, bin), SEGY_OK);
+    std::vector<char> trace(static_cast<std::size_t>(trace_bytes));
+    for (int t = 0; t < 25; ++t) {
+      char header[SEGY_TRACE_HEADER_SIZE];
+      ASSERT_EQ(segy_traceheader(in, t, header, 3600, trace_bytes), SEGY_OK);
+      ASSERT_EQ(segy_write_traceheader(out, t, header, 3600, trace_bytes), SEGY_OK);
+      ASSERT_EQ(segy_readtrace(in, t, trace.data(), 3600, trace_bytes), SEGY_OK);
+      ASSERT_EQ(segy_writetrace(out, t, trace.data(), 3600, trace_bytes), SEGY_OK);
+    }
+    segy_close(in);
+    segy_close(out);
+  }
+  ASSERT_NE(read_text(little), read_text(big)) << "the copy is byte-swapped";
+  const SegyCube a = read_segy_cube(big, kKey), b = read_segy_cube(little, kKey);
+  EXPECT_FALSE(a.little_endian);
+  EXPECT_TRUE(b.little_endian);
+  EXPECT_EQ(b.shape, a.shape);
+  EXPECT_EQ(b.inlines, a.inlines);
+  EXPECT_EQ(b.crosslines, a.crosslines);
+  EXPECT_EQ(b.sample_interval, a.sample_interval);
+  EXPECT_EQ(b.values, a.values);
+  expect_line_numbered_samples(b);
+#endif
+}
+
+TEST_F(SegyRead, LittleEndianFileOfSegyioPython) {
+  if (!m_skip.empty()) GTEST_SKIP() << m_skip;
+  const std::string missing = python_missing("segyio", m_dir);
+  if (!missing.empty()) GTEST_SKIP() << missing << " (Debian: apt-get install python3-segyio)";
+  const fs::path script = m_dir / "make.py";
+  std::ofstream(script) << R"(import sys, numpy as np, segyio
+spec = segyio.spec()
+spec.format, spec.sorting, spec.endian = 5, 2, sys.argv[2]
+spec.samples, spec.ilines, spec.xlines = list(range(7)), [3, 4], [30, 31, 32]
+with segyio.create(sys.argv[1], spec) as f:
+    t = 0
+    for il in spec.ilines:
+        for xl in spec.xlines:
+            f.header[t] = {segyio.su.iline: il, segyio.su.xline: xl}
+            f.trace[t] = (il + xl / 100.0 + np.arange(7) / 1e5).astype(np.float32)
+            t += 1
+    f.bin.update(hdt=2000, hns=7, format=5)
+)";
+  for (const std::string endian : {"big", "little"}) {
+    SCOPED_TRACE(endian);
+    const std::string file = path(endian + ".sgy");
+    const fs::path log = m_dir / "make.log";
+    ASSERT_EQ(run(python() + " '" + script.string() + "' '" + file + "' " + endian + " > '" +
+                  log.string() + "' 2>&1"),
+              0)
+        << read_text(log);
+    const SegyCube cube = read_segy_cube(file, kKey);
+    EXPECT_EQ(cube.little_endian, endian == "little");
+    ASSERT_EQ(cube.shape, (std::array<int, 3>{3, 2, 7}));
+    EXPECT_EQ(cube.sample_interval, 2000);
+    expect_line_numbered_samples(cube);
+  }
+}
+
+TEST_F(SegyRead, Revision2ExtendedSampleCountAndInterval) {
+  if (!m_skip.empty()) GTEST_SKIP() << m_skip;
+  HandMadeSegy made;
+  made.revision = 2;
+  made.samples = 40000; // beyond the 2-byte fields
+  made.extended_samples = 40000;
+  made.short_samples = 0;
+  made.short_interval = 0;
+  made.extended_interval = 250.0;
+  made.inlines = 1;
+  made.crosslines = 2;
+  for (const bool little : {false, true}) {
+    SCOPED_TRACE(little ? "little-endian" : "big-endian");
+    made.little_endian = little;
+    write_bytes(path("rev2.sgy"), made.bytes());
+    const SegyCube cube = read_segy_cube(path("rev2.sgy"), kKey);
+    EXPECT_EQ(cube.revision, 2);
+    EXPECT_EQ(cube.little_endian, little);
+    EXPECT_EQ(cube.sample_interval, 250);
+    ASSERT_TRUE(cube.spacing[2]);
+    EXPECT_DOUBLE_EQ(*cube.spacing[2], 0.25);
+    expect_hand_made_samples(cube, made);
+  }
+  // The extended fields win over 2-byte fields that hold something else.
+  made.little_endian = false;
+  made.short_samples = 40000; // fits the 2-byte field read unsigned; the extended one says so too
+  made.short_interval = 1000;
+  write_bytes(path("rev2-both.sgy"), made.bytes());
+  const SegyCube both = read_segy_cube(path("rev2-both.sgy"), kKey);
+  EXPECT_EQ(both.shape[2], 40000);
+  EXPECT_EQ(both.sample_interval, 250);
+  // Revision 1 keeps bytes 3261-3500 unassigned: whatever they hold is not read.
+  HandMadeSegy rev1;
+  std::string bytes = rev1.bytes();
+  bytes[3268] = 0x7f; // a "sample count" of 2 billion in a revision 1 file
+  write_bytes(path("rev1-junk.sgy"), bytes);
+  EXPECT_EQ(read_segy_cube(path("rev1-junk.sgy"), kKey).shape[2], 6);
+}
+
+/// Headers that lie about the file: each refused, naming the bytes and the value.
+TEST_F(SegyRead, HeadersThatLieAboutSizesAreRefused) {
+  if (!m_skip.empty()) GTEST_SKIP() << m_skip;
+  struct Case {
+    const char* what;
+    HandMadeSegy made;
+    std::vector<std::string> expected;
+  };
+  std::vector<Case> cases;
+  HandMadeSegy base;
+  base.revision = 2;
+  base.little_endian = true;
+  {
+    HandMadeSegy m = base;
+    m.extended_samples = 50000; // the traces hold 6
+    cases.push_back({"extended sample count beyond the file",
+                     m,
+                     {"cannot hold one trace of the 50000 samples",
+                      "binary header bytes 3269-3272 (revision 2)"}});
+  }
+  {
+    HandMadeSegy m = base;
+    m.extended_samples = -7;
+    cases.push_back({"negative extended sample count",
+                     m,
+                     {"extended sample count -7 in binary header bytes 3269-3272"}});
+  }
+  {
+    HandMadeSegy m = base;
+    m.extended_interval = std::nan("");
+    cases.push_back({"extended interval NaN",
+                     m,
+                     {"extended sample interval nan in binary header bytes 3273-3280",
+                      "a positive finite interval"}});
+  }
+  {
+    HandMadeSegy m = base;
+    m.extended_interval = -4.0;
+    cases.push_back({"negative extended interval", m, {"extended sample interval -4"}});
+  }
+  {
+    HandMadeSegy m = base;
+    m.extra_trace_headers = 2;
+    cases.push_back(
+        {"additional trace headers",
+         m,
+         {"2 additional 240-byte trace headers per trace", "the standard 240-byte header alone"}});
+  }
+  {
+    HandMadeSegy m = base;
+    m.extended_texts = -1;
+    cases.push_back(
+        {"variable extended textual headers", m, {"-1 extended textual headers", "((EndText))"}});
+  }
+  {
+    HandMadeSegy m;
+    m.short_samples = 30000; // a 2-byte count far beyond the file's traces
+    cases.push_back(
+        {"2-byte sample count beyond the file",
+         m,
+         {"cannot hold one trace of the 30000 samples", "binary header bytes 3221-3222"}});
+  }
+  {
+    HandMadeSegy m;
+    m.little_endian = true;
+    m.format = 3; // 2-byte integers: a real code, but not a float
+    cases.push_back({"little-endian file of 2-byte integers",
+                     m,
+                     {"sample format code 3 (2-byte integer)", "read little-endian"}});
+  }
+  {
+    HandMadeSegy m;
+    m.cut = 5; // the last trace cut short
+    cases.push_back({"a big-endian file cut inside its last trace",
+                     m,
+                     {"truncated or damaged", "bytes are left over"}});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    write_bytes(path("lies.sgy"), c.made.bytes());
+    const std::string message = input_error([&] { read_segy_cube(path("lies.sgy"), kKey); });
+    EXPECT_EQ(message.rfind(std::string(kKey) + ": " + path("lies.sgy"), 0), 0u) << message;
+    for (const std::string& part : c.expected)
+      EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+  }
+}
+
 TEST_F(SegyRead, AsModelVolumeAndOnTheGrid) {
   if (!m_skip.empty()) GTEST_SKIP() << m_skip;
   ModelVolume model =
@@ -637,7 +931,7 @@ ExpectedTrace expected_trace(const ShotGather& gather, std::size_t r) {
   auto cm = [](double metres) { return static_cast<std::int32_t>(std::llround(metres * 100)); };
   const double dx = g[0] - s[0], dy = g[1] - s[1];
   const double sign = (dx < 0 || (dx == 0 && dy < 0)) ? -1 : 1;
-  return {gather.shot,
+  return {gather.shot + 1, // SEG-Y counts field records from 1, shots count from 0
           static_cast<std::int32_t>(r) + 1,
           static_cast<std::int32_t>(std::llround(sign * std::hypot(dx, dy))),
           cm(-g[2]),
@@ -741,7 +1035,7 @@ TEST_F(SegyWrite, RoundTripEveryHeaderFieldAndSample) {
   const std::string header(text, SEGY_TEXT_HEADER_SIZE);
   for (const char* expected :
        {"C 1 Synthetic acoustic shot gathers written by minimod-gpu 1.2.3", "demo survey",
-        "input/demo.yaml", "shot 4 = field record 4", "x 100.25  y 200.50  z 10.00 m",
+        "input/demo.yaml", "shot 4 = field record 5", "x 100.25  y 200.50  z 10.00 m",
         "scalar (byte 69) -100", "C39 SEG Y REV1", "C40 END TEXTUAL HEADER"}) {
     EXPECT_NE(header.find(expected), std::string::npos) << expected << "\n" << header;
   }

@@ -6,7 +6,7 @@ Runs a small two-shot survey with receivers on two lines (so CDP numbers vary al
 positions that are not whole metres, writing the gathers to HDF5 and to one SEG-Y file, then reads
 the SEG-Y with both readers and compares, trace by trace: sample count and interval, samples,
 source, receiver and CDP (midpoint) coordinates with their scalars, depths and elevations, signed
-offsets, field record (= the shot number of /shots/NNNN), trace number, ensemble (CDP) number,
+offsets, field record (= the shot number of /shots/NNNN + 1), trace number, ensemble (CDP) number,
 inline and crossline numbers.
 
 Exits 77 (CTest's skip) when a reader is not installed, unless the environment variable CI is
@@ -141,7 +141,7 @@ def main():
 
         # The same fields through both readers' names.
         pairs = [
-            ("field record", sh[T.FieldRecord], th.original_field_record_number, e["shot"]),
+            ("field record", sh[T.FieldRecord], th.original_field_record_number, e["shot"] + 1),
             ("trace number", sh[T.TraceNumber], th.trace_number_within_the_original_field_record,
              e["number"]),
             ("ensemble (CDP) number", sh[T.CDP], th.ensemble_number, cdp),
@@ -153,7 +153,8 @@ def main():
              th.distance_from_center_of_the_source_point_to_the_center_of_the_receiver_group, offset),
             ("samples", sh[T.TRACE_SAMPLE_COUNT], th.number_of_samples_in_this_trace, samples),
             ("interval", sh[T.TRACE_SAMPLE_INTERVAL], th.sample_interval_in_ms_for_this_trace, dt_us),
-            ("energy source point", sh[T.EnergySourcePoint], th.energy_source_point_number, e["shot"]),
+            ("energy source point", sh[T.EnergySourcePoint], th.energy_source_point_number,
+             e["shot"] + 1),
             ("trace sequence", sh[T.TRACE_SEQUENCE_FILE], th.trace_sequence_number_within_segy_file,
              n + 1),
         ]

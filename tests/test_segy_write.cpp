@@ -103,9 +103,9 @@ TEST_F(SegyHeaders, GridBinsFieldRecordOffsetsAndCoordinates) {
     SCOPED_TRACE("trace " + std::to_string(t));
     EXPECT_EQ(f.trace(t, 1), t + 1);
     EXPECT_EQ(f.trace(t, 5), t + 1);
-    EXPECT_EQ(f.trace(t, 9), shot) << "field record = the shot number";
+    EXPECT_EQ(f.trace(t, 9), shot + 1) << "field record = the shot number + 1";
     EXPECT_EQ(f.trace(t, 13), r + 1);
-    EXPECT_EQ(f.trace(t, 17), shot);
+    EXPECT_EQ(f.trace(t, 17), shot + 1);
     EXPECT_EQ(f.trace(t, 21), cdp[r]);
     EXPECT_EQ(f.trace(t, 25), 0);
     EXPECT_EQ(f.trace(t, 29, 2), 1);
@@ -122,7 +122,7 @@ TEST_F(SegyHeaders, GridBinsFieldRecordOffsetsAndCoordinates) {
     EXPECT_EQ(f.trace(t, 181), cdp_x[r]);
     EXPECT_EQ(f.trace(t, 189), inline_[r]);
     EXPECT_EQ(f.trace(t, 193), crossline[r]);
-    EXPECT_EQ(f.trace(t, 197), shot);
+    EXPECT_EQ(f.trace(t, 197), shot + 1);
     EXPECT_EQ(f.trace(t, 201, 2), 1);
   }
 }

@@ -242,7 +242,7 @@ for name in files:
             h = s.header[t]
             traces.append((h[segyio.TraceField.FieldRecord], h[segyio.TraceField.TraceNumber], s.trace[t].copy(), s.samples))
 for ffid, number, samples, axis in traces:
-    g = f['shots/%04d' % ffid]
+    g = f['shots/%04d' % (ffid - 1)]  # field records count from 1
     ref = g['traces'][number - 1]
     assert np.array_equal(ref, samples), (ffid, number)
     assert abs((axis[1] - axis[0]) * 1e-3 - g.attrs['dt_out']) < 1e-9, axis[:2]
