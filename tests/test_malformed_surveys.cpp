@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -385,6 +386,35 @@ TEST(HostMemory, RunStopsWithExit3AndValidateSaysItDoesNotFit) {
   EXPECT_NE(run.output.find(" available ("), std::string::npos) << run.output;
   EXPECT_EQ(run.output.find("internal error"), std::string::npos) << run.output;
   EXPECT_TRUE(scratch.leftovers().size() == 1) << join(scratch.leftovers()); // the survey alone
+}
+
+/// `kernels` says which kernels can run on this machine: every CPU kernel here, and the count.
+TEST(KernelsCommand, SaysWhichKernelsCanRunHere) {
+  if (!fs::exists(MINIMOD_BINARY)) FAIL() << "the program is not built: " << MINIMOD_BINARY;
+  const CommandResult result = run_command(quoted(MINIMOD_BINARY) + " kernels");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::string& out = result.output;
+  const auto header = out.substr(0, out.find('\n'));
+  EXPECT_NE(header.find(" here "), std::string::npos) << header;
+  int rows = 0, here = 0;
+  std::istringstream lines(out.substr(header.size() + 1));
+  for (std::string line; std::getline(lines, line) && !line.empty();) {
+    ++rows;
+    std::istringstream fields(line);
+    std::string name, family, backend, physics, regions, runs;
+    fields >> name >> family >> backend >> physics >> regions >> runs;
+    EXPECT_TRUE(runs == "yes" || runs == "no") << line;
+    if (backend == "cpu") EXPECT_EQ(runs, "yes") << line;
+    here += runs == "yes";
+  }
+  EXPECT_GE(here, 2); // the acoustic and the TTI CPU kernel
+  EXPECT_NE(
+      out.find(std::to_string(here) + " of " + std::to_string(rows) + " kernels can run here"),
+      std::string::npos)
+      << out;
+  // Without a GPU the GPU kernels (a GPU build's) say why none of them can run.
+  if (out.find("no GPU here") != std::string::npos)
+    EXPECT_NE(out.find("; the GPU kernels cannot: no GPU here ("), std::string::npos) << out;
 }
 
 } // namespace
