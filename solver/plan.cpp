@@ -5,9 +5,11 @@
 #include "io/segy.hpp"
 #include "io/text.hpp"
 #include "kernels/cpml.hpp"
+#include "kernels/selection.hpp"
 #include "kernels/stencil_K.hpp"
 #include "models/velocity.hpp"
 #include "solver/interpolation.hpp"
+#include "solver/simulation.hpp"
 #include "solver/wavelet.hpp"
 
 #include <algorithm>
@@ -136,6 +138,33 @@ void check_source_wavelets(const Survey& s, const Plan& p) {
     }
     check_wavelet(w, p.dt, p.steps,
                   loc.where() + (w.kind == WaveletSpec::Kind::File ? ".file" : ""));
+  }
+}
+
+/// The survey's `kernel:` names kernels this binary has, whichever backend runs it: `run` leaves
+/// the key out where `auto` falls back to the CPU (a survey written for a GPU still runs there),
+/// and would otherwise refuse a name that does not exist only on a machine with a GPU. Checked
+/// for the grammar and the names (regions left empty: what can run a region is the run's check),
+/// against the GPU backend's kernels and then the CPU's. A build without GPU kernels cannot tell
+/// a GPU kernel's name from a wrong one: there the run's own check is all.
+void check_survey_kernel(const Survey& s) {
+  if (!s.kernel || is_auto_kernel_spec(*s.kernel)) return;
+  const Physics physics = s.physics == "tti" ? Physics::Tti : Physics::Acoustic;
+  if (kernel_registry().names(kGpuBackend, physics).empty()) return;
+  std::array<Region, kRegionCount> none{};
+  for (int r = 0; r < kRegionCount; ++r)
+    none[static_cast<std::size_t>(r)].id = static_cast<RegionId>(r);
+  const FieldLayout layout = make_field_layout(1, 1, 1, 0);
+  const std::string what = s.kernel_loc.where();
+  try {
+    resolve_kernels(*s.kernel, kGpuBackend, physics, none, layout, what);
+  } catch (const InputError& gpu) {
+    try {
+      resolve_kernels(*s.kernel, BackendKind::Cpu, physics, none, layout, what);
+      return;
+    } catch (const InputError&) {
+    }
+    throw gpu; // the GPU backend's error: it lists the kernels a survey's key usually names
   }
 }
 
@@ -676,6 +705,7 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
 
   // Inputs that only the run would otherwise meet: the wavelets sampled at this dt, and the
   // SEG-Y output (this build and the interval).
+  check_survey_kernel(s);
   check_source_wavelets(s, p);
   if (s.output.segy) {
     const std::string key = s.output.segy_loc.where();

@@ -4,6 +4,8 @@
 #include "core/errors.hpp"
 #include "io/segy.hpp"
 #include "io/survey.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/selection.hpp"
 #include "solver/plan.hpp"
 #include "solver/validate.hpp"
 #include "solver/wavelet.hpp"
@@ -18,7 +20,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -572,6 +576,66 @@ TEST(ValidateTraps, OutputSizeIsTheWrittenFilesSize) {
   const double written = static_cast<double>(fs::file_size(dir.path() / "out.h5"));
   EXPECT_NEAR(predicted / written, 1.0, 0.1)
       << predicted << " predicted, " << written << " written";
+}
+
+/// A stand-in for a GPU kernel, for a build without GPU kernels: only its name is used.
+class NamedGpuKernel final : public StencilKernel {
+public:
+  explicit NamedGpuKernel(std::string name) : m_name(std::move(name)) {}
+  std::string name() const override { return m_name; }
+  std::string family() const override { return m_name; }
+  std::string description() const override { return "test stand-in"; }
+  BackendKind backend() const override { return kGpuBackend; }
+  Physics physics() const override { return Physics::Acoustic; }
+  bool handles(RegionKind) const override { return true; }
+  void launch(const IsoFields&, const FieldLayout&, const StencilCoefs&, const Region&,
+              void*) const override {
+    throw std::logic_error("a test stand-in");
+  }
+
+private:
+  std::string m_name;
+};
+
+/// Where `auto` falls back to the CPU, `run` leaves the survey's kernel out; a name that exists
+/// for no backend is refused all the same, by the plan both `validate` and `run` make.
+TEST(KernelTraps, SurveyKernelIsCheckedWhereAutoFallsBackToTheCpu) {
+  if (kernel_registry().names(kGpuBackend, Physics::Acoustic).empty()) {
+    // A CPU-only build: stand-ins for the GPU backend's default pair and its baseline.
+    for (const char* name : {"st_reg_shft_25d_32x16", "gmem_3d_f4_32x4x4", "st_reg_shft_25d_32x32",
+                             "smem_3d_32x4x4", default_kernel_name(kGpuBackend)}) {
+      if (!kernel_registry().find(name, kGpuBackend, Physics::Acoustic))
+        kernel_registry().add(std::make_unique<NamedGpuKernel>(name));
+    }
+  }
+  const auto survey = [](const std::string& kernel) {
+    return parse_survey(kGrid + kModel + kTime +
+                            "boundary: {width: 5}\nsources:\n  - position: [200, 200, 200]\n"
+                            "    wavelet: " +
+                            kRicker + "\nkernel: " + kernel + "\n",
+                        "t.yaml", ".");
+  };
+  ValidateOptions options; // backend auto: the CPU here unless a GPU is present
+  const Survey wrong = survey("no_such_kernel");
+  const std::string expected = "t.yaml:11: kernel: 'no_such_kernel': no acoustic kernel named "
+                               "'no_such_kernel' for backend " +
+                               std::string(backend_name(kGpuBackend));
+  for (const bool validate : {true, false}) {
+    try {
+      if (validate)
+        validate_survey(wrong, options);
+      else
+        make_plan(survey_for_shot(wrong, 0), VelocityRange{2000, 2000});
+      ADD_FAILURE() << "no InputError from " << (validate ? "validate" : "the plan");
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).find(expected), 0u) << e.what();
+    }
+  }
+  // A GPU kernel's name, the CPU's, a region spec of GPU kernels and auto all pass the plan.
+  for (const std::string& ok :
+       {std::string(default_kernel_name(kGpuBackend)), std::string("cpu"),
+        "pml=" + std::string(default_kernel_name(kGpuBackend)), std::string("auto")})
+    EXPECT_NO_THROW(make_plan(survey_for_shot(survey(ok), 0), VelocityRange{2000, 2000})) << ok;
 }
 
 } // namespace
