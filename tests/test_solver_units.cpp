@@ -591,24 +591,27 @@ TEST(WaveletFile, TextAndRawAreRead) {
   EXPECT_EQ(read_wavelet_file(dir.file("b.csv"), "k"), (std::vector<float>{1.0f, 2.0f, 3.0f}));
 }
 
-TEST(WaveletFile, IntegerRatioIsExactDecimation) {
+TEST(WaveletFile, EqualIntervalIsTheSamplesAndACoarserOneIsLowPassed) {
   TempDir dir;
-  std::vector<float> a(90);
+  std::vector<float> a(900);
   for (std::size_t n = 0; n < a.size(); ++n)
-    a[n] = static_cast<float>(0.5 * n - 3.0 * std::sin(0.37 * n));
+    a[n] = static_cast<float>(3.0 * std::sin(0.37 * n)); // 0.12 of the file's Nyquist
   write_raw(dir.file("w.f32"), a);
   WaveletSpec w;
   w.kind = WaveletSpec::Kind::File;
   w.file = dir.file("w.f32");
   w.file_dt = 1e-3;
   // Equal interval: the samples themselves.
-  auto s = sample_wavelet(w, 1e-3, 90, "k");
+  auto s = sample_wavelet(w, 1e-3, 900, "k");
   EXPECT_EQ(s, a);
-  // dt = 3 file_dt: every third sample, then zeros beyond the file.
-  s = sample_wavelet(w, 3e-3, 40, "k");
-  ASSERT_EQ(s.size(), 40u);
-  for (int n = 0; n < 40; ++n)
-    EXPECT_EQ(s[n], 3 * n < 90 ? a[3 * n] : 0.0f) << n;
+  // dt = 3 file_dt: low-passed at the run's Nyquist (the sine lies at 0.35 of it and passes);
+  // away from the file's ends every third sample, and zeros beyond the filter's reach.
+  s = sample_wavelet(w, 3e-3, 340, "k");
+  ASSERT_EQ(s.size(), 340u);
+  for (int n = kResampleRadius; n < 300 - kResampleRadius; ++n)
+    EXPECT_NEAR(s[n], a[3 * n], 3 * 2e-3) << n;
+  for (int n = 300 + kResampleRadius + 1; n < 340; ++n)
+    EXPECT_EQ(s[n], 0.0f) << n;
 }
 
 TEST(WaveletFile, NonIntegerUpsamplingOfBandLimitedSine) {
