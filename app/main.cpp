@@ -3,10 +3,12 @@
 #include "app/plot.hpp"
 #include "app/progress.hpp"
 #include "core/errors.hpp"
+#include "core/field_layout.hpp"
 #include "io/durable_file.hpp"
 #include "io/h5_output.hpp"
 #include "io/parts_store.hpp"
 #include "io/survey.hpp"
+#include "kernels/backend.hpp"
 #include "kernels/kernel.hpp"
 #include "models/velocity.hpp"
 #include "solver/decomposition.hpp"
@@ -333,16 +335,44 @@ int cmd_merge(const std::string& output, const std::vector<std::string>& inputs)
   return kExitOk;
 }
 
+/// Empty when `k` can run on this machine; else why not. A GPU kernel is probed on the inner
+/// region (or a layer slab) of a 128^3 grid with layers of 16 points: a kernel that cannot run
+/// there (no tensor copies on this GPU) cannot run anywhere here.
+std::string kernel_runs_here(const StencilKernel& k, bool gpu, const std::string& no_gpu) {
+  if (k.backend() == BackendKind::Cpu) return "";
+  if (!gpu || k.backend() != kGpuBackend) return no_gpu;
+  Grid grid;
+  grid.nx = grid.ny = grid.nz = 128;
+  const LayerWidths layer{16, 16, 16, 16, 16, 16};
+  const auto regions = make_regions(grid, layer);
+  const Region& probe = k.handles(RegionKind::Inner) ? regions[0] : regions[1];
+  return k.can_run(probe, make_field_layout(grid.nx, grid.ny, grid.nz, layer.x_lo));
+}
+
 int cmd_kernels() {
-  std::printf("%-28s %-12s %-6s %-9s %-12s %s\n", "name", "family", "backend", "physics", "regions",
-              "description");
+  std::string why;
+  const bool gpu = cuda_device_available(&why);
+  const std::string no_gpu = "no GPU here (" + why + ")";
+  std::printf("%-28s %-12s %-7s %-9s %-12s %-5s %s\n", "name", "family", "backend", "physics",
+              "regions", "here", "description");
+  int here = 0, total = 0;
+  std::vector<std::string> reasons;
   for (const StencilKernel* k : kernel_registry().all()) {
     const bool in = k->handles(RegionKind::Inner), layer = k->handles(RegionKind::Layer);
     const char* regions = in && layer ? "inner+layer" : (in ? "inner" : "layer");
-    std::printf("%-28s %-12s %-7s %-9s %-12s %s\n", k->name().c_str(), k->family().c_str(),
+    const std::string reason = kernel_runs_here(*k, gpu, no_gpu);
+    ++total;
+    if (reason.empty()) ++here;
+    if (!reason.empty() && reason != no_gpu) reasons.push_back(k->name() + ": " + reason);
+    std::printf("%-28s %-12s %-7s %-9s %-12s %-5s %s\n", k->name().c_str(), k->family().c_str(),
                 backend_name(k->backend()), physics_name(k->physics()), regions,
-                k->description().c_str());
+                reason.empty() ? "yes" : "no", k->description().c_str());
   }
+  std::printf("\n%d of %d kernels can run here", here, total);
+  if (here < total && !gpu) std::printf("; the GPU kernels cannot: %s", no_gpu.c_str());
+  std::printf("\n");
+  for (const std::string& r : reasons)
+    std::printf("  %s\n", r.c_str());
   return kExitOk;
 }
 

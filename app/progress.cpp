@@ -77,6 +77,11 @@ void Progress::update(int steps_done) {
   steps_done = std::min(steps_done, m_total_steps);
   if (steps_done < m_steps_done) return;
   m_steps_done = steps_done;
+  if (!m_has_base) {
+    m_has_base = true;
+    m_base_steps = steps_done;
+    m_base_time = Clock::now();
+  }
 
   if (m_style == ProgressStyle::kTerminal) {
     const Clock::time_point now = Clock::now();
@@ -116,37 +121,46 @@ int Progress::steps_at_mark(int mark) const {
   return static_cast<int>((total * mark + kMarks - 1) / kMarks);
 }
 
-std::string Progress::timing_text(double elapsed, const char* separator) const {
-  std::string text = "elapsed " + format_duration(elapsed);
+double Progress::seconds_per_step(Clock::time_point now) const {
+  const int timed = m_steps_done - m_base_steps;
+  if (!m_has_base || timed <= 0) return 0;
+  const double seconds = std::chrono::duration<double>(now - m_base_time).count();
+  return seconds > 0 ? seconds / timed : 0;
+}
+
+std::string Progress::timing_text(Clock::time_point now, const char* separator) const {
+  const double per_step = seconds_per_step(now);
+  std::string text = "elapsed " + format_duration(elapsed_s(now));
   text += separator;
   text += "eta ";
   if (m_steps_done == m_total_steps)
     text += format_duration(0.0);
-  else if (m_steps_done > 0 && elapsed > 0.0)
-    text += format_duration(elapsed * (m_total_steps - m_steps_done) / m_steps_done);
+  else if (per_step > 0)
+    text += format_duration(per_step * (m_total_steps - m_steps_done));
   else
     text += "?";
   text += separator;
-  if (elapsed > 0.0 && m_steps_done > 0)
-    text += format_rate(m_points_per_step * m_steps_done / elapsed * 1e-6);
+  if (per_step > 0)
+    text += format_rate(m_points_per_step / per_step * 1e-6);
   else
     text += "?";
   text += " Mpoints/s";
   return text;
 }
 
-std::string Progress::survey_text(double elapsed, const char* separator) const {
+std::string Progress::survey_text(Clock::time_point now, const char* separator) const {
   if (!m_in_survey) return "";
   std::string text = separator;
   text += "shot " + std::to_string(m_survey.shot) + separator +
           std::to_string(m_survey.shots_done) + "/" + std::to_string(m_survey.shots_total) +
           " done" + separator + "survey eta ";
   // This shot's time, projected from its own progress, stands in for the mean until one finished.
+  const double per_step = seconds_per_step(now);
   double shot_total = m_survey.mean_shot_s;
-  if (m_steps_done > 0 && elapsed > 0.0) {
-    const double projected = elapsed * m_total_steps / m_steps_done;
-    if (shot_total <= 0.0) shot_total = projected;
-    text += format_duration(projected - elapsed + m_survey.shots_left_after * shot_total);
+  if (per_step > 0 || m_steps_done == m_total_steps) {
+    const double left = per_step * (m_total_steps - m_steps_done);
+    if (shot_total <= 0.0) shot_total = elapsed_s(now) + left;
+    text += format_duration(left + m_survey.shots_left_after * shot_total);
   } else if (shot_total > 0.0) {
     text += format_duration(shot_total * (m_survey.shots_left_after + 1));
   } else {
@@ -167,8 +181,7 @@ void Progress::draw_terminal_line(Clock::time_point now) {
   std::snprintf(head, sizeof head, "[%s] %3d%% %d/%d  ", bar.c_str(),
                 static_cast<int>(fraction * 100.0), m_steps_done, m_total_steps);
   // \r returns to the line start, \033[K erases what a longer previous line left behind.
-  const double elapsed = elapsed_s(now);
-  *m_out << '\r' << head << timing_text(elapsed, "  ") << survey_text(elapsed, "  ") << "\033[K"
+  *m_out << '\r' << head << timing_text(now, "  ") << survey_text(now, "  ") << "\033[K"
          << std::flush;
   m_last_draw = now;
   m_drawn = true;
@@ -179,9 +192,7 @@ void Progress::write_log_line(Clock::time_point now) {
       m_total_steps > 0 ? static_cast<int>(100LL * m_steps_done / m_total_steps) : 100;
   char head[64];
   std::snprintf(head, sizeof head, "step %d/%d (%d%%) ", m_steps_done, m_total_steps, percent);
-  const double elapsed = elapsed_s(now);
-  *m_out << local_timestamp() << head << timing_text(elapsed, ", ") << survey_text(elapsed, ", ")
-         << '\n'
+  *m_out << local_timestamp() << head << timing_text(now, ", ") << survey_text(now, ", ") << '\n'
          << std::flush;
   m_last_logged_steps = m_steps_done;
 }

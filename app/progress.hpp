@@ -28,7 +28,8 @@ struct SurveyPosition {
 };
 
 /// Reports the progress of a run of `total_steps` time steps: steps done, elapsed time, the
-/// estimated time left and the throughput in Mpoints/s.
+/// estimated time left and the throughput in Mpoints/s. The rate and the time left are measured
+/// from the first update on, so they read "?" until a later update timed a step.
 ///
 /// Not thread-safe; call update() from the thread that drives the time loop.
 class Progress {
@@ -70,9 +71,11 @@ private:
   /// Seconds since construction.
   double elapsed_s(Clock::time_point now) const;
   /// "elapsed 3.1 s, eta 12.4 s, 812 Mpoints/s" for the current state.
-  std::string timing_text(double elapsed, const char* separator) const;
+  std::string timing_text(Clock::time_point now, const char* separator) const;
+  /// Seconds a step since the first update; 0 while no step was timed.
+  double seconds_per_step(Clock::time_point now) const;
   /// "shot 3, 2/10 done, survey eta 1m10s", or "" without set_survey().
-  std::string survey_text(double elapsed, const char* separator) const;
+  std::string survey_text(Clock::time_point now, const char* separator) const;
   void draw_terminal_line(Clock::time_point now);
   void write_log_line(Clock::time_point now);
   /// Steps at which the `mark`-th 5 percent is reached (mark 1..20).
@@ -95,6 +98,12 @@ private:
   bool m_finished = false;
   bool m_in_survey = false;
   SurveyPosition m_survey;
+  /// The first update's steps and time: the rate and the time left are measured from it, over
+  /// steps whose time was seen (the first update may come right after construction, with steps
+  /// already done: from a near-zero time they would give an absurd rate).
+  bool m_has_base = false;
+  int m_base_steps = 0;
+  Clock::time_point m_base_time;
 };
 
 } // namespace minimod

@@ -5,15 +5,18 @@
 #include "io/segy.hpp"
 #include "io/text.hpp"
 #include "kernels/cpml.hpp"
+#include "kernels/selection.hpp"
 #include "kernels/stencil_K.hpp"
 #include "models/velocity.hpp"
 #include "solver/interpolation.hpp"
+#include "solver/simulation.hpp"
 #include "solver/wavelet.hpp"
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <omp.h>
 #include <sstream>
 
 namespace minimod {
@@ -25,11 +28,21 @@ std::string num(double v) {
   return buf;
 }
 
+/// Three significant digits, for derived figures.
+std::string short_num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 /// Grid index range [lo, hi] of the metres interval [a, b] along an axis.
 void index_range(double a, double b, double origin, double h, int n, int* lo, int* hi) {
   *lo = std::max(0, static_cast<int>(std::ceil((a - origin) / h - 1e-9)));
   *hi = std::min(n - 1, static_cast<int>(std::floor((b - origin) / h + 1e-9)));
 }
+
+/// Below this, a velocity in m/s is almost surely one in km/s: no rock or fluid is that slow.
+constexpr double kSlowestVelocity = 100;
 
 } // namespace
 
@@ -108,15 +121,50 @@ void check_source_wavelets(const Survey& s, const Plan& p) {
     const bool ricker = w.kind == WaveletSpec::Kind::Ricker;
     if (w.kind != WaveletSpec::Kind::File && wavelet_fmax(w) > nyquist) {
       const double value = ricker ? w.frequency : w.fmax;
+      // A model in km/s makes dt a thousand times too large: that, not the wavelet, is the fault.
+      const std::string cause =
+          p.model_vmax < kSlowestVelocity
+              ? s.model.loc.where() + ": velocities look like km/s (the model's largest is " +
+                    num(p.model_vmax) + " m/s; the survey's velocities are in m/s, 1500 for " +
+                    "water, not 1.5), which makes the time step " + num(p.dt) +
+                    " s, a thousand times too long; hence: "
+              : "";
       throw InputError(
-          SourceLoc{loc.file, loc.line, key + (ricker ? ".frequency" : ".fmax")}.where() + ": " +
-          format_number(value) + " Hz is not allowed: " +
+          cause + SourceLoc{loc.file, loc.line, key + (ricker ? ".frequency" : ".fmax")}.where() +
+          ": " + format_number(value) + " Hz is not allowed: " +
           (ricker ? "2.5 x frequency (the Ricker's highest frequency)" : "fmax") +
           " at most the Nyquist frequency 1/(2 dt) = " + format_number(nyquist) +
           " Hz of the time step dt = " + format_number(p.dt) + " s");
     }
     check_wavelet(w, p.dt, p.steps,
                   loc.where() + (w.kind == WaveletSpec::Kind::File ? ".file" : ""));
+  }
+}
+
+/// The survey's `kernel:` names kernels this binary has, whichever backend runs it: `run` leaves
+/// the key out where `auto` falls back to the CPU (a survey written for a GPU still runs there),
+/// and would otherwise refuse a name that does not exist only on a machine with a GPU. Checked
+/// for the grammar and the names (regions left empty: what can run a region is the run's check),
+/// against the GPU backend's kernels and then the CPU's. A build without GPU kernels cannot tell
+/// a GPU kernel's name from a wrong one: there the run's own check is all.
+void check_survey_kernel(const Survey& s) {
+  if (!s.kernel || is_auto_kernel_spec(*s.kernel)) return;
+  const Physics physics = s.physics == "tti" ? Physics::Tti : Physics::Acoustic;
+  if (kernel_registry().names(kGpuBackend, physics).empty()) return;
+  std::array<Region, kRegionCount> none{};
+  for (int r = 0; r < kRegionCount; ++r)
+    none[static_cast<std::size_t>(r)].id = static_cast<RegionId>(r);
+  const FieldLayout layout = make_field_layout(1, 1, 1, 0);
+  const std::string what = s.kernel_loc.where();
+  try {
+    resolve_kernels(*s.kernel, kGpuBackend, physics, none, layout, what);
+  } catch (const InputError& gpu) {
+    try {
+      resolve_kernels(*s.kernel, BackendKind::Cpu, physics, none, layout, what);
+      return;
+    } catch (const InputError&) {
+    }
+    throw gpu; // the GPU backend's error: it lists the kernels a survey's key usually names
   }
 }
 
@@ -296,10 +344,53 @@ void check_positions(const Survey& s, const SurveyTrapInputs& p,
   }
 }
 
+/// The highest frequency the sources of the first shot carry (every shot shares the wavelet), and
+/// the wavelet that carries it ("sources[0].wavelet: a Ricker of 25 Hz"); 0 when unknown.
+double source_band(const Survey& s, std::string* which) {
+  const std::vector<SourceSpec>& sources = s.shots.empty() ? s.sources : s.shots.front().sources;
+  double band = 0;
+  for (std::size_t n = 0; n < sources.size(); ++n) {
+    const WaveletSpec& w = sources[n].wavelet;
+    const std::string key = w.loc.where() + ".file";
+    const double f = w.kind != WaveletSpec::Kind::File || w.fmax > 0 ? wavelet_fmax(w, key) : 0;
+    if (f <= band) continue;
+    band = f;
+    const std::string name =
+        w.loc.key.empty() ? "sources[" + std::to_string(n) + "].wavelet" : w.loc.key;
+    *which = name + (w.kind == WaveletSpec::Kind::Ricker
+                         ? ": 2.5 x the Ricker's " + num(w.frequency) + " Hz"
+                         : ": its fmax");
+  }
+  return band;
+}
+
+/// A trace interval whose Nyquist frequency lies below the sources' band: the resampling's
+/// low-pass removes what lies above it (solver/wavelet.hpp), so those frequencies are lost.
+void check_trace_band(const Survey& s, const SurveyTrapInputs& p,
+                      std::vector<std::string>& warnings) {
+  if (!s.output.dt_out || !(p.dt > 0) || *s.output.dt_out <= p.dt * (1 + 1e-9)) return;
+  const double dt_out = *s.output.dt_out;
+  std::string which;
+  const double band = source_band(s, &which);
+  const double nyquist = 0.5 / dt_out;
+  if (!(band > nyquist)) return;
+  const ResampleFilter f = resample_filter(dt_out / p.dt);
+  // The interval that keeps the band in the filter's pass band, rounded down to 3 digits.
+  const double keep = f.pass * 0.5 / band;
+  const double scale = std::pow(10.0, std::floor(std::log10(keep)) - 2);
+  warnings.push_back(
+      s.output.dt_out_loc.where() + ": the sources' band reaches " + num(band) + " Hz (" + which +
+      "), above the traces' Nyquist frequency 1/(2 dt_out) = " + num(nyquist) + " Hz at dt_out " +
+      num(dt_out) + " s: the traces are low-passed before they are resampled (unchanged up to " +
+      short_num(f.pass * nyquist) + " Hz, nothing above " + num(nyquist) +
+      " Hz), so the band above " + short_num(f.pass * nyquist) +
+      " Hz is lost; to keep it, dt_out at most " + num(std::floor(keep / scale) * scale) + " s");
+}
+
 /// Values that look like another unit than the survey's (metres, seconds, m/s).
-void check_units(const SurveyTrapInputs& p, std::vector<std::string>& warnings) {
+void check_units(const Survey& s, const SurveyTrapInputs& p, std::vector<std::string>& warnings) {
   const Grid& g = p.grid;
-  if (p.model_vmax < 100) {
+  if (p.model_vmax < kSlowestVelocity) {
     warnings.push_back("velocities look like km/s: the model's largest is " + num(p.model_vmax) +
                        " m/s; the survey's velocities are in m/s (" + "1500 for water, not 1.5)");
   }
@@ -315,11 +406,28 @@ void check_units(const SurveyTrapInputs& p, std::vector<std::string>& warnings) 
                   g.dz * (g.nz - 1) * g.dz * (g.nz - 1));
     const double crossing = diagonal / p.model_vmin;
     if (p.duration > 20 * crossing) {
-      warnings.push_back("the duration " + num(p.duration) + " s is " + num(p.duration / crossing) +
-                         " times the time a wave at vmin " + num(p.model_vmin) +
-                         " m/s needs to cross the grid's diagonal (" + num(crossing) +
-                         " s): is time.duration in seconds? (above 20 crossings the layer has "
-                         "absorbed everything long before the end)");
+      // Say what the run costs as written: a duration meant in milliseconds is a long run.
+      std::string cost;
+      if (p.dt > 0) {
+        const double steps = std::ceil(p.duration / p.dt - 1e-9);
+        const double shots = static_cast<double>(std::max<std::size_t>(1, s.shots.size()));
+        const int threads = cpu_threads();
+        cost = "; as written the run is " + num(shots) + " shot(s) x " + num(steps) +
+               " steps, about " +
+               duration_text(estimate_stepping(s, g, steps, false, threads).seconds) +
+               " of time stepping on the CPU backend (" + std::to_string(threads) +
+               " threads) or " + duration_text(estimate_stepping(s, g, steps, true, 1).seconds) +
+               " on one H100";
+      }
+      const SourceLoc where{s.time.loc.file, s.time.loc.line,
+                            s.time.duration ? "time.duration" : "time.steps"};
+      warnings.push_back(where.where() + ": the run lasts " + num(p.duration) + " s, " +
+                         num(p.duration / crossing) + " times the time a wave at vmin " +
+                         num(p.model_vmin) + " m/s needs to cross the grid's diagonal (" +
+                         num(crossing) +
+                         " s), and the layer absorbs everything long before the end: durations "
+                         "are in seconds (" +
+                         num(p.duration) + " ms would be " + num(p.duration / 1000) + ")" + cost);
     }
   }
 }
@@ -329,7 +437,113 @@ void check_units(const SurveyTrapInputs& p, std::vector<std::string>& warnings) 
 void check_survey_traps(const Survey& s, const SurveyTrapInputs& inputs,
                         std::vector<std::string>& warnings) {
   check_positions(s, inputs, warnings);
-  check_units(inputs, warnings);
+  check_units(s, inputs, warnings);
+  check_trace_band(s, inputs, warnings);
+}
+
+int cpu_threads() {
+  return std::max(1, omp_get_max_threads());
+}
+
+std::string duration_text(double seconds) {
+  char buf[64];
+  if (seconds < 120) {
+    std::snprintf(buf, sizeof buf, "%.3g s", seconds);
+  } else if (seconds < 7200) {
+    std::snprintf(buf, sizeof buf, "%.3g min", seconds / 60);
+  } else if (seconds < 48 * 3600.0) {
+    std::snprintf(buf, sizeof buf, "%.3g h", seconds / 3600);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g days", seconds / 86400);
+  }
+  return buf;
+}
+
+SteppingEstimate estimate_stepping(const Survey& s, const Grid& g, double steps, bool gpu,
+                                   int threads) {
+  // ms a step measured (docs/perf/README.md): the CPU backend on 2 cores of an AMD EPYC, the
+  // default pairs on one H100; the C-PML against Minimod's layer in the same call on the H100
+  // (the CPU backend's C-PML is taken to cost the same ratio).
+  const bool tti = s.physics == "tti";
+  const bool azimuth = tti && s.anisotropy && s.anisotropy->phi;
+  const bool cpml = s.boundary.type == BoundaryType::Cpml;
+  double points = 0, ms = 0, cpml_ratio = 1;
+  std::string what;
+  if (!tti) {
+    points = gpu ? 1e9 : 256.0 * 256.0 * 256.0;
+    ms = gpu ? 7.309 : 13.443;
+    cpml_ratio = 11.047 / 7.507;
+    what = gpu ? "the acoustic default pair on one H100 at 1000^3"
+               : "the acoustic CPU backend at 256^3";
+  } else {
+    points = gpu ? 900.0 * 900.0 * 900.0 : 192.0 * 192.0 * 192.0;
+    ms = gpu ? (azimuth ? 15.367 : 12.092) : 124.3;
+    cpml_ratio = azimuth ? 33.556 / 15.364 : 21.610 / 12.090;
+    what = gpu ? std::string("the TTI default pair on one H100 at 900^3, ") +
+                     (azimuth ? "with azimuth" : "without azimuth")
+               : "the TTI CPU backend at 192^3";
+  }
+  double rate = points / (ms * 1e-3);
+  if (!gpu) {
+    // Measured on 2 threads; from 1 to 16 threads the step's rate grew as threads^0.8.
+    rate *= std::pow(std::max(1, threads) / 2.0, 0.8);
+    what += " on 2 threads";
+    if (threads != 2)
+      what += ", scaled to " + std::to_string(std::max(1, threads)) + " as threads^0.8";
+  }
+  if (cpml) {
+    rate /= cpml_ratio;
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2f", cpml_ratio);
+    what += std::string(", the C-PML ") + ratio + " times Minimod's layer's cost";
+  }
+  const double shots = static_cast<double>(std::max<std::size_t>(1, s.shots.size()));
+  SteppingEstimate e;
+  e.points_per_second = rate;
+  e.seconds = shots * steps * static_cast<double>(g.points()) / rate;
+  e.basis = what;
+  return e;
+}
+
+std::string dispersion_warning(double points, double vmin, double fmax, double h) {
+  return "only " + num(points) + " grid points per shortest wavelength (vmin " + num(vmin) +
+         " m/s, fmax " + num(fmax) + " Hz, h " + num(h) + " m): below " +
+         num(kMinPointsPerWavelength) +
+         " this 8th-order scheme is visibly dispersive; reduce the spacing or the source frequency";
+}
+
+void plan_output(const Survey& s, Plan& p) {
+  p.dt_out = s.output.dt_out ? *s.output.dt_out : p.dt;
+  p.trace_samples =
+      checked_count(std::floor(p.duration / p.dt_out + 1e-9) + 1, s.output.dt_out_loc,
+                    "trace samples (duration " + num(p.duration) + " s / dt_out + 1)");
+  p.snapshot_geometry.expected_count = p.snapshot_count;
+  // In double: the counts are each in range, their products may not be.
+  const auto& sg = p.snapshot_geometry;
+  const double receivers = static_cast<double>(s.receivers.size());
+  const double shots = static_cast<double>(std::max<std::size_t>(1, s.shots.size()));
+  const double traces = shots * receivers * static_cast<double>(p.trace_samples) * 4;
+  const double snapshots = static_cast<double>(p.snapshot_count) * sg.shape[0] * sg.shape[1] *
+                           static_cast<double>(sg.shape[2]) * 4;
+  // /model: the medium at most 256 points an axis, one array (vp) or five (TTI's).
+  const Grid& g = p.grid;
+  const StoredModel stored =
+      model_geometry({g.nx, g.ny, g.nz}, {g.ox, g.oy, g.oz}, {g.dx, g.dy, g.dz});
+  const double model = (s.physics == "tti" ? 5.0 : 1.0) * 4.0 * stored.shape[0] * stored.shape[1] *
+                       static_cast<double>(stored.shape[2]);
+  const double output = traces + snapshots + model + static_cast<double>(s.text.size()) + 64 * 1024;
+  if (!(output <= kMaxOutputBytes)) {
+    const bool snap = snapshots > traces;
+    const SourceLoc& loc = snap ? s.output.snapshot_loc : s.output.dt_out_loc;
+    throw InputError(loc.where() + ": an output of " + format_bytes(output) + " (" +
+                     (snap ? std::to_string(p.snapshot_count) + " snapshots of " +
+                                 std::to_string(sg.shape[0]) + " x " + std::to_string(sg.shape[1]) +
+                                 " x " + std::to_string(sg.shape[2]) + " points"
+                           : num(shots) + " shot(s) x " + num(receivers) + " receivers x " +
+                                 std::to_string(p.trace_samples) + " samples") +
+                     ") is not allowed: at most " + format_bytes(kMaxOutputBytes) + " of output");
+  }
+  p.output_bytes = static_cast<std::size_t>(output);
 }
 
 Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_override) {
@@ -434,21 +648,11 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
   const double hmax = std::max({g.dx, g.dy, g.dz});
   if (p.fmax > 0) {
     p.points_per_wavelength = p.model_vmin / (p.fmax * hmax);
-    if (p.points_per_wavelength < 4.0) {
-      p.warnings.push_back("only " + num(p.points_per_wavelength) +
-                           " grid points per shortest wavelength (vmin " + num(p.model_vmin) +
-                           " m/s, fmax " + num(p.fmax) + " Hz, h " + num(hmax) +
-                           " m): below 4 this 8th-order scheme is visibly dispersive; reduce the "
-                           "spacing or the source frequency");
-    }
+    if (p.points_per_wavelength < kMinPointsPerWavelength)
+      p.warnings.push_back(dispersion_warning(p.points_per_wavelength, p.model_vmin, p.fmax, hmax));
   }
-  check_survey_traps(s, {g, p.layer, p.model_vmin, p.model_vmax, p.fmax, p.duration}, p.warnings);
-
-  // Traces.
-  p.dt_out = s.output.dt_out ? *s.output.dt_out : p.dt;
-  p.trace_samples =
-      checked_count(std::floor(p.duration / p.dt_out + 1e-9) + 1, s.output.dt_out_loc,
-                    "trace samples (duration " + num(p.duration) + " s / dt_out + 1)");
+  check_survey_traps(s, {g, p.layer, p.model_vmin, p.model_vmax, p.fmax, p.duration, p.dt},
+                     p.warnings);
 
   // Snapshots.
   p.snapshot_every = s.output.snapshot_every;
@@ -479,8 +683,9 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
     sg.expected_count = p.snapshot_count;
   }
 
-  // Memory and output size, in double: the counts above are each in range, their products may
-  // not be.
+  plan_output(s, p);
+
+  // Memory, in double: the counts above are each in range, their products may not be.
   const FieldLayout layout = make_field_layout(g.nx, g.ny, g.nz, p.layer.x_lo);
   const double field = static_cast<double>(layout.size) * sizeof(float);
   const double receivers = static_cast<double>(s.receivers.size());
@@ -492,25 +697,7 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
   const double device = field * (p.layer.any() && !cpml ? 5 : 3) + (cpml ? memory : 0) +
                         receivers * (steps + 1) * 4 + sources * steps * 4 +
                         (receivers + sources) * 8 * 12;
-  const auto& sg = p.snapshot_geometry;
-  const double shots = static_cast<double>(std::max<std::size_t>(1, s.shots.size()));
-  const double traces = shots * receivers * static_cast<double>(p.trace_samples) * 4;
-  const double snapshots = static_cast<double>(p.snapshot_count) * sg.shape[0] * sg.shape[1] *
-                           static_cast<double>(sg.shape[2]) * 4;
-  const double output = traces + snapshots + static_cast<double>(s.text.size()) + 64 * 1024;
-  if (!(output <= kMaxOutputBytes)) {
-    const bool snap = snapshots > traces;
-    const SourceLoc& loc = snap ? s.output.snapshot_loc : s.output.dt_out_loc;
-    throw InputError(loc.where() + ": an output of " + format_bytes(output) + " (" +
-                     (snap ? std::to_string(p.snapshot_count) + " snapshots of " +
-                                 std::to_string(sg.shape[0]) + " x " + std::to_string(sg.shape[1]) +
-                                 " x " + std::to_string(sg.shape[2]) + " points"
-                           : num(shots) + " shot(s) x " + num(receivers) + " receivers x " +
-                                 std::to_string(p.trace_samples) + " samples") +
-                     ") is not allowed: at most " + format_bytes(kMaxOutputBytes) + " of output");
-  }
   p.device_bytes = static_cast<std::size_t>(device);
-  p.output_bytes = static_cast<std::size_t>(output);
   // The model, the padded medium and damping, the source samples, and traces of every step
   // (twice: as recorded and resampled).
   p.host_bytes = 4.0 * static_cast<double>(g.points()) + field * (p.layer.any() && !cpml ? 2 : 1) +
@@ -518,6 +705,7 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
 
   // Inputs that only the run would otherwise meet: the wavelets sampled at this dt, and the
   // SEG-Y output (this build and the interval).
+  check_survey_kernel(s);
   check_source_wavelets(s, p);
   if (s.output.segy) {
     const std::string key = s.output.segy_loc.where();

@@ -65,6 +65,17 @@ Plan make_plan(const Survey& survey, const std::vector<float>& velocity, int ste
 /// The same plan from the model's velocity range alone (`validate` without building the model).
 Plan make_plan(const Survey& survey, const VelocityRange& velocity, int steps_override = 0);
 
+/// Fewer grid points than this per shortest wavelength are visibly dispersive (docs/physics.md).
+inline constexpr double kMinPointsPerWavelength = 4.0;
+/// The warning for `points` grid points per wavelength (vmin / (fmax h)).
+std::string dispersion_warning(double points, double vmin, double fmax, double h);
+
+/// The trace sampling and the output file's size of `plan`, whose steps, dt and snapshots are set:
+/// dt_out, trace_samples and output_bytes (traces, snapshots, the stored /model and the survey's
+/// text). Throws InputError for more trace samples than an int holds and an output above
+/// kMaxOutputBytes.
+void plan_output(const Survey& survey, Plan& plan);
+
 /// What the survey checks of check_survey_traps look at, as both equations' plans hold it.
 struct SurveyTrapInputs {
   Grid grid;
@@ -72,15 +83,36 @@ struct SurveyTrapInputs {
   double model_vmin = 0, model_vmax = 0; ///< of the (P) velocity model, m/s
   double fmax = 0;                       ///< the highest source frequency, Hz (0: unknown)
   double duration = 0;                   ///< steps * dt, seconds
+  double dt = 0;                         ///< the time step, seconds (0: unknown)
 };
 
 /// The survey checks shared by the acoustic and the TTI plan (`validate` and `run` alike): every
 /// shot's sources and receivers against the absorbing layer (and a free surface, when there is
 /// one), the interior the layer leaves against a wavelength, and velocities, spacings and
-/// durations that look like another unit. Appends warnings (the count and the first offender);
+/// durations that look like another unit (with the run's cost), and a trace interval whose Nyquist
+/// frequency lies below the sources' band. Appends warnings (the count and the first offender);
 /// throws InputError for a source on a free surface, which injects nothing.
 void check_survey_traps(const Survey& survey, const SurveyTrapInputs& inputs,
                         std::vector<std::string>& warnings);
+
+/// The stepping time of a survey, estimated from the rates measured in docs/perf/README.md.
+struct SteppingEstimate {
+  double seconds = 0;           ///< of time stepping, every shot
+  double points_per_second = 0; ///< the rate used
+  std::string basis;            ///< what the rate is, in words
+};
+
+/// The time `steps` steps of every shot on `grid` take on the CPU backend (`gpu` false, with
+/// `threads` OpenMP threads) or on one H100, for the survey's equation (TTI with or without
+/// azimuth) and boundary (the C-PML costs more than Minimod's layer).
+SteppingEstimate estimate_stepping(const Survey& survey, const Grid& grid, double steps, bool gpu,
+                                   int threads);
+
+/// OpenMP threads the CPU backend runs on (1 without OpenMP).
+int cpu_threads();
+
+/// "3.1 s", "12 min", "2.5 h", "3 days".
+std::string duration_text(double seconds);
 
 /// Human-readable plan, as `minimod-gpu validate` prints it.
 std::string describe_plan(const Survey& survey, const Plan& plan);

@@ -1,6 +1,8 @@
 #include "solver/tti.hpp"
 
 #include "core/errors.hpp"
+#include "io/limits.hpp"
+#include "io/text.hpp"
 #include "kernels/backend.hpp"
 #include "solver/interpolation.hpp"
 #include "solver/plan.hpp"
@@ -232,8 +234,19 @@ TtiPlan make_tti_plan(const Grid& g, const TtiModel& m, const TtiPlanOptions& o)
     p.dt = o.cfl * p.dt_limit;
   }
   p.cfl = p.dt / p.dt_limit;
-  p.steps =
-      o.steps > 0 ? o.steps : std::max(1, static_cast<int>(std::ceil(*o.duration / p.dt - 1e-9)));
+  if (o.steps > 0) {
+    p.steps = o.steps;
+  } else {
+    // In double first: a long duration at a small dt is more steps than an int holds.
+    const double steps = std::ceil(*o.duration / p.dt - 1e-9);
+    if (!(steps <= static_cast<double>(kMaxSteps))) {
+      throw InputError(o.duration_key + ": steps (duration / dt, dt = " + num(p.dt) +
+                       " s) = " + format_number(steps) + " is not allowed: at most " +
+                       std::to_string(kMaxSteps) +
+                       " (2^31 - 2: the traces hold steps + 1 samples)");
+    }
+    p.steps = std::max(1, static_cast<int>(steps));
+  }
 
   if (o.layer_width) {
     const int w = *o.layer_width;

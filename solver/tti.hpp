@@ -81,6 +81,7 @@ struct TtiPlanOptions {
   double ntaper = 3;              ///< layer width in wavelengths of the fastest P wave at fmax
   double fmax = 0;                ///< Hz; needed when layer_width is not given
   bool free_surface = false;      ///< pressure-free top face: no layer there (docs/tti.md)
+  std::string duration_key = "tti plan: duration"; ///< names the duration in errors
 };
 
 /// Everything derived before stepping a TTI run.
@@ -98,6 +99,10 @@ struct TtiPlan {
   /// Pressure-free top face: p and q zero at k = 0 and mirrored into the ghost planes after each
   /// step, as the acoustic u (docs/physics.md section 3, docs/tti.md); no top layer.
   bool free_surface = false;
+  double fmax = 0; ///< the highest source frequency, Hz (0: unknown)
+  /// The slowest P wave's wavelength at fmax in grid points of the largest spacing: the slowest
+  /// over every point and direction, vp sqrt(1 + 2 min(0, epsilon, delta)), a lower bound.
+  double points_per_wavelength = 0;
   /// What `validate` and `run` print before any work: the model's resampling notice and the
   /// survey checks (check_survey_traps), as for the acoustic plan.
   std::vector<std::string> warnings;

@@ -62,11 +62,28 @@ TtiPlan plan_tti(const Survey& s, const TtiModel& m, int steps_override) {
   o.ntaper = s.boundary.ntaper;
   o.fmax = survey_fmax(s);
   o.free_surface = s.boundary.free_surface;
+  o.duration_key = SourceLoc{s.time.loc.file, s.time.loc.line, "time.duration"}.where();
   TtiPlan p = make_tti_plan(make_grid(s.grid), m, o);
   // The survey checks of the acoustic plan, on the TTI layer and time axis.
   const auto [vmin, vmax] = std::minmax_element(m.vp.begin(), m.vp.end());
   if (!m.notice.empty()) p.warnings.push_back(m.notice);
-  check_survey_traps(s, {p.grid, p.layer, *vmin, *vmax, o.fmax, p.steps * p.dt}, p.warnings);
+  // Dispersion, as for the acoustic plan, at the slowest P wave of any direction.
+  p.fmax = o.fmax;
+  if (o.fmax > 0) {
+    const Grid& g = p.grid;
+    double slowest = *vmin;
+    for (std::size_t n = 0; n < m.vp.size(); ++n) {
+      const double lowest =
+          std::min({0.0, static_cast<double>(m.epsilon[n]), static_cast<double>(m.delta[n])});
+      slowest = std::min(slowest, m.vp[n] * std::sqrt(std::max(0.0, 1.0 + 2.0 * lowest)));
+    }
+    const double hmax = std::max({g.dx, g.dy, g.dz});
+    p.points_per_wavelength = slowest / (o.fmax * hmax);
+    if (p.points_per_wavelength < kMinPointsPerWavelength) {
+      p.warnings.push_back(dispersion_warning(p.points_per_wavelength, slowest, o.fmax, hmax));
+    }
+  }
+  check_survey_traps(s, {p.grid, p.layer, *vmin, *vmax, o.fmax, p.steps * p.dt, p.dt}, p.warnings);
   return p;
 }
 
@@ -88,6 +105,8 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
   o << "layer       x " << p.layer.x_lo << "/" << p.layer.x_hi << ", y " << p.layer.y_lo << "/"
     << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points"
     << (cpml ? " (C-PML)" : "") << "\n";
+  o << "wavelength  fmax " << p.fmax << " Hz, " << p.points_per_wavelength
+    << " points per shortest wavelength (the slowest P wave of any direction)\n";
   o << "shots       " << s.shots.size() << ", receivers " << s.receivers.size() << "\n";
   const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, p.layer.x_lo);
   const bool azimuth = tti_model_has_azimuth(m);
@@ -141,10 +160,8 @@ Plan tti_run_plan(const Survey& shot, const TtiModel& m, const TtiPlan& tti) {
   p.cfl = tti.cfl;
   p.steps = tti.steps;
   p.duration = tti.steps * tti.dt;
-  p.dt_out = shot.output.dt_out ? *shot.output.dt_out : tti.dt;
-  p.trace_samples = static_cast<int>(std::floor(p.duration / p.dt_out + 1e-9)) + 1;
   p.snapshot_count = p.snapshot_every > 0 ? p.steps / p.snapshot_every : 0;
-  p.snapshot_geometry.expected_count = p.snapshot_count;
+  plan_output(shot, p); // on the TTI time axis
   p.warnings = tti.warnings;
   // Memory: the TTI arrays on the device; on the host the model's arrays, the padded medium
   // (vp2dt2, the two pairs, n_y, eta), the source samples and the traces (recorded, resampled).

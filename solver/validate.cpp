@@ -24,40 +24,52 @@ namespace minimod {
 
 namespace {
 
-/// Points a second of the acoustic step, measured (docs/perf/README.md): the CPU backend on
-/// 2 cores at 256^3 (31.06 ms a step) and the CUDA default pair on one H100 at 1000^3 (7.509 ms).
-constexpr double kCpuPointsPerSecond = 256.0 * 256.0 * 256.0 / 31.06e-3;
-constexpr double kH100PointsPerSecond = 1e9 / 7.509e-3;
-
-std::string duration_text(double seconds) {
-  char buf[64];
-  if (seconds < 120) {
-    std::snprintf(buf, sizeof buf, "%.3g s", seconds);
-  } else if (seconds < 7200) {
-    std::snprintf(buf, sizeof buf, "%.3g min", seconds / 60);
-  } else if (seconds < 48 * 3600.0) {
-    std::snprintf(buf, sizeof buf, "%.3g h", seconds / 3600);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.3g days", seconds / 86400);
-  }
-  return buf;
-}
-
 /// The estimated stepping time of the whole survey on `kind`, from the measured throughput.
 std::string estimate_text(const Survey& s, const Plan& plan, BackendKind kind) {
   const bool cpu = kind == BackendKind::Cpu;
-  const double rate = cpu ? kCpuPointsPerSecond : kH100PointsPerSecond;
+  const SteppingEstimate e = estimate_stepping(s, plan.grid, plan.steps, !cpu, cpu_threads());
   const double shots = static_cast<double>(std::max<std::size_t>(1, s.shots.size()));
-  const double work =
-      shots * static_cast<double>(plan.steps) * static_cast<double>(plan.grid.points());
   char rate_text[32];
-  std::snprintf(rate_text, sizeof rate_text, "%.3g", rate / 1e9);
-  return "estimate    about " + duration_text(work / rate) + " of time stepping (" +
+  std::snprintf(rate_text, sizeof rate_text, "%.3g", e.points_per_second / 1e9);
+  return "estimate    about " + duration_text(e.seconds) + " of time stepping (" +
          std::to_string(static_cast<long long>(shots)) + " shot(s) x " +
          std::to_string(plan.steps) + " steps x " + std::to_string(plan.grid.points()) +
-         " points at " + rate_text + " Gpoints/s, " +
-         (cpu ? "the CPU backend's rate on 2 cores" : "one H100's rate") +
-         " in docs/perf); an estimate, not a measurement\n";
+         " points at " + rate_text + " Gpoints/s: " + e.basis +
+         ", in docs/perf); an estimate, not a measurement\n";
+}
+
+/// The host memory `run` needs against what this host has, and the warning when it does not fit.
+std::string host_memory_text(double needed, bool cpu) {
+  std::ostringstream out;
+  out << "host memory " << format_bytes(needed) << " on the "
+      << (cpu ? "CPU backend (fields included)" : "host");
+  if (const auto host = host_memory_available()) {
+    const bool fits = needed <= static_cast<double>(host->bytes);
+    out << ", " << format_bytes(static_cast<double>(host->bytes)) << " available here ("
+        << host->source << "): " << (fits ? "fits this host" : "does NOT fit this host") << "\n";
+    if (!fits) {
+      out << "warning: `run` on this host stops with exit 3 (out of host memory) before any "
+             "work; run it on a host with more memory\n";
+    }
+  } else {
+    out << " (the memory available here is unknown)\n";
+  }
+  return out.str();
+}
+
+/// The kernels, checked as the run chooses them (Simulation's constructor): the command line's
+/// spec wins; the survey's is dropped when `auto` falls back to the CPU; `auto` is timed later.
+void check_kernels(const Survey& s, const ValidateOptions& options, BackendChoice choice,
+                   BackendKind kind, Physics physics, const Grid& grid, const LayerWidths& layer) {
+  std::string spec = options.kernel, what = "--kernel";
+  if (spec.empty() && s.kernel) {
+    spec = *s.kernel;
+    what = s.kernel_loc.where();
+    if (kind == BackendKind::Cpu && choice == BackendChoice::Auto) spec.clear();
+  }
+  if (is_auto_kernel_spec(spec)) spec.clear();
+  resolve_kernels(spec, kind, physics, make_regions(grid, layer),
+                  make_field_layout(grid.nx, grid.ny, grid.nz, layer.x_lo), what);
 }
 
 /// The device memory of each rank's subdomain exactly as `run` checks it against
@@ -181,8 +193,21 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
                         "the TTI model (vp, epsilon, delta, theta" +
                             std::string(arrays > 4 ? ", phi" : "") + " on the grid)");
     const TtiModel model = build_tti_model(s, grid);
-    const TtiPlan tti = plan_tti(s, model, options.steps);
+    const Survey first = survey_for_shot(s, 0);
+    const TtiPlan tti = plan_tti(first, model, options.steps);
+    // Trace sampling, output size and memory as `run` plans them (tti_run_plan).
+    const Plan plan = tti_run_plan(first, model, tti);
+    const BackendKind kind = resolve_backend_choice(choice, {});
+    check_kernels(s, options, choice, kind, Physics::Tti, grid, tti.layer);
     out << describe_tti_plan(s, model, tti);
+    out << "receivers   " << s.receivers.size() << ", " << plan.trace_samples
+        << " samples at dt_out " << plan.dt_out << " s\n";
+    out << "output      " << s.output.file << ", about "
+        << format_bytes(static_cast<double>(plan.output_bytes)) << "\n";
+    const bool cpu = kind == BackendKind::Cpu;
+    out << host_memory_text(plan.host_bytes + (cpu ? static_cast<double>(plan.device_bytes) : 0),
+                            cpu);
+    out << estimate_text(s, plan, kind);
     const FieldLayout whole = make_field_layout(grid.nx, grid.ny, grid.nz, 0);
     const double bytes = static_cast<double>(tti_array_bytes(
         whole.size, s.anisotropy && s.anisotropy->phi, tti.layer.any(), tti.layer.any()));
@@ -200,36 +225,14 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
     if (!model_file_notice(s.model, grid).empty()) notice.clear();
     plan = make_plan(first, velocity, options.steps);
   }
-  // The kernels, chosen as the run chooses them (Simulation's constructor): the command line's
-  // spec wins; the survey's is dropped when `auto` falls back to the CPU; `auto` is timed later.
   const BackendKind kind = resolve_backend_choice(choice, {});
-  std::string spec = options.kernel, what = "--kernel";
-  if (spec.empty() && s.kernel) {
-    spec = *s.kernel;
-    what = s.kernel_loc.where();
-    if (kind == BackendKind::Cpu && choice == BackendChoice::Auto) spec.clear();
-  }
-  if (is_auto_kernel_spec(spec)) spec.clear();
-  resolve_kernels(spec, kind, Physics::Acoustic, make_regions(grid, plan.layer),
-                  make_field_layout(grid.nx, grid.ny, grid.nz, plan.layer.x_lo), what);
+  check_kernels(s, options, choice, kind, Physics::Acoustic, grid, plan.layer);
 
   if (!notice.empty()) out << "note: " << notice << "\n";
   out << describe_plan(s, plan);
   const bool cpu = kind == BackendKind::Cpu;
-  const double needed = plan.host_bytes + (cpu ? static_cast<double>(plan.device_bytes) : 0.0);
-  out << "host memory " << format_bytes(needed) << " on the "
-      << (cpu ? "CPU backend (fields included)" : "host");
-  if (const auto host = host_memory_available()) {
-    const bool fits = needed <= static_cast<double>(host->bytes);
-    out << ", " << format_bytes(static_cast<double>(host->bytes)) << " available here ("
-        << host->source << "): " << (fits ? "fits this host" : "does NOT fit this host") << "\n";
-    if (!fits) {
-      out << "warning: `run` on this host stops with exit 3 (out of host memory) before any "
-             "work; run it on a host with more memory\n";
-    }
-  } else {
-    out << " (the memory available here is unknown)\n";
-  }
+  out << host_memory_text(plan.host_bytes + (cpu ? static_cast<double>(plan.device_bytes) : 0.0),
+                          cpu);
   if (!cpu) {
     if (const auto gpu = cuda_device_memory()) {
       // With the margin the GPU backend keeps free when it allocates.

@@ -185,51 +185,77 @@ std::vector<float> resample_traces(const std::vector<float>& in, std::size_t tra
   const std::size_t len_in = in.size() / traces;
   const double ratio = dt_out / dt_in;
   const double nearest = std::round(ratio);
-  if (nearest >= 1 && std::abs(ratio - nearest) < 1e-9 * nearest) {
-    const auto stride = static_cast<std::size_t>(nearest);
-    for (std::size_t t = 0; t < traces; ++t) {
-      const float* src = in.data() + t * len_in;
-      float* dst = out.data() + t * len_out;
-      for (std::size_t k = 0; k < len_out && k * stride < len_in; ++k)
-        dst[k] = src[k * stride];
-    }
+  const bool integer = nearest >= 1 && std::abs(ratio - nearest) < 1e-9 * nearest;
+  if (integer && nearest == 1) { // the same sampling: a copy
+    for (std::size_t t = 0; t < traces; ++t)
+      std::copy_n(in.data() + t * len_in, std::min(len_in, len_out), out.data() + t * len_out);
     return out;
   }
-  // The weights depend only on the output sample, not on the trace: compute them once (the
-  // window's Bessel function is the expensive part) and apply them to every trace.
-  constexpr double kRadius = 8.0, kBeta = 6.0;
-  const double cutoff = std::min(1.0, dt_in / dt_out); // fraction of the input Nyquist kept
-  const double radius = kRadius / cutoff;
+  // Downsampling keeps the band below the output Nyquist: a low-pass whose stop band starts
+  // there; upsampling interpolates the input's band (the cutoff at the input Nyquist).
+  const bool down = ratio > 1;
+  const ResampleFilter f = resample_filter(ratio);
+  const double radius = down ? f.radius * ratio : f.radius; // in input samples
   const auto n_in = static_cast<std::int64_t>(len_in);
-  std::vector<std::int64_t> first(len_out), count(len_out);
-  std::vector<std::size_t> offset(len_out + 1, 0);
+  // Weights of output sample k: the same for every trace; at an integer ratio the same for every
+  // k too (the taps sit at whole input samples), so they are computed once.
   std::vector<double> weights;
-  for (std::size_t k = 0; k < len_out; ++k) {
-    const double x = k * dt_out / dt_in; // position in input samples
-    const auto lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil(x - radius)));
-    const auto hi =
-        std::min<std::int64_t>(n_in - 1, static_cast<std::int64_t>(std::floor(x + radius)));
-    first[k] = lo;
-    count[k] = std::max<std::int64_t>(0, hi - lo + 1);
+  std::int64_t lo = 0, hi = -1;
+  const auto make_weights = [&](double x) {
+    lo = static_cast<std::int64_t>(std::ceil(x - radius));
+    hi = static_cast<std::int64_t>(std::floor(x + radius));
+    weights.clear();
     for (std::int64_t m = lo; m <= hi; ++m) {
       const double d = x - static_cast<double>(m);
-      weights.push_back(cutoff * sinc(cutoff * d) * kaiser_window(d / radius, kBeta));
+      weights.push_back(f.cutoff * sinc(f.cutoff * d) * kaiser_window(d / radius, f.beta));
     }
-    offset[k + 1] = weights.size();
-  }
-  for (std::size_t t = 0; t < traces; ++t) {
-    const float* src = in.data() + t * len_in;
-    float* dst = out.data() + t * len_out;
-    for (std::size_t k = 0; k < len_out; ++k) {
-      const double* w = weights.data() + offset[k];
-      const float* x = src + first[k];
+  };
+  if (integer) make_weights(0.0);
+  for (std::size_t k = 0; k < len_out; ++k) {
+    const double x = integer ? static_cast<double>(k) * nearest : k * dt_out / dt_in;
+    std::int64_t first = 0;
+    if (integer) {
+      first = static_cast<std::int64_t>(k) * static_cast<std::int64_t>(nearest) + lo;
+    } else {
+      make_weights(x);
+      first = lo;
+    }
+    const std::int64_t size = static_cast<std::int64_t>(weights.size());
+    // Taps outside the input see zeros: skip them.
+    const std::int64_t skip = std::max<std::int64_t>(0, -first);
+    const std::int64_t stop = std::min<std::int64_t>(size, n_in - first);
+    if (stop <= skip) continue;
+    for (std::size_t t = 0; t < traces; ++t) {
+      const float* src = in.data() + t * len_in + first;
       double acc = 0;
-      for (std::int64_t m = 0; m < count[k]; ++m)
-        acc += x[m] * w[m];
-      dst[k] = static_cast<float>(acc);
+      for (std::int64_t m = skip; m < stop; ++m)
+        acc += src[m] * weights[static_cast<std::size_t>(m)];
+      out[t * len_out + k] = static_cast<float>(acc);
     }
   }
   return out;
+}
+
+ResampleFilter resample_filter(double ratio) {
+  ResampleFilter f;
+  if (!(ratio > 1)) {
+    // Interpolation of a band-limited input: the cutoff at the input Nyquist, 8 samples a side.
+    f.radius = 8;
+    f.beta = 6;
+    f.cutoff = 1;
+    f.pass = 1;
+    return f;
+  }
+  // Kaiser's design (Oppenheim & Schafer, eq. 7.63-7.64): attenuation A dB in the stop band
+  // needs beta = 0.1102 (A - 8.7) and a length of (A - 8) / (2.285 dw) samples for a transition
+  // of width dw (rad a sample). With the length 2 x radius output samples, dw in units of the
+  // output Nyquist is (A - 8) / (2.285 pi 2 radius); the stop band starts at the Nyquist.
+  f.radius = kResampleRadius;
+  f.beta = 0.1102 * (kResampleStopDb - 8.7);
+  const double transition = (kResampleStopDb - 8.0) / (2.285 * kPi * 2.0 * f.radius);
+  f.pass = 1.0 - transition;
+  f.cutoff = (1.0 - 0.5 * transition) / ratio;
+  return f;
 }
 
 std::vector<float> resample(const std::vector<float>& in, double dt_in, double dt_out, int n_out) {

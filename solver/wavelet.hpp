@@ -32,9 +32,27 @@ void check_wavelet(const WaveletSpec& w, double dt, int steps, const std::string
 /// float32.
 std::vector<float> read_wavelet_file(const std::string& path, const std::string& key);
 
+/// Output samples on each side of the low-pass that resampling to a coarser interval applies,
+/// and its attenuation in the stop band (dB), which starts at the output Nyquist frequency.
+inline constexpr int kResampleRadius = 20;
+inline constexpr double kResampleStopDb = 60;
+
+/// The Kaiser-windowed sinc that resample() applies for `ratio` = dt_out / dt_in.
+struct ResampleFilter {
+  double radius = 0; ///< half-length, in output samples when downsampling, else input samples
+  double beta = 0;   ///< Kaiser shape
+  double cutoff = 0; ///< fraction of the input Nyquist frequency where the response is -6 dB
+  /// Fraction of the output Nyquist frequency below which the band passes unchanged (within
+  /// 0.1%): 0.82 when downsampling, 1 for interpolation.
+  double pass = 0;
+};
+ResampleFilter resample_filter(double ratio);
+
 /// Resample `in` (interval dt_in, first sample at t = 0) to n_out samples of interval dt_out.
-/// An integer ratio dt_out/dt_in is plain decimation; otherwise Kaiser-windowed sinc
-/// interpolation, low-passed at the output Nyquist when downsampling. Zero outside the input.
+/// The same interval is a copy. A coarser one (samples dropped, at any ratio, integer or not) is
+/// low-passed first with a Kaiser-windowed sinc whose stop band (kResampleStopDb) starts at the
+/// output Nyquist frequency, so nothing above it aliases into the band; a finer one is
+/// windowed-sinc interpolation. Zero outside the input.
 std::vector<float> resample(const std::vector<float>& in, double dt_in, double dt_out, int n_out);
 
 /// resample() for `traces` traces of equal length stored one after another in `in`; the result

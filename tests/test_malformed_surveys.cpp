@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,23 @@ const MalformedCase kCases[] = {
     {"npy_x_and_z_equal_without_order.yaml", "model.file", 7, "does not tell x from z"},
     {"npy_extension_raw_content.yaml", "model.file", 7, "no .npy magic string"},
     {"h5_extension_raw_content.yaml", "model.file", 7, "(not an HDF5 file)"},
+    // Kernel specs checked for TTI as for acoustic surveys, and their grammar; units whose
+    // first symptom is another error (named first); TTI counts beyond their limits.
+    {"tti_kernel_unknown.yaml", "kernel", 24, "no tti kernel named 'no_such_tti_kernel'"},
+    {"tti_kernel_gpu_name_on_cpu.yaml", "kernel", 24, "'semi+b+a_32x8' for backend cpu"},
+    {"tti_kernel_unknown_region.yaml", "kernel", 24, "unknown region 'middle'"},
+    {"kernel_trailing_comma.yaml", "kernel", 18, "'inner=cpu,': trailing ','"},
+    {"kernel_item_not_key_value.yaml", "kernel", 18, "item 'cpu' is not KEY=NAME"},
+    {"kernel_auto_in_item.yaml", "kernel", 18, "'pml=auto': no acoustic kernel named 'auto'"},
+    {"velocity_km_per_s.yaml", "model: velocities look like km/s", 7,
+     "1.5 m/s; the survey's velocities are in m/s"},
+    {"layered_km_per_s_minimod.yaml", "sources[0].wavelet.fmax", 17,
+     "model: velocities look like km/s (the model's largest is 2.5 m/s"},
+    {"tti_velocity_km_per_s.yaml", "model: velocities look like km/s", 8,
+     "sources[0].wavelet.frequency: 10 Hz is not allowed"},
+    {"tti_steps_overflow.yaml", "time.duration", 11, "is not allowed: at most 2147483646"},
+    {"tti_trace_samples_overflow.yaml", "output.dt_out", 26,
+     "= 15151515152 is not allowed: at most 2147483647"},
 };
 
 const fs::path kBadDir = fs::path(MINIMOD_TEST_DATA) / "bad";
@@ -241,7 +259,7 @@ TEST(SurveyBadFiles, AllHaveATableRow) {
     EXPECT_EQ(in_table.count(name), 1u) << "tests/data/bad/" << name << " has no row in kCases";
   }
   EXPECT_FALSE(fs::exists(kBadDir / "does_not_exist.yaml"));
-  EXPECT_GE(std::size(kCases), 18u + 30u);
+  EXPECT_GE(std::size(kCases), 18u + 30u + 11u);
 }
 
 /// The same commands on a good survey succeed, so the rejections above are the survey's doing.
@@ -368,6 +386,35 @@ TEST(HostMemory, RunStopsWithExit3AndValidateSaysItDoesNotFit) {
   EXPECT_NE(run.output.find(" available ("), std::string::npos) << run.output;
   EXPECT_EQ(run.output.find("internal error"), std::string::npos) << run.output;
   EXPECT_TRUE(scratch.leftovers().size() == 1) << join(scratch.leftovers()); // the survey alone
+}
+
+/// `kernels` says which kernels can run on this machine: every CPU kernel here, and the count.
+TEST(KernelsCommand, SaysWhichKernelsCanRunHere) {
+  if (!fs::exists(MINIMOD_BINARY)) FAIL() << "the program is not built: " << MINIMOD_BINARY;
+  const CommandResult result = run_command(quoted(MINIMOD_BINARY) + " kernels");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::string& out = result.output;
+  const auto header = out.substr(0, out.find('\n'));
+  EXPECT_NE(header.find(" here "), std::string::npos) << header;
+  int rows = 0, here = 0;
+  std::istringstream lines(out.substr(header.size() + 1));
+  for (std::string line; std::getline(lines, line) && !line.empty();) {
+    ++rows;
+    std::istringstream fields(line);
+    std::string name, family, backend, physics, regions, runs;
+    fields >> name >> family >> backend >> physics >> regions >> runs;
+    EXPECT_TRUE(runs == "yes" || runs == "no") << line;
+    if (backend == "cpu") EXPECT_EQ(runs, "yes") << line;
+    here += runs == "yes";
+  }
+  EXPECT_GE(here, 2); // the acoustic and the TTI CPU kernel
+  EXPECT_NE(
+      out.find(std::to_string(here) + " of " + std::to_string(rows) + " kernels can run here"),
+      std::string::npos)
+      << out;
+  // Without a GPU the GPU kernels (a GPU build's) say why none of them can run.
+  if (out.find("no GPU here") != std::string::npos)
+    EXPECT_NE(out.find("; the GPU kernels cannot: no GPU here ("), std::string::npos) << out;
 }
 
 } // namespace

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace minimod {
@@ -89,11 +91,36 @@ TEST(Progress, LogModeFinishWritesTheLastStateOnce) {
 
 TEST(Progress, ReportsThroughputInMpointsPerSecond) {
   std::ostringstream out;
-  Progress progress(20, 1e12, false, false, &out);
-  progress.update(1); // 1e12 points in well under a second: a rate, not "?"
+  Progress progress(20, 1e6, false, false, &out);
+  progress.update(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  progress.update(2); // 10%: a line; one step of 1e6 points took at least 20 ms
   const std::string text = out.str();
-  EXPECT_EQ(text.find("? Mpoints/s"), std::string::npos) << text;
-  EXPECT_NE(text.find(" Mpoints/s\n"), std::string::npos) << text;
+  const std::smatch rate = [&] {
+    std::smatch m;
+    std::regex_search(text, m, std::regex(R"(, ([0-9.]+) Mpoints/s\n)"));
+    return m;
+  }();
+  ASSERT_FALSE(rate.empty()) << text;
+  const double mpoints = std::stod(rate[1].str());
+  EXPECT_GT(mpoints, 0.0) << text;
+  EXPECT_LE(mpoints, 50.0) << text;
+}
+
+TEST(Progress, FirstLineRightAfterTheStartHasNoRate) {
+  // The run's first update comes right after the progress is made, with a step already done: a
+  // rate from that near-zero time would read millions of Mpoints/s. It says "?" instead, and so
+  // does the time left, until a later update timed a step.
+  std::ostringstream out;
+  Progress progress(100, 6e7, false, /*is_tty=*/true, &out);
+  progress.update(1);
+  const std::string first = out.str();
+  EXPECT_NE(first.find("eta ?  ? Mpoints/s"), std::string::npos) << first;
+  std::this_thread::sleep_for(std::chrono::milliseconds(150)); // past the redraw interval
+  progress.update(2);
+  const std::string second = out.str().substr(first.size());
+  EXPECT_EQ(second.find("? Mpoints/s"), std::string::npos) << second;
+  EXPECT_EQ(second.find("eta ?"), std::string::npos) << second;
 }
 
 TEST(Progress, QuietWritesNothing) {

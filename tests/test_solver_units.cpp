@@ -591,24 +591,27 @@ TEST(WaveletFile, TextAndRawAreRead) {
   EXPECT_EQ(read_wavelet_file(dir.file("b.csv"), "k"), (std::vector<float>{1.0f, 2.0f, 3.0f}));
 }
 
-TEST(WaveletFile, IntegerRatioIsExactDecimation) {
+TEST(WaveletFile, EqualIntervalIsTheSamplesAndACoarserOneIsLowPassed) {
   TempDir dir;
-  std::vector<float> a(90);
+  std::vector<float> a(900);
   for (std::size_t n = 0; n < a.size(); ++n)
-    a[n] = static_cast<float>(0.5 * n - 3.0 * std::sin(0.37 * n));
+    a[n] = static_cast<float>(3.0 * std::sin(0.37 * n)); // 0.12 of the file's Nyquist
   write_raw(dir.file("w.f32"), a);
   WaveletSpec w;
   w.kind = WaveletSpec::Kind::File;
   w.file = dir.file("w.f32");
   w.file_dt = 1e-3;
   // Equal interval: the samples themselves.
-  auto s = sample_wavelet(w, 1e-3, 90, "k");
+  auto s = sample_wavelet(w, 1e-3, 900, "k");
   EXPECT_EQ(s, a);
-  // dt = 3 file_dt: every third sample, then zeros beyond the file.
-  s = sample_wavelet(w, 3e-3, 40, "k");
-  ASSERT_EQ(s.size(), 40u);
-  for (int n = 0; n < 40; ++n)
-    EXPECT_EQ(s[n], 3 * n < 90 ? a[3 * n] : 0.0f) << n;
+  // dt = 3 file_dt: low-passed at the run's Nyquist (the sine lies at 0.35 of it and passes);
+  // away from the file's ends every third sample, and zeros beyond the filter's reach.
+  s = sample_wavelet(w, 3e-3, 340, "k");
+  ASSERT_EQ(s.size(), 340u);
+  for (int n = kResampleRadius; n < 300 - kResampleRadius; ++n)
+    EXPECT_NEAR(s[n], a[3 * n], 3 * 2e-3) << n;
+  for (int n = 300 + kResampleRadius + 1; n < 340; ++n)
+    EXPECT_EQ(s[n], 0.0f) << n;
 }
 
 TEST(WaveletFile, NonIntegerUpsamplingOfBandLimitedSine) {
@@ -678,22 +681,91 @@ TEST(WaveletFile, BadFilesThrowInputErrorNamingKey) {
 // 6. resample
 // ---------------------------------------------------------------------------------------------
 
-TEST(ResampleSignal, IntegerRatioIsExactDecimation) {
+TEST(ResampleSignal, SameIntervalIsACopy) {
   std::vector<float> in(100);
   for (std::size_t n = 0; n < in.size(); ++n)
     in[n] = static_cast<float>(std::cos(0.1 * n) + 0.01 * n);
-  auto out = resample(in, 2e-3, 6e-3, 40);
-  ASSERT_EQ(out.size(), 40u);
-  for (int k = 0; k < 40; ++k)
-    EXPECT_EQ(out[k], 3 * k < 100 ? in[3 * k] : 0.0f) << k;
-  out = resample(in, 2e-3, 2e-3, 120);
+  const auto out = resample(in, 2e-3, 2e-3, 120);
   ASSERT_EQ(out.size(), 120u);
   for (int k = 0; k < 120; ++k)
     EXPECT_EQ(out[k], k < 100 ? in[k] : 0.0f) << k;
-  // A ratio that is integer only up to floating-point noise (0.1 / 0.05 written via 0.3 / 3).
-  out = resample(in, 0.3 / 3 / 2, 0.1, 10);
+  // A ratio that is 1 only up to floating-point noise (0.1 written via 0.3 / 3).
+  const auto same = resample(in, 0.3 / 3, 0.1, 10);
   for (int k = 0; k < 10; ++k)
-    EXPECT_EQ(out[k], in[2 * k]) << k;
+    EXPECT_EQ(same[k], in[k]) << k;
+}
+
+/// Max |out - expected(t)| over the output samples at least a filter's reach from either end.
+template <typename F>
+double interior_error(const std::vector<float>& out, double dt_out, F expected) {
+  double worst = 0;
+  const int margin = kResampleRadius + 1;
+  for (int k = margin; k + margin < static_cast<int>(out.size()); ++k)
+    worst = std::max(worst, std::abs(out[k] - expected(k * dt_out)));
+  return worst;
+}
+
+TEST(ResampleSignal, IntegerRatioIsLowPassedNotDecimated) {
+  // 1 ms to 4 ms: the output Nyquist is 125 Hz. Every 4th sample of a 150 Hz sine is a 100 Hz
+  // sine of full amplitude (an alias); the low-pass leaves less than 0.2% of it.
+  const double dt_in = 1e-3, dt_out = 4e-3, nyquist = 125;
+  std::vector<float> above(4000), below(4000);
+  for (std::size_t n = 0; n < above.size(); ++n) {
+    above[n] = static_cast<float>(std::sin(2 * kPi * 1.2 * nyquist * n * dt_in + 0.3));
+    below[n] = static_cast<float>(std::sin(2 * kPi * 0.6 * nyquist * n * dt_in + 0.3));
+  }
+  double decimated = 0;
+  for (std::size_t n = 0; n < above.size(); n += 4)
+    decimated = std::max(decimated, static_cast<double>(std::abs(above[n])));
+  EXPECT_GT(decimated, 0.99); // what plain decimation keeps
+  const auto out = resample(above, dt_in, dt_out, 1000);
+  EXPECT_LT(interior_error(out, dt_out, [](double) { return 0.0; }), 2e-3);
+  // Below the pass band's edge (0.82 of the Nyquist) a sine passes within 0.1%.
+  const auto kept = resample(below, dt_in, dt_out, 1000);
+  EXPECT_LT(interior_error(kept, dt_out,
+                           [&](double t) { return std::sin(2 * kPi * 0.6 * nyquist * t + 0.3); }),
+            1e-3);
+}
+
+TEST(ResampleSignal, FilterPassesBelowItsEdgeAndStopsFromTheNyquistOn) {
+  // At ratios 2, 3 (integer) and 2.5 (not): sines across the band, against the filter's own
+  // figures: within 0.2% below the pass edge, at most 0.2% of the amplitude from the Nyquist on.
+  for (double ratio : {2.0, 2.5, 3.0}) {
+    const ResampleFilter f = resample_filter(ratio);
+    EXPECT_GT(f.pass, 0.8);
+    EXPECT_LT(f.pass, 0.85);
+    const double dt_in = 1e-3, dt_out = ratio * dt_in, nyquist = 0.5 / dt_out;
+    const int n_out = static_cast<int>(3.0 / dt_out);
+    for (double fraction : {0.1, 0.5, 0.8, 1.0, 1.05, 1.3, 2.0}) {
+      const double hz = fraction * nyquist;
+      std::vector<float> in(3000);
+      for (std::size_t n = 0; n < in.size(); ++n)
+        in[n] = static_cast<float>(std::cos(2 * kPi * hz * n * dt_in + 0.7));
+      const auto out = resample(in, dt_in, dt_out, n_out);
+      const double error =
+          fraction < 1 ? interior_error(out, dt_out,
+                                        [&](double t) { return std::cos(2 * kPi * hz * t + 0.7); })
+                       : interior_error(out, dt_out, [](double) { return 0.0; });
+      EXPECT_LT(error, 2e-3) << "ratio " << ratio << ", " << fraction << " x Nyquist";
+    }
+  }
+}
+
+TEST(ResampleSignal, RickerAboveTheOutputNyquistIsAttenuatedOneBelowKept) {
+  // A Ricker of 150 Hz peak sampled every 1 ms, resampled to 10 ms (Nyquist 50 Hz): its peak
+  // falls on a kept sample, so decimation would keep all of it; the low-pass keeps what lies
+  // below 50 Hz, a few percent. A Ricker of 10 Hz (band to 25 Hz) comes through within 0.05%.
+  const double dt_in = 1e-3, dt_out = 1e-2, t0 = 0.5;
+  std::vector<float> high(3000), low(3000);
+  for (std::size_t n = 0; n < high.size(); ++n) {
+    high[n] = static_cast<float>(ricker(n * dt_in, 150, t0));
+    low[n] = static_cast<float>(ricker(n * dt_in, 10, t0));
+  }
+  EXPECT_FLOAT_EQ(high[500], 1.0f);
+  const auto out = resample(high, dt_in, dt_out, 300);
+  EXPECT_LT(interior_error(out, dt_out, [](double) { return 0.0; }), 0.03);
+  const auto kept = resample(low, dt_in, dt_out, 300);
+  EXPECT_LT(interior_error(kept, dt_out, [&](double t) { return ricker(t, 10, t0); }), 5e-4);
 }
 
 TEST(ResampleSignal, OutputLengthAsRequested) {
@@ -751,8 +823,9 @@ TEST(ResampleSignal, ZeroBeyondTheInput) {
     const int n_out = static_cast<int>(0.4 / dt_out);
     const auto out = resample(in, 1e-3, dt_out, n_out);
     for (int k = 0; k < n_out; ++k) {
-      // Beyond the last input sample by more than any reasonable interpolation radius (40 ms).
-      if (k * dt_out > 0.099 + 0.04) {
+      // Beyond the last input sample by more than the filter's reach (kResampleRadius output
+      // samples when downsampling, 8 input samples when interpolating).
+      if (k * dt_out > 0.099 + std::max(kResampleRadius * dt_out, 8e-3)) {
         ASSERT_EQ(out[k], 0.0f) << dt_out << " k=" << k;
       }
     }
