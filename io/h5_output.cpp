@@ -119,9 +119,12 @@ struct OutputFile::Impl {
   H5Handle wavefield;
   H5Handle step;
   H5Handle time;
+  H5Handle shot_numbers; ///< /snapshots/shot
   SnapshotGeometry geometry;
   hsize_t snapshot_count = 0;
   std::vector<std::pair<int, double>> snapshot_times; ///< step and time of each snapshot (XDMF)
+  std::vector<int> snapshot_shots;                    ///< the shot of each snapshot (XDMF)
+  int snapshot_shot = 0;                              ///< the shot of the snapshots appended next
   StoredModel model_geometry; ///< /model as written (its values dropped), for the XDMF sidecar
   bool closed = false;
   bool committed = false;
@@ -273,7 +276,7 @@ struct OutputFile::Impl {
   /// Close every handle, the file last; returns false when any close failed.
   bool close_all() {
     bool ok = true;
-    for (H5Handle* handle : {&time, &step, &wavefield, &snapshots, &shots, &file}) {
+    for (H5Handle* handle : {&shot_numbers, &time, &step, &wavefield, &snapshots, &shots, &file}) {
       ok = handle->reset() && ok;
     }
     closed = true;
@@ -438,7 +441,14 @@ void OutputFile::write_shot(const ShotGather& gather) {
 void OutputFile::begin_snapshots(const SnapshotGeometry& geometry) {
   Impl& impl = *m_impl;
   impl.require_open("begin_snapshots");
-  if (impl.snapshots.valid()) throw std::logic_error("OutputFile::begin_snapshots called twice");
+  if (impl.snapshots.valid()) {
+    // Another shot's snapshots: the same datasets, so they must have the same points.
+    if (geometry.shape != impl.geometry.shape || geometry.origin != impl.geometry.origin ||
+        geometry.spacing != impl.geometry.spacing) {
+      throw std::logic_error("OutputFile::begin_snapshots: a second geometry");
+    }
+    return;
+  }
   const auto [nx, ny, nz] = geometry.shape;
   if (nx < 1 || ny < 1 || nz < 1) {
     throw std::invalid_argument(
@@ -473,6 +483,8 @@ void OutputFile::begin_snapshots(const SnapshotGeometry& geometry) {
   impl.step = impl.create_extensible(group, "step", 1, coord_dims, coord_chunk, H5T_STD_I32LE);
   impl.time = impl.create_extensible(group, "time", 1, coord_dims, coord_chunk, H5T_IEEE_F64LE);
   impl.write_string(impl.time.get(), "units", "s");
+  impl.shot_numbers =
+      impl.create_extensible(group, "shot", 1, coord_dims, coord_chunk, H5T_STD_I32LE);
 
   impl.write_doubles(group, "origin", geometry.origin);
   impl.write_string(group, "origin_units", "m");
@@ -502,8 +514,15 @@ void OutputFile::append_snapshot(int step, double time, const std::vector<float>
                   data.data());
   impl.append_row(impl.step, "/snapshots/step", 1, scalar, rows, H5T_NATIVE_INT, &step);
   impl.append_row(impl.time, "/snapshots/time", 1, scalar, rows, H5T_NATIVE_DOUBLE, &time);
+  impl.append_row(impl.shot_numbers, "/snapshots/shot", 1, scalar, rows, H5T_NATIVE_INT,
+                  &impl.snapshot_shot);
   impl.snapshot_count = rows;
   impl.snapshot_times.emplace_back(step, time);
+  impl.snapshot_shots.push_back(impl.snapshot_shot);
+}
+
+void OutputFile::set_snapshot_shot(int shot) {
+  m_impl->snapshot_shot = shot;
 }
 
 /// The XDMF sidecar: the model (when stored) as one uniform grid with an attribute per property,
@@ -511,7 +530,7 @@ void OutputFile::append_snapshot(int step, double time, const std::vector<float>
 /// z is depth, positive down, as the grid names say.
 static std::string xdmf_sidecar(const std::string& h5_name, const SnapshotGeometry& g,
                                 const std::vector<std::pair<int, double>>& times,
-                                const StoredModel& model) {
+                                const std::vector<int>& shots, const StoredModel& model) {
   char buf[256];
   std::string x = "<?xml version=\"1.0\" ?>\n<!-- minimod-gpu output: open this file in "
                   "ParaView (Xdmf3 reader). z is depth, positive down: set the view up to "
@@ -542,9 +561,15 @@ static std::string xdmf_sidecar(const std::string& h5_name, const SnapshotGeomet
   if (times.empty()) return x + " </Domain>\n</Xdmf>\n";
   const int nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
   const std::string dims = std::to_string(nz) + " " + std::to_string(ny) + " " + std::to_string(nx);
-  x += "  <Grid Name=\"wavefield (z is depth, positive down)\" GridType=\"Collection\" "
-       "CollectionType=\"Temporal\">\n";
+  // One temporal collection a shot: the snapshots of several shots share the datasets.
+  const bool many = std::any_of(shots.begin(), shots.end(), [&](int s) { return s != shots[0]; });
   for (std::size_t n = 0; n < times.size(); ++n) {
+    if (n == 0 || shots[n] != shots[n - 1]) {
+      if (n > 0) x += "  </Grid>\n";
+      x += "  <Grid Name=\"wavefield" +
+           (many ? " of shot " + std::to_string(shots[n]) : std::string()) +
+           " (z is depth, positive down)\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    }
     std::snprintf(buf, sizeof buf, "%.9g", times[n].second);
     x += "   <Grid Name=\"step_" + std::to_string(times[n].first) +
          "\" GridType=\"Uniform\">\n    <Time Value=\"" + buf + "\"/>\n";
@@ -647,7 +672,8 @@ void OutputFile::set_attribute(const std::string& name, double value) {
 
 std::string OutputFile::xdmf_sidecar_text(const std::string& h5_name) const {
   if (m_impl->snapshot_times.empty() && m_impl->model_geometry.empty()) return "";
-  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times, m_impl->model_geometry);
+  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times, m_impl->snapshot_shots,
+                      m_impl->model_geometry);
 }
 
 void OutputFile::commit() {
@@ -665,7 +691,7 @@ void OutputFile::commit() {
     const fs::path final_path(impl.final_path);
     write_file_durably(fs::path(final_path).replace_extension(".xmf").string(),
                        xdmf_sidecar(final_path.filename().string(), impl.geometry,
-                                    impl.snapshot_times, impl.model_geometry));
+                                    impl.snapshot_times, impl.snapshot_shots, impl.model_geometry));
   }
 }
 
@@ -736,7 +762,7 @@ void OutputFile::copy_shot_from(const std::string& source, int shot) {
   write_shot(read_shot_gather(source, shot));
 }
 
-void OutputFile::copy_snapshots_from(const std::string& source) {
+void OutputFile::copy_snapshots_from(const std::string& source, std::optional<int> only) {
   Impl& impl = *m_impl;
   impl.require_open("copy_snapshots_from");
   H5Handle from = open_readonly(source);
@@ -750,7 +776,19 @@ void OutputFile::copy_snapshots_from(const std::string& source) {
   const auto steps = read.dataset<int>(group.get(), "step", H5T_NATIVE_INT);
   const auto times = read.dataset<double>(group.get(), "time", H5T_NATIVE_DOUBLE);
   if (steps.size() != times.size()) read.fail("'/snapshots/step' and '/snapshots/time'");
+  // The shot of each snapshot; a file without /snapshots/shot holds shot 0's alone.
+  std::vector<int> shots(steps.size(), 0);
+  if (H5Lexists(group.get(), "shot", H5P_DEFAULT) > 0) {
+    shots = read.dataset<int>(group.get(), "shot", H5T_NATIVE_INT);
+    if (shots.size() != steps.size()) read.fail("'/snapshots/shot' and '/snapshots/step'");
+  }
+  if (only && std::find(shots.begin(), shots.end(), *only) == shots.end()) return;
   geometry.expected_count = static_cast<int>(steps.size());
+  if (m_impl->snapshots.valid() &&
+      (geometry.shape != impl.geometry.shape || geometry.origin != impl.geometry.origin ||
+       geometry.spacing != impl.geometry.spacing)) {
+    read.fail("'/snapshots' (its points are not those of the snapshots copied before)");
+  }
   begin_snapshots(geometry);
 
   // One snapshot at a time: memory stays one volume, whatever the count.
@@ -767,6 +805,7 @@ void OutputFile::copy_snapshots_from(const std::string& source) {
   H5Handle memory =
       read.own(H5Screate_simple(4, count, nullptr), H5Sclose, "'/snapshots/wavefield'");
   for (std::size_t n = 0; n < steps.size(); ++n) {
+    if (only && shots[n] != *only) continue;
     const hsize_t offset[4] = {n, 0, 0, 0};
     H5Handle space = read.own(H5Dget_space(wavefield.get()), H5Sclose, "'/snapshots/wavefield'");
     if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, offset, nullptr, count, nullptr) < 0 ||
@@ -774,6 +813,7 @@ void OutputFile::copy_snapshots_from(const std::string& source) {
                 volume.data()) < 0) {
       read.fail("snapshot " + std::to_string(n) + " of '/snapshots/wavefield'");
     }
+    set_snapshot_shot(shots[n]);
     append_snapshot(steps[n], times[n], volume);
   }
 }
@@ -1057,10 +1097,6 @@ void merge_outputs(const std::string& output, const std::vector<std::string>& in
                        "'; nothing was written; allowed: outputs of disjoint shot sets");
     }
   }
-  const Input* with_snapshots = nullptr;
-  for (const Input& i : in) {
-    if (i.snapshots) with_snapshots = &i; // only shot 0's run writes snapshots: at most one
-  }
   OutputMeta meta = first.meta;
   meta.shots_selected.clear();
   for (const auto& [shot, k] : owner)
@@ -1076,7 +1112,10 @@ void merge_outputs(const std::string& output, const std::vector<std::string>& in
   for (const auto& [shot, k] : owner)
     out.copy_shot_from(in[k].path, shot);
   out.write_model(read_model(first.path)); // every input holds the same model
-  if (with_snapshots) out.copy_snapshots_from(with_snapshots->path);
+  // The snapshots, shot after shot, each from the input that modelled the shot.
+  for (const auto& [shot, k] : owner) {
+    if (in[k].snapshots) out.copy_snapshots_from(in[k].path, shot);
+  }
   out.commit();
 }
 
