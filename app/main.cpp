@@ -487,7 +487,8 @@ int run_main(int argc, char** argv) {
       throw;
     }
   } catch (const Interrupted& e) {
-    std::cerr << "error: " << e.what() << "; stopped\n";
+    if (!mpi_stopped_together() || mpi_rank() == 0)
+      std::cerr << "error: " << e.what() << "; stopped\n";
     return 128 + e.signal(); // as a shell reports a process ended by that signal
   } catch (const InputError& e) {
     print_error(std::string("error: ") + e.what());
@@ -520,7 +521,8 @@ int main(int argc, char** argv) {
   const int code = run_main(argc, argv);
   // A rank that stops on an error while others wait for it would hang the job: stop them all. An
   // error every rank agreed on stops each by itself.
-  if (code != minimod::kExitOk && minimod::mpi_size() > 1 && !minimod::mpi_failure_agreed())
+  if (code != minimod::kExitOk && minimod::mpi_size() > 1 && !minimod::mpi_failure_agreed() &&
+      !minimod::mpi_stopped_together())
     minimod::mpi_abort(code);
   minimod::mpi_end();
   return code;
