@@ -227,6 +227,30 @@ void tell_warnings(const Plan& plan, const std::string& model_notice,
     options.hooks.notice("warning: " + w);
 }
 
+/// Whether the run takes the snapshots of `shot`: the plan has snapshots and
+/// output.snapshots.shots names the shot.
+bool takes_snapshots(const Survey& survey, const Plan& plan, int shot) {
+  const std::vector<int>& chosen = survey.output.snapshot_shots;
+  return plan.snapshot_every > 0 && plan.snapshot_count > 0 &&
+         std::binary_search(chosen.begin(), chosen.end(), shot);
+}
+
+/// The snapshot shots among the shots the run models (`chosen`).
+std::vector<int> snapshot_shots_of(const Survey& survey, const Plan& plan,
+                                   const std::vector<int>& chosen) {
+  std::vector<int> shots;
+  for (const int s : chosen)
+    if (takes_snapshots(survey, plan, s)) shots.push_back(s);
+  return shots;
+}
+
+/// At the start: a run whose shots hold none of the snapshot shots writes no snapshots, and says
+/// so.
+void tell_snapshots(const Survey& survey, const Plan& plan, const SurveyRunOptions& options) {
+  const std::string warning = snapshot_selection_warning(survey, plan, options.shots);
+  if (options.hooks.notice && !warning.empty()) options.hooks.notice("warning: " + warning);
+}
+
 OutputMeta make_meta(const Survey& survey, const Plan& plan) {
   OutputMeta meta;
   meta.program_version = kProgramVersion;
@@ -483,19 +507,24 @@ std::string ranks_text(int first, int count) {
 /// simulation's between-steps work) and between its shots.
 class ShotDesk {
 public:
-  ShotDesk(std::deque<int> pending, int remote_groups, int ranks_per_shot, PartsStore& store,
-           OutputMeta& meta, const SurveyRunOptions& options, SurveyRunReport& report, int done,
-           int total)
-      : m_pending(std::move(pending)), m_active(remote_groups), m_ranks(ranks_per_shot),
-        m_store(store), m_meta(meta), m_options(options), m_report(report), m_done(done),
-        m_total(total) {}
+  /// `own`: the shots rank 0's group alone models (those whose snapshots it writes), sorted.
+  ShotDesk(std::deque<int> pending, std::vector<int> own, int remote_groups, int ranks_per_shot,
+           PartsStore& store, OutputMeta& meta, const SurveyRunOptions& options,
+           SurveyRunReport& report, int done, int total)
+      : m_pending(std::move(pending)), m_own(std::move(own)), m_active(remote_groups),
+        m_ranks(ranks_per_shot), m_store(store), m_meta(meta), m_options(options), m_report(report),
+        m_done(done), m_total(total) {}
 
-  /// The next shot, or -1 when none is left (or the run is stopping).
+  /// Rank 0's next shot (its own shots first), or -1 when none is left (or the run is stopping).
   int take() {
-    if (m_pending.empty() || m_stopping) return -1;
-    const int shot = m_pending.front();
-    m_pending.pop_front();
-    return shot;
+    const auto own =
+        std::find_if(m_pending.begin(), m_pending.end(), [&](int s) { return is_own(s); });
+    return take_at(own != m_pending.end() ? own : m_pending.begin());
+  }
+  /// Another group's next shot: one that is not rank 0's own, or -1.
+  int take_remote() {
+    return take_at(
+        std::find_if(m_pending.begin(), m_pending.end(), [&](int s) { return !is_own(s); }));
   }
   /// Groups other than rank 0's not yet told to stop.
   int active() const { return m_active; }
@@ -536,7 +565,7 @@ public:
         check_mpi(MPI_Recv(&ignored, 1, MPI_INT, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD,
                            MPI_STATUS_IGNORE),
                   "receive request");
-        const int shot = take();
+        const int shot = take_remote();
         if (shot < 0) --m_active;
         check_mpi(MPI_Send(&shot, 1, MPI_INT, status.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD),
                   "assign shot");
@@ -591,7 +620,16 @@ public:
   }
 
 private:
+  bool is_own(int shot) const { return std::binary_search(m_own.begin(), m_own.end(), shot); }
+  int take_at(std::deque<int>::iterator at) {
+    if (at == m_pending.end() || m_stopping) return -1;
+    const int shot = *at;
+    m_pending.erase(at);
+    return shot;
+  }
+
   std::deque<int> m_pending;
+  std::vector<int> m_own;
   int m_active;
   int m_ranks;
   PartsStore& m_store;
@@ -773,6 +811,7 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
   if (rank == 0) {
     OutputMeta meta = make_meta(survey, plan);
     tell_warnings(plan, equation->model_notice(), options);
+    tell_snapshots(survey, plan, options);
     if (options.hooks.on_plan) options.hooks.on_plan(plan);
     describe_farm(split, backends, options);
     report.skipped = store->complete_shots();
@@ -780,7 +819,9 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
     std::deque<int> pending;
     for (const int s : chosen)
       if (!store->shot_complete(s)) pending.push_back(s);
-    ShotDesk shot_desk(std::move(pending), groups - 1, per_shot, *store, meta, options, report,
+    // Rank 0 writes the snapshots it takes with its group: the snapshot shots are its own.
+    ShotDesk shot_desk(std::move(pending), snapshot_shots_of(survey, plan, chosen), groups - 1,
+                       per_shot, *store, meta, options, report,
                        static_cast<int>(report.skipped.size()), static_cast<int>(chosen.size()));
     desk = &shot_desk;
     const auto farm_t0 = Clock::now();
@@ -791,11 +832,11 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
       // signal ends the group's loop (and the other groups', through stop_groups).
       for (;;) {
         int message[2] = {interrupt_signal() != 0 ? -1 : shot_desk.take(), 0};
-        // Shot 0's snapshots: taken by every rank of this group, written here.
+        // A snapshot shot's snapshots: taken by every rank of this group, written here.
         std::unique_ptr<OutputFile> snapshots;
-        if (message[0] == 0 && worker && plan.snapshot_every > 0 && plan.snapshot_count > 0 &&
-            !store->snapshots_complete()) {
-          snapshots = store->begin_snapshots(meta);
+        if (message[0] >= 0 && worker && takes_snapshots(survey, plan, message[0]) &&
+            !store->snapshots_complete(message[0])) {
+          snapshots = store->begin_snapshots(meta, message[0]);
           message[1] = 1;
         }
         // Rank 0 takes its shots from its own queue: its wait is the hand-out to its group.
@@ -933,6 +974,18 @@ void run_over_ranks(const Survey& survey, const SurveyRunOptions& options,
 #endif
 
 } // namespace
+
+std::string snapshot_selection_warning(const Survey& survey, const Plan& plan,
+                                       const std::vector<int>& selected) {
+  if (plan.snapshot_every <= 0 || plan.snapshot_count <= 0 || selected.empty()) return "";
+  if (!snapshot_shots_of(survey, plan, selected).empty()) return "";
+  const std::vector<int>& chosen = survey.output.snapshot_shots;
+  return survey.output.snapshot_shots_loc.where() + ": the snapshots are of shot" +
+         (chosen.size() == 1 ? " " : "s ") + shot_selection_text(chosen) +
+         ", none of them among the shots of this run (--shots " + shot_selection_text(selected) +
+         "): it writes no snapshots; allowed: --shots with one of them, or " +
+         "output.snapshots.shots naming a shot of the run";
+}
 
 std::vector<int> selected_shots(const Survey& survey, const SurveyRunOptions& options) {
   if (!options.shots.empty()) return options.shots;
@@ -1192,6 +1245,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     const Plan& plan = sim.plan();
     check_segy_sampling(survey, segy, plan.dt_out);
     tell_warnings(plan, notice, options);
+    tell_snapshots(survey, plan, options);
     if (options.hooks.on_plan) options.hooks.on_plan(plan);
 
     const bool many = shots > 1;
@@ -1218,12 +1272,10 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
                       report.shots.empty() ? 0.0 : modelled_s / report.shots.size()});
       }
       const auto shot_t0 = Clock::now();
-      // Shot 0's snapshots go to a part of their own, complete once the shot is.
+      // A snapshot shot's snapshots go to a part of their own, complete once the shot is.
       std::unique_ptr<OutputFile> snapshots;
-      if (s == 0 && plan.snapshot_every > 0 && plan.snapshot_count > 0 &&
-          !store->snapshots_complete()) {
-        snapshots = store->begin_snapshots(meta);
-      }
+      if (takes_snapshots(survey, plan, s) && !store->snapshots_complete(s))
+        snapshots = store->begin_snapshots(meta, s);
       ShotResult r = worker.run(s, 0, snapshots.get(), !many);
       if (!r.ok) {
         report.failed.emplace_back(s, r.error);

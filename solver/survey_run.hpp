@@ -89,6 +89,10 @@ std::vector<int> selected_shots(const Survey& survey, const SurveyRunOptions& op
 /// sorted, each once. Throws InputError naming `what`, the value and what is allowed for a
 /// malformed item, a range whose end is before its start, or a shot past the survey's last.
 std::vector<int> parse_shot_selection(const std::string& text, int shots, const std::string& what);
+/// The warning of a run whose shots (`selected`: --shots; empty: every shot) hold none of the
+/// snapshot shots (output.snapshots.shots), so that it writes no snapshots; empty otherwise.
+std::string snapshot_selection_warning(const Survey& survey, const Plan& plan,
+                                       const std::vector<int>& selected);
 /// "shot 12 (3 of 10)": a shot's number, then its place among the `chosen` shots of the run.
 std::string shot_heading(int shot, const std::vector<int>& chosen);
 

@@ -9,6 +9,8 @@
 #   gives the one-process output. mpirun itself then ends with 1, whatever its ranks return.
 # - SIGINT to every rank (a batch system signalling the job's processes): each rank ends with 130,
 #   and so does mpirun, with the same kept shots and resume command.
+# - output.snapshots.shots: the snapshots of the shots named, modelled by rank 0, equal one
+#   process's; --shots without any of them says so once; a --shots past the last is refused once.
 # Usage: farm_messages.sh MINIMOD_BINARY SOURCE_DIR WORK_DIR. Exit 77 (skip) without mpirun or
 # h5diff.
 set -u
@@ -34,6 +36,7 @@ receivers:
 output: {file: farm.h5}
 EOF
 short="--backend cpu --steps 40"
+py=$(command -v /usr/bin/python3 || command -v python3)
 
 "$bin" run farm.yaml $short -o one.h5 >one.out 2>one.err || fail "one process: $(cat one.err)"
 grep '^warning: ' one.err | sort >one.warnings
@@ -52,6 +55,37 @@ grep -q "^MPI: 2 ranks model shots (on the CPU: 2 CPU ranks, no GPU); " two.err 
 # Log-style progress lines (stderr is no terminal): the shot, shots done of six, the survey's eta.
 grep -Eq "step 40/40 \(100%\) elapsed .*, shot [0-5], [0-5]/6 done, survey eta " two.err ||
   fail "2 ranks: no progress line with the shot and the survey's time left: $(cat two.err)"
+
+# The snapshots of shots 1 and 4 (output.snapshots.shots), taken by rank 0's group, equal one
+# process's; a selection without a snapshot shot says so once and writes none.
+sed 's/^output: {file: farm.h5}$/output: {file: farm.h5, snapshots: {every: 10, shots: [4, 1]}}/' \
+  farm.yaml >snap.yaml
+grep -q "shots: \[4, 1\]" snap.yaml || fail "no survey with snapshot shots"
+"$bin" run snap.yaml $short -q -o snap_one.h5 2>/dev/null || fail "snapshot shots, one process"
+mpi 2 run snap.yaml $short -o snap_two.h5 >snap_two.out 2>snap_two.err ||
+  fail "snapshot shots, 2 ranks: $(cat snap_two.err)"
+same snap_one.h5 snap_two.h5 /shots /snapshots
+grep -Eq "^shot 1 done on rank 0 " snap_two.err && grep -Eq "^shot 4 done on rank 0 " snap_two.err ||
+  fail "snapshot shots, 2 ranks: not modelled by rank 0: $(cat snap_two.err)"
+"$py" - snap_two.h5 <<'PY' || fail "snapshot shots, 2 ranks: /snapshots/shot"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    shots = list(f["snapshots/shot"][()])
+    assert shots == [1] * 4 + [4] * 4, shots
+    assert list(f["snapshots/step"][()]) == [10, 20, 30, 40] * 2, f["snapshots/step"][()]
+PY
+mpi 2 run snap.yaml $short --shots 2-3 -o nosnap.h5 >nosnap.out 2>nosnap.err ||
+  fail "no snapshot shot, 2 ranks: $(cat nosnap.err)"
+[ "$(grep -c "^warning: snap.yaml:[0-9]*: output.snapshots.shots: the snapshots are of shots 1,4, none of them among the shots of this run (--shots 2-3): it writes no snapshots" nosnap.err)" -eq 1 ] ||
+  fail "no snapshot shot, 2 ranks: not said once: $(cat nosnap.err)"
+"$py" -c 'import sys, h5py; sys.exit("snapshots" in h5py.File(sys.argv[1], "r"))' nosnap.h5 ||
+  fail "no snapshot shot, 2 ranks: snapshots written"
+# A --shots past the survey's last under mpirun: refused once, exit 2.
+mpi 2 run snap.yaml $short --shots 5-6 -o past.h5 >past.out 2>past.err
+code=$?
+[ $code -eq 2 ] || fail "--shots 5-6 of 6 shots: exit $code, expected 2"
+[ "$(grep -c '^error: --shots: .5-6.: shot 6 is past the survey.s last (6 shots)' past.err)" -eq 1 ] ||
+  fail "--shots 5-6 of 6 shots: not printed once: $(cat past.err)"
 
 # Longer shots (about 1 s each on 2 busy cores), so that a signal lands with shots still to go.
 long="--backend cpu --steps 1200"
