@@ -440,6 +440,7 @@ int run_main(int argc, char** argv) {
   validate->add_option("--decompose", validate_args.options.decompose, "As for run");
   validate->add_option("--max-device-memory", validate_args.options.max_device_memory,
                        "As for run");
+  validate->add_option("--shots", validate_args.options.shots, "As for run");
   validate
       ->add_option("--ranks", validate_args.options.ranks,
                    "MPI ranks of the run, for a split chosen by `decomposition: auto` "
@@ -467,12 +468,19 @@ int run_main(int argc, char** argv) {
   auto* plot =
       app.add_subcommand("plot", "Draw a PNG quicklook of a shot gather, a snapshot or the model");
   plot->add_option("file", plot_options.input, "HDF5 output file of `run`")->required();
-  auto* plot_shot_opt =
-      plot->add_option("--shot", plot_shot, "Shot number to draw as a gather (default: the first)");
+  auto* plot_shot_opt = plot->add_option(
+      "--shot", plot_shot,
+      "Shot number to draw as a gather (default: the first); with --snapshot, the shot whose "
+      "snapshot (default: the first with snapshots)");
   auto* plot_snapshot_opt = plot->add_option(
       "--snapshot", plot_snapshot,
-      "Snapshot index to draw, negative from the end (default: the first shot's gather)");
-  plot_shot_opt->excludes(plot_snapshot_opt);
+      "Snapshot index among the shot's snapshots, negative from the end (default: the first "
+      "shot's gather)");
+  std::string plot_slice;
+  auto* plot_slice_opt = plot->add_option(
+      "--slice", plot_slice,
+      "One plane of the snapshot or model instead of the x-z and x-y slices: x, y or z (normal to "
+      "that axis, through the source) or AXIS=INDEX (a point index along the axis, e.g. z=10)");
   plot->add_option("-o,--output", plot_options.output,
                    "PNG file (default: FILE_shotK.png, FILE_snapN.png or FILE_model.png)");
   plot->add_option("--colormap", plot_colormap,
@@ -507,6 +515,7 @@ int run_main(int argc, char** argv) {
     if (*plot) {
       if (*plot_shot_opt) plot_options.shot = plot_shot;
       if (*plot_snapshot_opt) plot_options.snapshot = plot_snapshot;
+      if (*plot_slice_opt) plot_options.slice = parse_slice(plot_slice, "--slice");
       plot_options.colormap = parse_colormap(plot_colormap, "--colormap");
       plot_options.gain = parse_gain(plot_gain, "--gain");
       return plot_command(plot_options);
@@ -531,7 +540,8 @@ int run_main(int argc, char** argv) {
       throw;
     }
   } catch (const Interrupted& e) {
-    std::cerr << "error: " << e.what() << "; stopped\n";
+    if (!mpi_stopped_together() || mpi_rank() == 0)
+      std::cerr << "error: " << e.what() << "; stopped\n";
     return 128 + e.signal(); // as a shell reports a process ended by that signal
   } catch (const InputError& e) {
     print_error(std::string("error: ") + e.what());
@@ -564,7 +574,8 @@ int main(int argc, char** argv) {
   const int code = run_main(argc, argv);
   // A rank that stops on an error while others wait for it would hang the job: stop them all. An
   // error every rank agreed on stops each by itself.
-  if (code != minimod::kExitOk && minimod::mpi_size() > 1 && !minimod::mpi_failure_agreed())
+  if (code != minimod::kExitOk && minimod::mpi_size() > 1 && !minimod::mpi_failure_agreed() &&
+      !minimod::mpi_stopped_together())
     minimod::mpi_abort(code);
   minimod::mpi_end();
   return code;

@@ -3,12 +3,14 @@
 #include "app/plot.hpp"
 
 #include "core/errors.hpp"
+#include "io/h5_output.hpp"
 #include "io/png.hpp"
 
 #include <hdf5.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -888,56 +890,102 @@ struct Volume {
   std::array<double, 3> origin{}, spacing{}; ///< metres, x y z
 };
 
-/// The two slices of a volume drawn side by side: x-z through the (first) source's y and x-y at
-/// its depth (the middle of an axis without a source on it).
-struct Slices {
-  Slice xz, xy;
-  double y_slice = 0, z_slice = 0;
-  std::vector<double> sources; ///< x, y, z of every source of the first shot
+/// One panel: the plane of a volume normal to axis `normal` (0, 1, 2: x, y, z), at `at` metres
+/// along it; its columns run along axis `across`, its rows along axis `down`.
+struct PlaneSlice {
+  Slice slice;
+  int normal = 2, across = 0, down = 1;
+  double at = 0;
 };
 
-Slices read_slices(const OutputReader& file, const Volume& volume) {
+/// The panels drawn side by side: the x-z slice through the (first) source's y and the x-y slice
+/// at its depth (the middle of an axis without a source on it), or the one --slice asks for.
+struct Slices {
+  std::vector<PlaneSlice> planes;
+  std::vector<double> sources; ///< x, y, z of every source of the shot (the file's first)
+};
+
+constexpr const char* kAxisNames = "xyz";
+
+/// The points of `volume` along each axis, x y z.
+std::array<int, 3> volume_points(const Volume& volume) {
+  return {volume.nx, volume.ny, volume.nz};
+}
+
+/// The plane of `volume` normal to axis `normal` through its point `index` along that axis.
+PlaneSlice read_plane(const OutputReader& file, const Volume& volume, int normal, int index) {
+  const std::array<int, 3> n = volume_points(volume);
+  PlaneSlice p;
+  p.normal = normal;
+  p.across = normal == 0 ? 1 : 0;
+  p.down = normal == 2 ? 1 : 2;
+  // The dataset is [z, y, x]: axis a is its dimension 2 - a.
+  std::vector<hsize_t> start(3, 0), count(3);
+  for (int a = 0; a < 3; ++a)
+    count[static_cast<std::size_t>(2 - a)] = a == normal ? 1 : static_cast<hsize_t>(n[a]);
+  start[static_cast<std::size_t>(2 - normal)] = static_cast<hsize_t>(index);
+  if (volume.index) {
+    start.insert(start.begin(), *volume.index);
+    count.insert(count.begin(), 1);
+  }
+  // `down` is the slower of the two axes left: the values are [down][across].
+  p.slice.values = file.read<float>(volume.dataset, start, count);
+  p.slice.columns = n[p.across];
+  p.slice.rows = n[p.down];
+  p.slice.column_origin = volume.origin[p.across];
+  p.slice.column_spacing = volume.spacing[p.across];
+  p.slice.row_origin = volume.origin[p.down];
+  p.slice.row_spacing = volume.spacing[p.down];
+  p.at = volume.origin[normal] + index * volume.spacing[normal];
+  return p;
+}
+
+/// The slices to draw of `volume` (`what` names it in errors: "/snapshots"), through the sources
+/// of `shot` (a snapshot's shot), or of the file's first shot.
+Slices read_slices(const OutputReader& file, const Volume& volume,
+                   const std::optional<SliceChoice>& choice, const std::string& what,
+                   std::optional<int> shot = std::nullopt) {
   Slices s;
   const std::vector<int> shots = file.shot_numbers();
-  if (!shots.empty() && file.exists(shot_group(shots.front()) + "/source_positions")) {
-    s.sources = file.read_all<double>(shot_group(shots.front()) + "/source_positions");
+  if (!shot && !shots.empty()) shot = shots.front();
+  if (shot && file.exists(shot_group(*shot) + "/source_positions")) {
+    s.sources = file.read_all<double>(shot_group(*shot) + "/source_positions");
   }
   const bool have_source = s.sources.size() >= 3;
-  const int j = nearest_or_middle(have_source ? s.sources[1] : 0, volume.ny, volume.origin[1],
-                                  volume.spacing[1], have_source);
-  const int k = nearest_or_middle(have_source ? s.sources[2] : 0, volume.nz, volume.origin[2],
-                                  volume.spacing[2], have_source);
-  s.y_slice = volume.origin[1] + j * volume.spacing[1];
-  s.z_slice = volume.origin[2] + k * volume.spacing[2];
-
-  const auto unx = static_cast<hsize_t>(volume.nx), uny = static_cast<hsize_t>(volume.ny),
-             unz = static_cast<hsize_t>(volume.nz);
-  std::vector<hsize_t> xz_start = {0, static_cast<hsize_t>(j), 0}, xz_count = {unz, 1, unx};
-  std::vector<hsize_t> xy_start = {static_cast<hsize_t>(k), 0, 0}, xy_count = {1, uny, unx};
-  if (volume.index) {
-    for (auto* v : {&xz_start, &xy_start})
-      v->insert(v->begin(), *volume.index);
-    for (auto* v : {&xz_count, &xy_count})
-      v->insert(v->begin(), 1);
+  const std::array<int, 3> n = volume_points(volume);
+  auto through_source = [&](int axis) {
+    return nearest_or_middle(have_source ? s.sources[static_cast<std::size_t>(axis)] : 0, n[axis],
+                             volume.origin[axis], volume.spacing[axis], have_source);
+  };
+  if (!choice) {
+    s.planes.push_back(read_plane(file, volume, 1, through_source(1)));
+    s.planes.push_back(read_plane(file, volume, 2, through_source(2)));
+    return s;
   }
-  s.xz.values = file.read<float>(volume.dataset, xz_start, xz_count);
-  s.xz.columns = volume.nx;
-  s.xz.rows = volume.nz;
-  s.xz.column_origin = volume.origin[0];
-  s.xz.column_spacing = volume.spacing[0];
-  s.xz.row_origin = volume.origin[2];
-  s.xz.row_spacing = volume.spacing[2];
-  s.xy.values = file.read<float>(volume.dataset, xy_start, xy_count);
-  s.xy.columns = volume.nx;
-  s.xy.rows = volume.ny;
-  s.xy.column_origin = volume.origin[0];
-  s.xy.column_spacing = volume.spacing[0];
-  s.xy.row_origin = volume.origin[1];
-  s.xy.row_spacing = volume.spacing[1];
+  const int axis = choice->axis;
+  const int index = choice->index.value_or(through_source(axis));
+  if (index < 0 || index >= n[axis]) {
+    const auto [lo, hi] = extent(n[axis], volume.origin[axis], volume.spacing[axis]);
+    throw InputError("--slice: " + std::string(1, kAxisNames[axis]) + "=" + std::to_string(index) +
+                     ": " + what + " in '" + file.path() + "' has " + std::to_string(n[axis]) +
+                     " point" + (n[axis] == 1 ? "" : "s") + " along " + kAxisNames[axis] + " (" +
+                     format_general(lo) + " to " + format_general(hi) +
+                     " m); allowed: " + kAxisNames[axis] + "=0.." + std::to_string(n[axis] - 1));
+  }
+  s.planes.push_back(read_plane(file, volume, axis, index));
   return s;
 }
 
-/// Draws the two slices with the layer outline, source marks, axes and a colour bar.
+/// Every value of the slices, panel after panel.
+std::vector<float> slice_values(const Slices& slices) {
+  std::vector<float> all;
+  for (const PlaneSlice& p : slices.planes)
+    all.insert(all.end(), p.slice.values.begin(), p.slice.values.end());
+  return all;
+}
+
+/// Draws the slices side by side with the layer outline, source marks, axes and a colour bar.
+/// Depth (z) runs downwards; y runs upwards in a map view (x-y).
 Canvas draw_slices(const OutputReader& file, const Volume& volume, const Slices& slices,
                    const Scale& scale, const std::string& title, const std::string& subtitle,
                    const std::string& quantity) {
@@ -946,48 +994,46 @@ Canvas draw_slices(const OutputReader& file, const Volume& volume, const Slices&
   const std::vector<double> grid_origin = file.numbers_attribute<double>("/", "grid_origin", 3);
   const std::vector<int> layer = file.numbers_attribute<int>("/", "layer_widths", 6);
 
-  const auto [x_lo, x_hi] = extent(volume.nx, volume.origin[0], volume.spacing[0]);
-  const auto [y_lo, y_hi] = extent(volume.ny, volume.origin[1], volume.spacing[1]);
-  const auto [z_lo, z_hi] = extent(volume.nz, volume.origin[2], volume.spacing[2]);
-  // One scale (pixels per metre) for both panels and both axes, so shapes are true.
-  const double ppm = std::min(420.0 / (x_hi - x_lo), 480.0 / std::max(z_hi - z_lo, y_hi - y_lo));
-  const int panel_w = std::max(1, static_cast<int>(std::lround((x_hi - x_lo) * ppm)));
-  const int xz_h = std::max(1, static_cast<int>(std::lround((z_hi - z_lo) * ppm)));
-  const int xy_h = std::max(1, static_cast<int>(std::lround((y_hi - y_lo) * ppm)));
+  const std::array<int, 3> n = volume_points(volume);
+  std::array<std::pair<double, double>, 3> ext;
+  for (int a = 0; a < 3; ++a)
+    ext[a] = extent(n[a], volume.origin[a], volume.spacing[a]);
+  const auto length = [&](int a) { return ext[a].second - ext[a].first; };
+  // One scale (pixels per metre) for every panel and axis, so shapes are true.
+  const double width_px = slices.planes.size() == 1 ? 840.0 : 420.0;
+  double ppm = std::numeric_limits<double>::infinity();
+  for (const PlaneSlice& p : slices.planes)
+    ppm = std::min({ppm, width_px / length(p.across), 480.0 / length(p.down)});
 
   const bool have_source = slices.sources.size() >= 3;
   const std::string legend =
       "dashed: inner edge of the absorbing layer" + std::string(have_source ? ";  +: source" : "");
 
   const int margin_left = 80, gap = 90, margin_top = 100, margin_bottom = 45;
-  const int plots_w = margin_left + panel_w + gap + panel_w + kColourBarSpace;
+  std::vector<Panel> panels;
+  int x = margin_left, tallest = 1;
+  for (const PlaneSlice& p : slices.planes) {
+    Panel panel;
+    panel.x = x;
+    panel.y = margin_top;
+    panel.w = std::max(1, static_cast<int>(std::lround(length(p.across) * ppm)));
+    panel.h = std::max(1, static_cast<int>(std::lround(length(p.down) * ppm)));
+    panel.left = ext[p.across].first;
+    panel.right = ext[p.across].second;
+    panel.top = p.down == 2 ? ext[2].first : ext[p.down].second;
+    panel.bottom = p.down == 2 ? ext[2].second : ext[p.down].first;
+    panels.push_back(panel);
+    tallest = std::max(tallest, panel.h);
+    x += panel.w + gap;
+  }
+  const int plots_w = x - gap + kColourBarSpace;
   const int width =
       std::max({plots_w, Canvas::text_width(title, 2) + 20, Canvas::text_width(subtitle) + 20});
-  const int height = margin_top + std::max(xz_h, xy_h) + margin_bottom;
+  const int height = margin_top + tallest + margin_bottom;
   Canvas canvas(width, height, kWhite);
   canvas.text(10, 10, title, kInk, 2);
   canvas.text(10, 36, subtitle, kInk);
   canvas.text(10, 36 + Canvas::kLineHeight + 4, legend, kInk);
-
-  Panel left; // x-z: depth downwards
-  left.x = margin_left;
-  left.y = margin_top;
-  left.w = panel_w;
-  left.h = xz_h;
-  left.left = x_lo;
-  left.right = x_hi;
-  left.top = z_lo;
-  left.bottom = z_hi;
-  Panel right = left; // x-y: map view, y upwards
-  right.x = margin_left + panel_w + gap;
-  right.h = xy_h;
-  right.top = y_hi;
-  right.bottom = y_lo;
-
-  paint(
-      canvas, left, [&](double u, double v) { return slices.xz.at(u, v); }, scale);
-  paint(
-      canvas, right, [&](double u, double v) { return slices.xy.at(u, v); }, scale);
 
   // Inner edge of the absorbing layer: the first and last interior grid points on each axis.
   std::array<double, 3> inner_lo{}, inner_hi{};
@@ -996,79 +1042,143 @@ Canvas draw_slices(const OutputReader& file, const Volume& volume, const Slices&
     inner_hi[a] = grid_origin[a] + (grid_shape[a] - 1 - layer[2 * a + 1]) * grid_spacing[a];
   }
   const Rgb outline{40, 40, 40};
-  for (const auto& [panel, vertical] : {std::pair<const Panel*, int>{&left, 2}, {&right, 1}}) {
-    canvas.set_clip(panel->x, panel->y, panel->w, panel->h);
-    const int x0 = panel->px(inner_lo[0]), x1 = panel->px(inner_hi[0]);
-    const int ya = panel->py(inner_lo[vertical]), yb = panel->py(inner_hi[vertical]);
+  const auto axis_label = [](int a) {
+    return a == 2 ? std::string("z (m), depth") : std::string(1, kAxisNames[a]) + " (m)";
+  };
+  for (std::size_t k = 0; k < panels.size(); ++k) {
+    const Panel& panel = panels[k];
+    const PlaneSlice& p = slices.planes[k];
+    paint(
+        canvas, panel, [&](double u, double v) { return p.slice.at(u, v); }, scale);
+    canvas.set_clip(panel.x, panel.y, panel.w, panel.h);
+    const int x0 = panel.px(inner_lo[p.across]), x1 = panel.px(inner_hi[p.across]);
+    const int ya = panel.py(inner_lo[p.down]), yb = panel.py(inner_hi[p.down]);
     canvas.rect(x0, std::min(ya, yb), x1 - x0 + 1, std::abs(yb - ya) + 1, outline,
                 LineStyle::Dashed);
     for (std::size_t s = 0; s + 2 < slices.sources.size(); s += 3)
-      mark(canvas, panel->px(slices.sources[s]), panel->py(slices.sources[s + vertical]));
+      mark(canvas, panel.px(slices.sources[s + p.across]), panel.py(slices.sources[s + p.down]));
     canvas.reset_clip();
+    text_centred(canvas, panel.x + panel.w / 2, panel.y - 16,
+                 std::string(1, kAxisNames[p.across]) + "-" + kAxisNames[p.down] + " slice at " +
+                     kAxisNames[p.normal] + " = " + format_general(p.at) + " m",
+                 kInk);
+    bottom_axis(canvas, panel, value_ticks(ext[p.across].first, ext[p.across].second, panel.w, 55),
+                axis_label(p.across));
+    left_axis(canvas, panel, value_ticks(ext[p.down].first, ext[p.down].second, panel.h, 45),
+              axis_label(p.down));
   }
-
-  text_centred(canvas, left.x + left.w / 2, left.y - 16,
-               "x-z slice at y = " + format_general(slices.y_slice) + " m", kInk);
-  text_centred(canvas, right.x + right.w / 2, right.y - 16,
-               "x-y slice at z = " + format_general(slices.z_slice) + " m", kInk);
-  const std::vector<Tick> x_ticks = value_ticks(x_lo, x_hi, panel_w, 55);
-  bottom_axis(canvas, left, x_ticks, "x (m)");
-  bottom_axis(canvas, right, x_ticks, "x (m)");
-  left_axis(canvas, left, value_ticks(z_lo, z_hi, xz_h, 45), "z (m), depth");
-  left_axis(canvas, right, value_ticks(y_lo, y_hi, xy_h, 45), "y (m)");
-  colour_bar(canvas, right.x + right.w + 20, right.y + 20, std::min(std::max(xz_h, xy_h) - 40, 300),
-             scale, quantity);
+  const Panel& last = panels.back();
+  colour_bar(canvas, last.x + last.w + 20, last.y + 20, std::min(tallest - 40, 300), scale,
+             quantity);
   return canvas;
+}
+
+/// "shot 0 (steps 20-60, 3 snapshots), shot 5 (...)": the snapshots a file holds, by shot.
+std::string snapshots_text(const std::vector<int>& shot_of, const std::vector<int>& steps) {
+  std::vector<int> shots = shot_of;
+  std::sort(shots.begin(), shots.end());
+  shots.erase(std::unique(shots.begin(), shots.end()), shots.end());
+  std::string text;
+  for (const int shot : shots) {
+    int count = 0, first = std::numeric_limits<int>::max(), last = -1;
+    for (std::size_t r = 0; r < shot_of.size(); ++r) {
+      if (shot_of[r] != shot) continue;
+      ++count;
+      if (r < steps.size()) {
+        first = std::min(first, steps[r]);
+        last = std::max(last, steps[r]);
+      }
+    }
+    text += (text.empty() ? "" : ", ") + ("shot " + std::to_string(shot)) + " (" +
+            std::to_string(count) + " snapshot" + (count == 1 ? "" : "s") +
+            (last >= 0 ? ", steps " + std::to_string(first) +
+                             (last != first ? "-" + std::to_string(last) : "")
+                       : "") +
+            ")";
+  }
+  return text;
 }
 
 PlotResult plot_snapshot(const OutputReader& file, int asked, const PlotOptions& options) {
   reject_gather_options(options, "snapshots");
   const std::string index_text = std::to_string(asked);
+  const std::vector<int> shots = file.shot_numbers();
   if (!file.exists("/snapshots/wavefield")) {
     throw InputError("--snapshot: " + index_text + ": '" + file.path() +
-                     "' has no snapshots (the survey had no output.snapshots); allowed: "
-                     "--shot K for a shot gather");
+                     "' has no snapshots (its survey has no output.snapshots, or the run "
+                     "modelled none of the shots that output.snapshots.shots names); allowed: "
+                     "--shot K for a shot gather" +
+                     (shots.empty() ? "" : " (shots " + shot_selection_text(shots) + ")"));
   }
   const std::vector<hsize_t> dims = file.dims("/snapshots/wavefield");
   if (dims.size() != 4) {
     throw InputError("plot: '" + file.path() + "': /snapshots/wavefield is not 4-D");
   }
   const int count = static_cast<int>(dims[0]);
+  const std::vector<int> steps = file.read_all<int>("/snapshots/step");
+  const std::vector<double> times = file.read_all<double>("/snapshots/time");
+  // The shot of each snapshot: /snapshots/shot, or shot 0 for every one in a file without it.
+  std::vector<int> shot_of(static_cast<std::size_t>(count), 0);
+  if (file.exists("/snapshots/shot")) {
+    shot_of = file.read_all<int>("/snapshots/shot");
+    if (shot_of.size() != static_cast<std::size_t>(count)) {
+      throw InputError("plot: '" + file.path() + "': /snapshots/shot has " +
+                       std::to_string(shot_of.size()) + " values for " + std::to_string(count) +
+                       " snapshots (docs/output.md)");
+    }
+  }
+  const std::string there = count > 0 ? snapshots_text(shot_of, steps) : "no snapshot";
+  const int shot = options.shot
+                       ? *options.shot
+                       : (count > 0 ? *std::min_element(shot_of.begin(), shot_of.end()) : 0);
+  std::vector<hsize_t> rows; // the snapshots of `shot`, in the order they were written
+  for (std::size_t r = 0; r < shot_of.size(); ++r)
+    if (shot_of[r] == shot) rows.push_back(r);
+  if (count > 0 && rows.empty()) {
+    std::vector<int> with = shot_of;
+    std::sort(with.begin(), with.end());
+    with.erase(std::unique(with.begin(), with.end()), with.end());
+    throw InputError("--shot: " + std::to_string(shot) + ": '" + file.path() +
+                     "' has no snapshots of shot " + std::to_string(shot) + "; it has " + there +
+                     "; allowed: --shot " + shot_selection_text(with) + " with --snapshot");
+  }
   Volume volume;
   volume.dataset = "/snapshots/wavefield";
   volume.nz = static_cast<int>(dims[1]);
   volume.ny = static_cast<int>(dims[2]);
   volume.nx = static_cast<int>(dims[3]);
-  const int index = asked < 0 ? count + asked : asked;
-  if (count == 0 || index < 0 || index >= count || volume.nx == 0 || volume.ny == 0 ||
-      volume.nz == 0) {
+  const int n = static_cast<int>(rows.size());
+  const int index = asked < 0 ? n + asked : asked;
+  if (n == 0 || index < 0 || index >= n || volume.nx == 0 || volume.ny == 0 || volume.nz == 0) {
     throw InputError("--snapshot: " + index_text + ": '" + file.path() + "' has " +
-                     std::to_string(count) + " snapshot" + (count == 1 ? "" : "s") + "; allowed: " +
-                     (count > 0 ? "0.." + std::to_string(count - 1) + " (or -" +
-                                      std::to_string(count) + "..-1, counted from the end)"
-                                : "none"));
+                     (n > 0 ? std::to_string(n) + " snapshot" + (n == 1 ? "" : "s") + " of shot " +
+                                  std::to_string(shot) + " (it has " + there + ")"
+                            : std::string("no snapshot")) +
+                     "; allowed: " +
+                     (n > 0 ? "0.." + std::to_string(n - 1) + " (or -" + std::to_string(n) +
+                                  "..-1, counted from the end)"
+                            : "none"));
   }
-  volume.index = static_cast<hsize_t>(index);
+  const hsize_t row = rows[static_cast<std::size_t>(index)];
+  volume.index = row;
   const std::vector<double> origin = file.numbers_attribute<double>("/snapshots", "origin", 3);
   const std::vector<double> spacing = file.numbers_attribute<double>("/snapshots", "spacing", 3);
   std::copy(origin.begin(), origin.end(), volume.origin.begin());
   std::copy(spacing.begin(), spacing.end(), volume.spacing.begin());
-  const std::vector<int> steps = file.read_all<int>("/snapshots/step");
-  const std::vector<double> times = file.read_all<double>("/snapshots/time");
 
-  const Slices slices = read_slices(file, volume);
-  std::vector<float> both = slices.xz.values;
-  both.insert(both.end(), slices.xy.values.begin(), slices.xy.values.end());
-  const double clip_found = abs_percentile(both, options.clip_percentile);
+  const Slices slices = read_slices(file, volume, options.slice, "/snapshots", shot);
+  const double clip_found = abs_percentile(slice_values(slices), options.clip_percentile);
   const double clip = clip_found > 0 ? clip_found : 1.0;
   const Colormap map = resolve(options.colormap, Colormap::Seismic);
 
   const std::string file_name = fs::path(file.path()).filename().string();
-  const double time = static_cast<std::size_t>(index) < times.size() ? times[index] : 0.0;
-  const int step = static_cast<std::size_t>(index) < steps.size() ? steps[index] : 0;
-  const std::string title = file_name + "  snapshot " + std::to_string(index) + " of " +
-                            std::to_string(count) + ", step " + std::to_string(step) +
-                            ", t = " + format_fixed(time, 4) + " s";
+  const double time = row < times.size() ? times[row] : 0.0;
+  const int step = row < steps.size() ? steps[row] : 0;
+  const bool several =
+      std::any_of(shot_of.begin(), shot_of.end(), [&](int s) { return s != shot; });
+  const std::string title = file_name + "  shot " + std::to_string(shot) + ", snapshot " +
+                            std::to_string(index) + " of " + std::to_string(n) + ", step " +
+                            std::to_string(step) + ", t = " + format_fixed(time, 4) + " s";
   std::string subtitle = std::to_string(volume.nx) + " x " + std::to_string(volume.ny) + " x " +
                          std::to_string(volume.nz) + " points, spacing " +
                          format_general(spacing[0]) + " x " + format_general(spacing[1]) + " x " +
@@ -1079,11 +1189,14 @@ PlotResult plot_snapshot(const OutputReader& file, int asked, const PlotOptions&
   const Canvas canvas =
       draw_slices(file, volume, slices, Scale{-clip, clip, map, true}, title, subtitle, "pressure");
   PlotResult result;
-  result.path = default_output(options, "_snap" + std::to_string(index));
+  result.path = default_output(options, (several ? "_shot" + std::to_string(shot) : "") + "_snap" +
+                                            std::to_string(index));
   write_png(result.path, canvas);
   result.width = canvas.width();
   result.height = canvas.height();
-  result.summary = "snapshot " + std::to_string(index) + " of " + file_name + ": " + subtitle;
+  result.summary = "snapshot " + std::to_string(index) + " of " + std::to_string(n) + " of shot " +
+                   std::to_string(shot) + " (step " + std::to_string(step) + ") of " + file_name +
+                   ": " + subtitle + "; the file has " + there;
   return result;
 }
 
@@ -1127,14 +1240,13 @@ PlotResult plot_model(const OutputReader& file, const PlotOptions& options) {
   std::copy(origin.begin(), origin.end(), volume.origin.begin());
   std::copy(spacing.begin(), spacing.end(), volume.spacing.begin());
 
-  const Slices slices = read_slices(file, volume);
+  const Slices slices = read_slices(file, volume, options.slice, kModelDataset);
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (const auto* values : {&slices.xz.values, &slices.xy.values})
-    for (float v : *values)
-      if (std::isfinite(v)) {
-        lo = std::min(lo, static_cast<double>(v));
-        hi = std::max(hi, static_cast<double>(v));
-      }
+  for (float v : slice_values(slices))
+    if (std::isfinite(v)) {
+      lo = std::min(lo, static_cast<double>(v));
+      hi = std::max(hi, static_cast<double>(v));
+    }
   if (!(lo <= hi)) lo = 0, hi = 1;
   const bool constant = hi - lo <= 1e-6 * std::max(std::fabs(hi), 1.0);
   const double range_lo = constant ? lo - 1 : lo, range_hi = constant ? hi + 1 : hi;
@@ -1161,6 +1273,27 @@ PlotResult plot_model(const OutputReader& file, const PlotOptions& options) {
 }
 
 } // namespace
+
+SliceChoice parse_slice(const std::string& text, const std::string& option) {
+  const std::string allowed = "; allowed: x, y or z (the plane normal to that axis, through the "
+                              "source), or AXIS=INDEX with INDEX a point of the volume along the "
+                              "axis, from 0 (e.g. z=10)";
+  SliceChoice choice;
+  const std::size_t axis = text.empty() ? std::string::npos : std::string("xyz").find(text[0]);
+  if (axis == std::string::npos || (text.size() > 1 && text[1] != '=')) {
+    throw InputError(option + ": '" + text + "': not an axis" + allowed);
+  }
+  choice.axis = static_cast<int>(axis);
+  if (text.size() == 1) return choice;
+  const std::string digits = text.substr(2);
+  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
+    throw InputError(option + ": '" + text + "': '" + digits + "' is not a point index" + allowed);
+  }
+  choice.index = std::stoi(digits);
+  return choice;
+}
 
 Colormap parse_colormap(const std::string& text, const std::string& option) {
   if (text == "grey" || text == "gray") return Colormap::Grey;
@@ -1203,8 +1336,9 @@ PlotResult plot_file(const PlotOptions& options) {
     throw InputError("--clip: " + format_general(options.clip_percentile) +
                      ": allowed: a percentile in (0, 100]");
   }
-  if (options.shot && options.snapshot) {
-    throw InputError("--shot and --snapshot: both given; allowed: one of them");
+  if (options.slice && !options.snapshot && !options.model) {
+    throw InputError("--slice: applies to snapshots and the model; allowed: --slice with "
+                     "--snapshot N or --model");
   }
   if (options.model && (options.shot || options.snapshot)) {
     throw InputError(std::string("--model and ") + (options.shot ? "--shot" : "--snapshot") +

@@ -37,15 +37,28 @@ struct Gain {
 /// `option`.
 Gain parse_gain(const std::string& text, const std::string& option);
 
+/// --slice: one plane of a volume, normal to an axis, at one of its points.
+struct SliceChoice {
+  int axis = 2;             ///< 0, 1, 2: the plane normal to x (y-z), y (x-z) or z (x-y)
+  std::optional<int> index; ///< the point along the axis; none: through the source, or the middle
+};
+
+/// "x", "y" or "z", optionally "=INDEX" (an integer >= 0); anything else is an InputError naming
+/// `option`.
+SliceChoice parse_slice(const std::string& text, const std::string& option);
+
 /// What `minimod-gpu plot` draws and where it writes it.
 struct PlotOptions {
   std::string input;           ///< HDF5 output file of a run
-  std::optional<int> shot;     ///< --shot: shot number (/shots/NNNN)
-  std::optional<int> snapshot; ///< --snapshot: index into /snapshots, negative from the end
-                               ///< (with none of shot, snapshot and model: the file's first
+  std::optional<int> shot;     ///< --shot: shot number (/shots/NNNN); with --snapshot, the shot
+                               ///< whose snapshots (default: the first that has them)
+  std::optional<int> snapshot; ///< --snapshot: index among a shot's snapshots, negative from the
+                               ///< end (with none of shot, snapshot and model: the file's first
                                ///< shot, or its last snapshot when it has no shots)
-  bool model = false;          ///< --model: slices of /model/vp
-  /// -o: PNG path; empty: <input without .h5>_shotK.png, _snapN.png or _model.png
+  std::optional<SliceChoice> slice; ///< --slice: one plane instead of the x-z and x-y slices
+  bool model = false;               ///< --model: slices of /model/vp
+  /// -o: PNG path; empty: <input without .h5>_shotK.png, _snapN.png (_shotK_snapN.png in a file
+  /// with the snapshots of several shots) or _model.png
   std::string output;
   Colormap colormap = Colormap::Auto; ///< --colormap
   double clip_percentile = 99.0;      ///< --clip: symmetric clip at this percentile of |value|

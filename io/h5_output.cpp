@@ -161,10 +161,13 @@ struct OutputFile::Impl {
   H5Handle wavefield;
   H5Handle step;
   H5Handle time;
+  H5Handle shot_numbers; ///< /snapshots/shot
   SnapshotGeometry geometry;
   hsize_t snapshot_count = 0;
   std::vector<std::pair<int, double>> snapshot_times; ///< step and time of each snapshot (XDMF)
   Crc32 snapshot_crc; ///< of every snapshot's step, time and values, in order (content_crc32)
+  std::vector<int> snapshot_shots;                    ///< the shot of each snapshot (XDMF)
+  int snapshot_shot = 0;                              ///< the shot of the snapshots appended next
   StoredModel model_geometry; ///< /model as written (its values dropped), for the XDMF sidecar
   bool closed = false;
   bool committed = false;
@@ -316,7 +319,7 @@ struct OutputFile::Impl {
   /// Close every handle, the file last; returns false when any close failed.
   bool close_all() {
     bool ok = true;
-    for (H5Handle* handle : {&time, &step, &wavefield, &snapshots, &shots, &file}) {
+    for (H5Handle* handle : {&shot_numbers, &time, &step, &wavefield, &snapshots, &shots, &file}) {
       ok = handle->reset() && ok;
     }
     closed = true;
@@ -482,7 +485,14 @@ void OutputFile::write_shot(const ShotGather& gather) {
 void OutputFile::begin_snapshots(const SnapshotGeometry& geometry) {
   Impl& impl = *m_impl;
   impl.require_open("begin_snapshots");
-  if (impl.snapshots.valid()) throw std::logic_error("OutputFile::begin_snapshots called twice");
+  if (impl.snapshots.valid()) {
+    // Another shot's snapshots: the same datasets, so they must have the same points.
+    if (geometry.shape != impl.geometry.shape || geometry.origin != impl.geometry.origin ||
+        geometry.spacing != impl.geometry.spacing) {
+      throw std::logic_error("OutputFile::begin_snapshots: a second geometry");
+    }
+    return;
+  }
   const auto [nx, ny, nz] = geometry.shape;
   if (nx < 1 || ny < 1 || nz < 1) {
     throw std::invalid_argument(
@@ -517,6 +527,8 @@ void OutputFile::begin_snapshots(const SnapshotGeometry& geometry) {
   impl.step = impl.create_extensible(group, "step", 1, coord_dims, coord_chunk, H5T_STD_I32LE);
   impl.time = impl.create_extensible(group, "time", 1, coord_dims, coord_chunk, H5T_IEEE_F64LE);
   impl.write_string(impl.time.get(), "units", "s");
+  impl.shot_numbers =
+      impl.create_extensible(group, "shot", 1, coord_dims, coord_chunk, H5T_STD_I32LE);
 
   impl.write_doubles(group, "origin", geometry.origin);
   impl.write_string(group, "origin_units", "m");
@@ -546,11 +558,18 @@ void OutputFile::append_snapshot(int step, double time, const std::vector<float>
                   data.data());
   impl.append_row(impl.step, "/snapshots/step", 1, scalar, rows, H5T_NATIVE_INT, &step);
   impl.append_row(impl.time, "/snapshots/time", 1, scalar, rows, H5T_NATIVE_DOUBLE, &time);
+  impl.append_row(impl.shot_numbers, "/snapshots/shot", 1, scalar, rows, H5T_NATIVE_INT,
+                  &impl.snapshot_shot);
   impl.snapshot_count = rows;
   impl.snapshot_times.emplace_back(step, time);
   impl.snapshot_crc.add_value(step);
   impl.snapshot_crc.add_value(time);
   impl.snapshot_crc.add_values(data);
+  impl.snapshot_shots.push_back(impl.snapshot_shot);
+}
+
+void OutputFile::set_snapshot_shot(int shot) {
+  m_impl->snapshot_shot = shot;
 }
 
 /// `text` as XML character data or attribute value: & < > " ' as entities (a file name may hold
@@ -587,7 +606,7 @@ static std::string xml_escaped(const std::string& text) {
 /// z is depth, positive down, as the grid names say.
 static std::string xdmf_sidecar(const std::string& h5_file, const SnapshotGeometry& g,
                                 const std::vector<std::pair<int, double>>& times,
-                                const StoredModel& model) {
+                                const std::vector<int>& shots, const StoredModel& model) {
   const std::string h5_name = xml_escaped(h5_file);
   char buf[256];
   std::string x = "<?xml version=\"1.0\" ?>\n<!-- minimod-gpu output: open this file in "
@@ -619,9 +638,15 @@ static std::string xdmf_sidecar(const std::string& h5_file, const SnapshotGeomet
   if (times.empty()) return x + " </Domain>\n</Xdmf>\n";
   const int nx = g.shape[0], ny = g.shape[1], nz = g.shape[2];
   const std::string dims = std::to_string(nz) + " " + std::to_string(ny) + " " + std::to_string(nx);
-  x += "  <Grid Name=\"wavefield (z is depth, positive down)\" GridType=\"Collection\" "
-       "CollectionType=\"Temporal\">\n";
+  // One temporal collection a shot: the snapshots of several shots share the datasets.
+  const bool many = std::any_of(shots.begin(), shots.end(), [&](int s) { return s != shots[0]; });
   for (std::size_t n = 0; n < times.size(); ++n) {
+    if (n == 0 || shots[n] != shots[n - 1]) {
+      if (n > 0) x += "  </Grid>\n";
+      x += "  <Grid Name=\"wavefield" +
+           (many ? " of shot " + std::to_string(shots[n]) : std::string()) +
+           " (z is depth, positive down)\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    }
     std::snprintf(buf, sizeof buf, "%.9g", times[n].second);
     x += "   <Grid Name=\"step_" + std::to_string(times[n].first) +
          "\" GridType=\"Uniform\">\n    <Time Value=\"" + buf + "\"/>\n";
@@ -724,7 +749,8 @@ void OutputFile::set_attribute(const std::string& name, double value) {
 
 std::string OutputFile::xdmf_sidecar_text(const std::string& h5_name) const {
   if (m_impl->snapshot_times.empty() && m_impl->model_geometry.empty()) return "";
-  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times, m_impl->model_geometry);
+  return xdmf_sidecar(h5_name, m_impl->geometry, m_impl->snapshot_times, m_impl->snapshot_shots,
+                      m_impl->model_geometry);
 }
 
 void OutputFile::commit() {
@@ -745,7 +771,7 @@ void OutputFile::commit() {
     const fs::path final_path(impl.final_path);
     write_file_durably(fs::path(final_path).replace_extension(".xmf").string(),
                        xdmf_sidecar(final_path.filename().string(), impl.geometry,
-                                    impl.snapshot_times, impl.model_geometry));
+                                    impl.snapshot_times, impl.snapshot_shots, impl.model_geometry));
   }
 }
 
@@ -838,12 +864,13 @@ struct CheckedGather {
 
 CheckedGather read_checked_gather(const std::string& path, int shot);
 
-/// Read /snapshots of `path` one snapshot at a time: `begin` gets the geometry (with the count),
-/// `each` every snapshot in order. Throws OutputError when it cannot be read, DamagedDataError
+/// Read /snapshots of `path` one snapshot at a time (every one, for the checksum): `begin` gets the
+/// geometry (with the count of `only`'s, or of all), `each` every snapshot of shot `only` (of
+/// every shot without it) in order; neither is called for a file without `only`'s snapshots. Throws OutputError when it cannot be read, DamagedDataError
 /// when it records a CRC-32 its content does not have. Returns whether it records one.
-bool read_snapshots(const std::string& path,
+bool read_snapshots(const std::string& path, std::optional<int> only,
                     const std::function<void(const SnapshotGeometry&)>& begin,
-                    const std::function<void(int, double, const std::vector<float>&)>& each);
+                    const std::function<void(int, double, int, const std::vector<float>&)>& each);
 
 } // namespace
 
@@ -855,20 +882,31 @@ void OutputFile::copy_shot_from(const std::string& source, int shot) {
   write_shot(read_shot_gather(source, shot));
 }
 
-void OutputFile::copy_snapshots_from(const std::string& source) {
-  m_impl->require_open("copy_snapshots_from");
+void OutputFile::copy_snapshots_from(const std::string& source, std::optional<int> only) {
+  Impl& impl = *m_impl;
+  impl.require_open("copy_snapshots_from");
   read_snapshots(
-      source, [this](const SnapshotGeometry& geometry) { begin_snapshots(geometry); },
-      [this](int step, double time, const std::vector<float>& volume) {
+      source, only,
+      [&](const SnapshotGeometry& geometry) {
+        if (impl.snapshots.valid() &&
+            (geometry.shape != impl.geometry.shape || geometry.origin != impl.geometry.origin ||
+             geometry.spacing != impl.geometry.spacing)) {
+          throw OutputError("'" + source + "': '/snapshots' (its points are not those of the "
+                            "snapshots copied before) cannot be read");
+        }
+        begin_snapshots(geometry);
+      },
+      [this](int step, double time, int shot, const std::vector<float>& volume) {
+        set_snapshot_shot(shot);
         append_snapshot(step, time, volume);
       });
 }
 
 namespace {
 
-bool read_snapshots(const std::string& path,
+bool read_snapshots(const std::string& path, std::optional<int> only,
                     const std::function<void(const SnapshotGeometry&)>& begin,
-                    const std::function<void(int, double, const std::vector<float>&)>& each) {
+                    const std::function<void(int, double, int, const std::vector<float>&)>& each) {
   H5Handle from = open_readonly(path);
   const Reader read{path};
   H5Handle group =
@@ -881,7 +919,15 @@ bool read_snapshots(const std::string& path,
   const auto steps = read.dataset<int>(group.get(), "step", H5T_NATIVE_INT);
   const auto times = read.dataset<double>(group.get(), "time", H5T_NATIVE_DOUBLE);
   if (steps.size() != times.size()) read.fail("'/snapshots/step' and '/snapshots/time'");
-  geometry.expected_count = static_cast<int>(steps.size());
+  // The shot of each snapshot; a file without /snapshots/shot holds shot 0's alone.
+  std::vector<int> shots(steps.size(), 0);
+  if (H5Lexists(group.get(), "shot", H5P_DEFAULT) > 0) {
+    shots = read.dataset<int>(group.get(), "shot", H5T_NATIVE_INT);
+    if (shots.size() != steps.size()) read.fail("'/snapshots/shot' and '/snapshots/step'");
+  }
+  const bool wanted = !only || std::find(shots.begin(), shots.end(), *only) != shots.end();
+  geometry.expected_count = static_cast<int>(
+      only ? std::count(shots.begin(), shots.end(), *only) : static_cast<long>(steps.size()));
 
   // One snapshot at a time: memory stays one volume, whatever the count.
   H5Handle wavefield =
@@ -893,7 +939,7 @@ bool read_snapshots(const std::string& path,
       dims[3] != static_cast<hsize_t>(nx)) {
     read.fail("'/snapshots/wavefield' (its shape does not match the attributes)");
   }
-  if (begin) begin(geometry);
+  if (begin && wanted) begin(geometry);
   std::vector<float> volume(static_cast<std::size_t>(nx) * ny * nz);
   const hsize_t count[4] = {1, dims[1], dims[2], dims[3]};
   H5Handle memory =
@@ -907,10 +953,11 @@ bool read_snapshots(const std::string& path,
                 volume.data()) < 0) {
       read.fail("snapshot " + std::to_string(n) + " of '/snapshots/wavefield'");
     }
+    // Every snapshot is read for the checksum; `each` gets those of the shot asked for.
     crc.add_value(steps[n]);
     crc.add_value(times[n]);
     crc.add_values(volume);
-    if (each) each(steps[n], times[n], volume);
+    if (each && (!only || shots[n] == *only)) each(steps[n], times[n], shots[n], volume);
   }
   if (recorded.empty()) return false;
   const std::string damage = checksum_mismatch(recorded, crc.value());
@@ -996,7 +1043,7 @@ std::string snapshots_damage(const std::string& path) {
     return "cannot be read (truncated, or no HDF5 file holding /snapshots)";
   }
   try {
-    if (!read_snapshots(path, {}, {})) {
+    if (!read_snapshots(path, std::nullopt, {}, {})) {
       return std::string("carries no checksum (attribute ") + kChecksumAttribute +
              " of /snapshots)";
     }
@@ -1243,10 +1290,6 @@ void merge_outputs(const std::string& output, const std::vector<std::string>& in
                        "'; nothing was written; allowed: outputs of disjoint shot sets");
     }
   }
-  const Input* with_snapshots = nullptr;
-  for (const Input& i : in) {
-    if (i.snapshots) with_snapshots = &i; // only shot 0's run writes snapshots: at most one
-  }
   OutputMeta meta = first.meta;
   meta.shots_selected.clear();
   for (const auto& [shot, k] : owner)
@@ -1263,7 +1306,10 @@ void merge_outputs(const std::string& output, const std::vector<std::string>& in
     for (const auto& [shot, k] : owner)
       out.copy_shot_from(in[k].path, shot);
     out.write_model(read_model(first.path)); // every input holds the same model
-    if (with_snapshots) out.copy_snapshots_from(with_snapshots->path);
+    // The snapshots, shot after shot, each from the input that modelled the shot.
+    for (const auto& [shot, k] : owner) {
+      if (in[k].snapshots) out.copy_snapshots_from(in[k].path, shot);
+    }
   } catch (const DamagedDataError& e) {
     throw InputError(std::string("merge: ") + e.what() +
                      "; nothing was written; allowed: undamaged outputs (model the shots of the "

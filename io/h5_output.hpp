@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -119,10 +120,13 @@ public:
 
   /// Write /shots/<shot>/ with traces, coordinates and attributes.
   void write_shot(const ShotGather& gather);
-  /// Create /snapshots/wavefield [0, nz, ny, nx] (chunked, extensible) and its coordinates.
+  /// Create /snapshots/wavefield [0, nz, ny, nx] (chunked, extensible) and its coordinates. Called
+  /// again (another shot's snapshots, appended to the same datasets) it requires the same geometry.
   void begin_snapshots(const SnapshotGeometry& geometry);
   /// Append one snapshot: `data` is x fastest, geometry.shape[0]*[1]*[2] floats.
   void append_snapshot(int step, double time, const std::vector<float>& data);
+  /// The shot whose snapshots append_snapshot adds from now on (/snapshots/shot; default 0).
+  void set_snapshot_shot(int shot);
   /// Write /model with one dataset per property of `model` (docs/output.md); nothing when empty.
   void write_model(const StoredModel& model);
   /// Add a root attribute after the fact (e.g. run time).
@@ -130,8 +134,10 @@ public:
   void set_attribute(const std::string& name, double value);
   /// Copy /shots/<shot> of the complete file `source` (a shot part) into this file.
   void copy_shot_from(const std::string& source, int shot);
-  /// Copy /snapshots of the complete file `source` into this file (for the XDMF sidecar too).
-  void copy_snapshots_from(const std::string& source);
+  /// Copy /snapshots of the complete file `source` into this file (for the XDMF sidecar too),
+  /// after the snapshots copied or written before (the same points), each with its shot; with
+  /// `only`, the snapshots of that shot alone (none: nothing is copied).
+  void copy_snapshots_from(const std::string& source, std::optional<int> only = std::nullopt);
   /// The XDMF sidecar of the file as it stands, naming `h5_name` ("" when it has no snapshots).
   std::string xdmf_sidecar_text(const std::string& h5_name) const;
   /// Write the XDMF sidecar (when enabled and the file holds snapshots), flush, close, sync to

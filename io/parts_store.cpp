@@ -318,7 +318,7 @@ struct PartsStore::Impl {
   int lock_fd = -1;
   bool owned = false; ///< the lock is held and the folder is this run's
   std::vector<int> complete;
-  bool snapshots = false;
+  std::vector<int> snapshots; ///< shots whose snapshots are complete, sorted
   std::function<void(const std::string&)> notice;
   RunFingerprint fingerprint; ///< this run's
 
@@ -331,7 +331,11 @@ struct PartsStore::Impl {
     std::snprintf(name, sizeof name, "shot-%04d.h5", shot);
     return (fs::path(folder) / name).string();
   }
-  std::string snapshots_part() const { return (fs::path(folder) / "snapshots.h5").string(); }
+  std::string snapshots_part(int shot) const {
+    char name[40];
+    std::snprintf(name, sizeof name, "snapshots-%04d.h5", shot);
+    return (fs::path(folder) / name).string();
+  }
 
   void say(const std::string& line) const {
     if (notice) notice(line);
@@ -413,7 +417,7 @@ struct PartsStore::Impl {
       fs::remove_all(entry.path(), ec);
     }
     complete.clear();
-    snapshots = false;
+    snapshots.clear();
   }
 
   /// Remove the whole folder, the manifest first: a folder without one holds nothing to resume.
@@ -558,7 +562,8 @@ void PartsStore::open_locked(const RunFingerprint& fingerprint, const PartsOptio
   // 5. Leftovers of killed runs: temporaries in the folder and beside every final file.
   for (const auto& entry : fs::directory_iterator(impl.folder, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name == "lock" || name == "manifest" || name == "snapshots.h5" || shot_of_part(name) >= 0) {
+    if (name == "lock" || name == "manifest" || shot_of_part(name) >= 0 ||
+        (name.rfind("snapshots-", 0) == 0 && shot_of_part("shot-" + name.substr(10)) >= 0)) {
       continue;
     }
     fs::remove_all(entry.path(), ec);
@@ -593,19 +598,21 @@ void PartsStore::open_locked(const RunFingerprint& fingerprint, const PartsOptio
       }
     }
     impl.complete = kept;
-    const bool shot0 = !kept.empty() && kept.front() == 0;
-    if (fs::exists(impl.snapshots_part(), ec)) {
-      if (!shot0) {
-        fs::remove(impl.snapshots_part(), ec); // belongs to a shot 0 that did not finish
-      } else if (const std::string damage = snapshots_damage(impl.snapshots_part());
-                 !damage.empty()) {
-        impl.say("resume: " + in_quotes(impl.snapshots_part()) + " " + damage +
-                 "; shot 0 is modelled again for its snapshots");
-        fs::remove(impl.snapshots_part(), ec);
-        fs::remove(impl.part(0), ec);
-        impl.complete.erase(impl.complete.begin());
+    // A shot's snapshots are complete before its part: kept with it, modelled again with it.
+    for (int shot = 0; shot < fingerprint.shots; ++shot) {
+      const std::string snapshots = impl.snapshots_part(shot);
+      if (!fs::exists(snapshots, ec)) continue;
+      const auto complete = std::find(impl.complete.begin(), impl.complete.end(), shot);
+      if (complete == impl.complete.end()) {
+        fs::remove(snapshots, ec); // belongs to a shot that did not finish
+      } else if (const std::string damage = snapshots_damage(snapshots); !damage.empty()) {
+        impl.say("resume: " + in_quotes(snapshots) + " " + damage + "; shot " +
+                 std::to_string(shot) + " is modelled again for its snapshots");
+        fs::remove(snapshots, ec);
+        fs::remove(impl.part(shot), ec);
+        impl.complete.erase(complete);
       } else {
-        impl.snapshots = true;
+        impl.snapshots.push_back(shot);
       }
     }
     impl.say("resume: " + std::to_string(impl.complete.size()) + " complete shot(s) of " +
@@ -638,8 +645,8 @@ bool PartsStore::shot_complete(int shot) const {
   return std::binary_search(m_impl->complete.begin(), m_impl->complete.end(), shot);
 }
 
-bool PartsStore::snapshots_complete() const {
-  return m_impl->snapshots;
+bool PartsStore::snapshots_complete(int shot) const {
+  return std::binary_search(m_impl->snapshots.begin(), m_impl->snapshots.end(), shot);
 }
 
 namespace {
@@ -662,10 +669,12 @@ void PartsStore::write_shot(const OutputMeta& meta, const ShotGather& gather) {
                        gather.shot);
 }
 
-std::unique_ptr<OutputFile> PartsStore::begin_snapshots(const OutputMeta& meta) {
+std::unique_ptr<OutputFile> PartsStore::begin_snapshots(const OutputMeta& meta, int shot) {
   OutputOptions options;
   options.xdmf_sidecar = false;
-  return std::make_unique<OutputFile>(m_impl->snapshots_part(), part_meta(meta), options);
+  auto file = std::make_unique<OutputFile>(m_impl->snapshots_part(shot), part_meta(meta), options);
+  file->set_snapshot_shot(shot);
+  return file;
 }
 
 void PartsStore::assemble(const OutputMeta& meta, int shots, const SegyTarget& segy,
@@ -704,7 +713,10 @@ void PartsStore::assemble(const OutputMeta& meta, const std::vector<int>& shots,
     try {
       for (const int shot : shots)
         out.copy_shot_from(impl.part(shot), shot);
-      if (fs::exists(impl.snapshots_part(), ec)) out.copy_snapshots_from(impl.snapshots_part());
+      for (const int shot : shots) {
+        if (fs::exists(impl.snapshots_part(shot), ec))
+          out.copy_snapshots_from(impl.snapshots_part(shot));
+      }
     } catch (const DamagedDataError& e) {
       // Damaged after it was written: never used. The parts stay for --resume, which models the
       // damaged shot again.

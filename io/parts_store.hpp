@@ -7,7 +7,7 @@
 ///                    drops the lock when the process dies, so a dead run never blocks a resume
 ///   manifest         the run's fingerprint (RunFingerprint, JSON), written durably at the start
 ///   shot-NNNN.h5     one complete shot each: written under a temporary name, synced, renamed
-///   snapshots.h5     shot 0's snapshots, renamed when complete (before shot 0's part)
+///   snapshots-NNNN.h5  shot NNNN's snapshots, renamed when complete (before the shot's part)
 ///
 /// When every shot is there, assemble() copies them into `OUT.tmp-<pid>`, syncs it, writes the
 /// XDMF sidecar and the SEG-Y files (each under a temporary name), renames the HDF5 file to OUT and
@@ -116,13 +116,14 @@ public:
   /// Shots complete in the folder (sorted).
   const std::vector<int>& complete_shots() const;
   bool shot_complete(int shot) const;
-  /// Whether shot 0's snapshots are complete in the folder.
-  bool snapshots_complete() const;
+  /// Whether the snapshots of `shot` are complete in the folder.
+  bool snapshots_complete(int shot = 0) const;
 
   /// Write the part of one complete shot (durably; it then counts as complete).
   void write_shot(const OutputMeta& meta, const ShotGather& gather);
-  /// A file for shot 0's snapshots; commit it (after the shot's time loop) to make them complete.
-  std::unique_ptr<OutputFile> begin_snapshots(const OutputMeta& meta);
+  /// A file for the snapshots of `shot`; commit it (after the shot's time loop, before the shot's
+  /// part) to make them complete.
+  std::unique_ptr<OutputFile> begin_snapshots(const OutputMeta& meta, int shot = 0);
 
   /// Every shot of `shots` (shot numbers) is complete: build OUT (and the SEG-Y files) from the
   /// parts, with the root attributes of `meta` and the run's survey_shots, shots_selected (`shots`)

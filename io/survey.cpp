@@ -229,7 +229,9 @@ private:
   /// Sets the angle's range and unit in `p` and checks its values where the survey holds them.
   void check_angle(PropertySpec& p, double abs_max, bool degrees,
                    const std::string& allowed_degrees, const std::string& allowed_radians) const;
-  void parse_output(const YAML::Node& node, OutputSpec& output) const;
+  void parse_output(const YAML::Node& node, OutputSpec& output, int shots) const;
+  /// output.snapshots.shots against a survey of `shots` shots.
+  std::vector<int> parse_snapshot_shots(const YAML::Node& node, int shots) const;
   void parse_decomposition(const MapFields& top, Survey& survey) const;
 
   /// A position must lie in the grid's extent [origin, origin + (n-1)*h] on every axis. Points
@@ -524,7 +526,8 @@ Survey SurveyParser::parse(const std::string& document) {
   survey.output.loc = loc_at(0, "output");
   survey.output.dt_out_loc = loc_at(0, "output.dt_out");
   survey.output.snapshot_loc = loc_at(0, "output.snapshots");
-  if (auto node = top.find("output")) parse_output(*node, survey.output);
+  if (auto node = top.find("output"))
+    parse_output(*node, survey.output, static_cast<int>(survey.shots.size()));
 
   survey.kernel_loc = loc_at(0, "kernel");
   if (auto node = top.find("kernel")) {
@@ -1285,7 +1288,31 @@ void SurveyParser::parse_positions(const MapFields& fields, const std::string& p
   }
 }
 
-void SurveyParser::parse_output(const YAML::Node& node, OutputSpec& output) const {
+std::vector<int> SurveyParser::parse_snapshot_shots(const YAML::Node& node, int shots) const {
+  const std::string key = "output.snapshots.shots";
+  const std::string allowed = "a list of shot numbers 0-" + std::to_string(shots - 1) +
+                              " (0-based, as in /shots/NNNN), e.g. [0, 5], or all";
+  std::vector<int> chosen;
+  if (node.IsScalar() && node.Scalar() == "all") {
+    for (int s = 0; s < shots; ++s)
+      chosen.push_back(s);
+    return chosen;
+  }
+  if (!node.IsSequence()) reject(node, key, allowed);
+  if (node.size() == 0)
+    reject(node, key, allowed + " (a survey with no snapshots has no output.snapshots)");
+  for (std::size_t n = 0; n < node.size(); ++n) {
+    const std::string item = key + "[" + std::to_string(n) + "]";
+    const int shot = integer(node[n], item, 0, shots - 1, allowed);
+    if (std::find(chosen.begin(), chosen.end(), shot) != chosen.end())
+      reject(node[n], item, "each shot once: shot " + std::to_string(shot) + " is listed before");
+    chosen.push_back(shot);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+void SurveyParser::parse_output(const YAML::Node& node, OutputSpec& output, int shots) const {
   const MapFields fields(*this, node, "output",
                          {"file", "dt_out", "snapshots", "segy", "segy_layout"});
   if (auto segy = fields.find("segy")) {
@@ -1310,7 +1337,8 @@ void SurveyParser::parse_output(const YAML::Node& node, OutputSpec& output) cons
     output.dt_out_loc = loc(*dt_out, "output.dt_out");
   }
   if (auto snapshots = fields.find("snapshots")) {
-    const MapFields snap(*this, *snapshots, "output.snapshots", {"every", "decimate", "box"});
+    const MapFields snap(*this, *snapshots, "output.snapshots",
+                         {"every", "decimate", "box", "shots"});
     output.snapshot_loc = loc(*snapshots, "output.snapshots");
     output.snapshot_every =
         integer(snap.require("every", "the number of steps between snapshots (>= 1)"),
@@ -1338,6 +1366,11 @@ void SurveyParser::parse_output(const YAML::Node& node, OutputSpec& output) cons
         }
       }
       output.snapshot_box = corners;
+    }
+    output.snapshot_shots_loc = loc(*snapshots, "output.snapshots.shots");
+    if (auto chosen = snap.find("shots")) {
+      output.snapshot_shots = parse_snapshot_shots(*chosen, shots);
+      output.snapshot_shots_loc = loc(*chosen, "output.snapshots.shots");
     }
   }
 }

@@ -166,9 +166,11 @@ struct OutputSpec {
   int snapshot_every = 0;             ///< 0: no snapshots
   int snapshot_decimate = 1;          ///< keep every k-th point along each axis
   std::optional<SnapshotBox> snapshot_box;
+  /// The shots whose snapshots are written (output.snapshots.shots), sorted, each once.
+  std::vector<int> snapshot_shots{0};
   std::optional<std::string> segy; ///< also write the gathers as SEG-Y here
   bool segy_per_shot = false;      ///< one SEG-Y file per shot (name-shotK.sgy) instead of one
-  SourceLoc loc, dt_out_loc, snapshot_loc, segy_loc;
+  SourceLoc loc, dt_out_loc, snapshot_loc, segy_loc, snapshot_shots_loc;
 };
 
 /// The whole survey.

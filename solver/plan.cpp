@@ -523,8 +523,10 @@ void plan_output(const Survey& s, Plan& p) {
   const double receivers = static_cast<double>(s.receivers.size());
   const double shots = static_cast<double>(std::max<std::size_t>(1, s.shots.size()));
   const double traces = shots * receivers * static_cast<double>(p.trace_samples) * 4;
-  const double snapshots = static_cast<double>(p.snapshot_count) * sg.shape[0] * sg.shape[1] *
-                           static_cast<double>(sg.shape[2]) * 4;
+  // Every shot of output.snapshots.shots writes them.
+  const double snapshot_shots = static_cast<double>(s.output.snapshot_shots.size());
+  const double snapshots = snapshot_shots * static_cast<double>(p.snapshot_count) * sg.shape[0] *
+                           sg.shape[1] * static_cast<double>(sg.shape[2]) * 4;
   // /model: the medium at most 256 points an axis, one array (vp) or five (TTI's).
   const Grid& g = p.grid;
   const StoredModel stored =
@@ -536,7 +538,8 @@ void plan_output(const Survey& s, Plan& p) {
     const bool snap = snapshots > traces;
     const SourceLoc& loc = snap ? s.output.snapshot_loc : s.output.dt_out_loc;
     throw InputError(loc.where() + ": an output of " + format_bytes(output) + " (" +
-                     (snap ? std::to_string(p.snapshot_count) + " snapshots of " +
+                     (snap ? num(snapshot_shots) + " shot(s) x " +
+                                 std::to_string(p.snapshot_count) + " snapshots of " +
                                  std::to_string(sg.shape[0]) + " x " + std::to_string(sg.shape[1]) +
                                  " x " + std::to_string(sg.shape[2]) + " points"
                            : num(shots) + " shot(s) x " + num(receivers) + " receivers x " +
@@ -751,8 +754,10 @@ std::string describe_plan(const Survey& s, const Plan& p) {
     << num(p.dt_out) << " s\n";
   if (p.snapshot_count > 0) {
     const auto& sg = p.snapshot_geometry;
+    const std::vector<int>& of = s.output.snapshot_shots;
     o << "snapshots   " << p.snapshot_count << " (every " << p.snapshot_every << " steps), "
-      << sg.shape[0] << " x " << sg.shape[1] << " x " << sg.shape[2] << " points each\n";
+      << sg.shape[0] << " x " << sg.shape[1] << " x " << sg.shape[2] << " points each, of shot"
+      << (of.size() == 1 ? " " : "s ") << shot_selection_text(of) << "\n";
   } else {
     o << "snapshots   none\n";
   }

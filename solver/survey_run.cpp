@@ -43,6 +43,9 @@ double g_mpi_init_ms = 0;
 bool g_checks_open = true;
 /// The error that stops this rank is one every rank agreed on (agree_checks).
 bool g_failure_agreed = false;
+/// Under MPI, SIGINT or SIGTERM stopped every rank's part of the farm in order (run_farm): each
+/// rank ends by itself, without MPI_Abort.
+bool g_stopped_together = false;
 
 /// The split of each shot's grid over ranks; InputError when the run's ranks are not a multiple of
 /// the ranks a shot (one process included).
@@ -210,6 +213,44 @@ private:
   std::optional<FaultInjection> m_fault;
 };
 
+/// The plan's warnings (and the model's notice, when the plan does not carry it already), each
+/// once: rank 0's of a run over MPI, or the one process's.
+void tell_warnings(const Plan& plan, const std::string& model_notice,
+                   const SurveyRunOptions& options) {
+  if (!options.hooks.notice) return;
+  // The plan carries the notice of raw and .npy files (from the header); HDF5 and SEG-Y files,
+  // whose shape needs more than a header, give theirs as they are read.
+  if (!model_notice.empty() &&
+      std::find(plan.warnings.begin(), plan.warnings.end(), model_notice) == plan.warnings.end())
+    options.hooks.notice("warning: " + model_notice);
+  for (const auto& w : plan.warnings)
+    options.hooks.notice("warning: " + w);
+}
+
+/// Whether the run takes the snapshots of `shot`: the plan has snapshots and
+/// output.snapshots.shots names the shot.
+bool takes_snapshots(const Survey& survey, const Plan& plan, int shot) {
+  const std::vector<int>& chosen = survey.output.snapshot_shots;
+  return plan.snapshot_every > 0 && plan.snapshot_count > 0 &&
+         std::binary_search(chosen.begin(), chosen.end(), shot);
+}
+
+/// The snapshot shots among the shots the run models (`chosen`).
+std::vector<int> snapshot_shots_of(const Survey& survey, const Plan& plan,
+                                   const std::vector<int>& chosen) {
+  std::vector<int> shots;
+  for (const int s : chosen)
+    if (takes_snapshots(survey, plan, s)) shots.push_back(s);
+  return shots;
+}
+
+/// At the start: a run whose shots hold none of the snapshot shots writes no snapshots, and says
+/// so.
+void tell_snapshots(const Survey& survey, const Plan& plan, const SurveyRunOptions& options) {
+  const std::string warning = snapshot_selection_warning(survey, plan, options.shots);
+  if (options.hooks.notice && !warning.empty()) options.hooks.notice("warning: " + warning);
+}
+
 OutputMeta make_meta(const Survey& survey, const Plan& plan) {
   OutputMeta meta;
   meta.program_version = kProgramVersion;
@@ -240,6 +281,10 @@ void describe_backend(OutputMeta& meta, const ShotResult& r) {
 constexpr int kTagRequest = 1; ///< worker -> rank 0: ready for a shot
 constexpr int kTagAssign = 2;  ///< rank 0 -> worker: shot index, or -1 to stop
 constexpr int kTagResult = 3;  ///< worker -> rank 0: a serialised ShotResult
+constexpr int kTagStopped = 4; ///< worker -> rank 0: SIGINT or SIGTERM (the number) stopped it
+/// How long rank 0, interrupted, waits for every other group to stop: Open MPI's mpirun sends
+/// SIGKILL 1 s after the SIGTERM it sends every rank on its own SIGINT or SIGTERM.
+constexpr std::chrono::milliseconds kStopWait{500};
 
 void check_mpi(int code, const char* what) {
   if (code != MPI_SUCCESS) {
@@ -462,22 +507,43 @@ std::string ranks_text(int first, int count) {
 /// simulation's between-steps work) and between its shots.
 class ShotDesk {
 public:
-  ShotDesk(std::deque<int> pending, int remote_groups, int ranks_per_shot, PartsStore& store,
-           OutputMeta& meta, const SurveyRunOptions& options, SurveyRunReport& report, int done,
-           int total)
-      : m_pending(std::move(pending)), m_active(remote_groups), m_ranks(ranks_per_shot),
-        m_store(store), m_meta(meta), m_options(options), m_report(report), m_done(done),
-        m_total(total) {}
+  /// `own`: the shots rank 0's group alone models (those whose snapshots it writes), sorted.
+  ShotDesk(std::deque<int> pending, std::vector<int> own, int remote_groups, int ranks_per_shot,
+           PartsStore& store, OutputMeta& meta, const SurveyRunOptions& options,
+           SurveyRunReport& report, int done, int total)
+      : m_pending(std::move(pending)), m_own(std::move(own)), m_active(remote_groups),
+        m_ranks(ranks_per_shot), m_store(store), m_meta(meta), m_options(options), m_report(report),
+        m_done(done), m_total(total) {}
 
-  /// The next shot, or -1 when none is left.
+  /// Rank 0's next shot (its own shots first), or -1 when none is left (or the run is stopping).
   int take() {
-    if (m_pending.empty()) return -1;
-    const int shot = m_pending.front();
-    m_pending.pop_front();
-    return shot;
+    const auto own =
+        std::find_if(m_pending.begin(), m_pending.end(), [&](int s) { return is_own(s); });
+    return take_at(own != m_pending.end() ? own : m_pending.begin());
+  }
+  /// Another group's next shot: one that is not rank 0's own, or -1.
+  int take_remote() {
+    return take_at(
+        std::find_if(m_pending.begin(), m_pending.end(), [&](int s) { return !is_own(s); }));
   }
   /// Groups other than rank 0's not yet told to stop.
   int active() const { return m_active; }
+  /// Shots of the run complete (resumed ones too), and shots not yet handed out.
+  int done() const { return m_done; }
+  int pending() const { return static_cast<int>(m_pending.size()); }
+
+  /// SIGINT or SIGTERM: hand out no more shots and wait (at most kStopWait) until every other
+  /// group has stopped, keeping the gathers that arrive meanwhile. Whether they all did.
+  bool stop_groups() {
+    m_stopping = true;
+    const auto until = Clock::now() + kStopWait;
+    for (;;) {
+      serve();
+      if (m_active == 0) return true;
+      if (Clock::now() >= until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
 
   /// Answer every request and take every result waiting; never blocks.
   void serve() {
@@ -486,13 +552,20 @@ public:
       int ready = 0;
       check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ready, &status),
                 "poll groups");
-      if (!ready) return;
-      if (status.MPI_TAG == kTagRequest) {
+      if (!ready) break;
+      if (status.MPI_TAG == kTagStopped) {
+        int signal = 0;
+        check_mpi(MPI_Recv(&signal, 1, MPI_INT, status.MPI_SOURCE, kTagStopped, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE),
+                  "receive a stop");
+        --m_active;
+        if (m_stop_signal == 0) m_stop_signal = signal;
+      } else if (status.MPI_TAG == kTagRequest) {
         int ignored = 0;
         check_mpi(MPI_Recv(&ignored, 1, MPI_INT, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD,
                            MPI_STATUS_IGNORE),
                   "receive request");
-        const int shot = take();
+        const int shot = take_remote();
         if (shot < 0) --m_active;
         check_mpi(MPI_Send(&shot, 1, MPI_INT, status.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD),
                   "assign shot");
@@ -515,6 +588,8 @@ public:
         }
       }
     }
+    // A rank that SIGINT or SIGTERM stopped stops the run (rank 0 may not have had the signal).
+    if (m_stop_signal != 0 && !m_stopping) throw Interrupted(m_stop_signal);
   }
 
   /// Write a shot's gather (and commit its snapshots), or record its failure.
@@ -545,7 +620,16 @@ public:
   }
 
 private:
+  bool is_own(int shot) const { return std::binary_search(m_own.begin(), m_own.end(), shot); }
+  int take_at(std::deque<int>::iterator at) {
+    if (at == m_pending.end() || m_stopping) return -1;
+    const int shot = *at;
+    m_pending.erase(at);
+    return shot;
+  }
+
   std::deque<int> m_pending;
+  std::vector<int> m_own;
   int m_active;
   int m_ranks;
   PartsStore& m_store;
@@ -553,6 +637,8 @@ private:
   const SurveyRunOptions& m_options;
   SurveyRunReport& m_report;
   int m_done, m_total;
+  bool m_stopping = false;
+  int m_stop_signal = 0; ///< the signal that stopped another group, 0: none
 };
 
 /// A rank's worker, or why its group cannot model shots.
@@ -609,19 +695,53 @@ GroupWorker make_group_worker(const Survey& survey, const std::shared_ptr<const 
   return group;
 }
 
-/// Rank 0's notices about how the run is spread.
-void describe_farm(const Split& split, const SurveyRunOptions& options) {
+/// Rank 0: the backend each rank of the run models on (BackendKind), -1 where it could not start.
+/// Every rank calls it.
+std::vector<int> gather_backends(ShotWorker* worker) {
+  const int mine = worker ? static_cast<int>(worker->simulation().backend().kind()) : -1;
+  std::vector<int> all(mpi_rank() == 0 ? static_cast<std::size_t>(mpi_size()) : 0);
+  check_mpi(MPI_Gather(&mine, 1, MPI_INT, all.data(), 1, MPI_INT, 0, MPI_COMM_WORLD),
+            "gather the ranks' backends");
+  return all;
+}
+
+/// What the ranks model on, from gather_backends: "one GPU each: 4 GPUs", "on the CPU: 2 CPU
+/// ranks, no GPU", or the counts of each ("3 on GPUs, 1 on the CPU, 1 could not start").
+std::string backends_text(const std::vector<int>& backends) {
+  const auto count = [&](auto pick) {
+    return static_cast<int>(std::count_if(backends.begin(), backends.end(), pick));
+  };
+  const int cpu = count([](int b) { return b == static_cast<int>(BackendKind::Cpu); });
+  const int none = count([](int b) { return b < 0; });
+  const int gpu = static_cast<int>(backends.size()) - cpu - none;
+  const auto plural = [](int n, const std::string& what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  if (gpu == static_cast<int>(backends.size())) return "one GPU each: " + plural(gpu, "GPU");
+  if (cpu == static_cast<int>(backends.size()))
+    return "on the CPU: " + plural(cpu, "CPU rank") + ", no GPU";
+  std::string text;
+  if (gpu > 0) text += std::to_string(gpu) + " on GPUs";
+  if (cpu > 0) text += (text.empty() ? "" : ", ") + std::to_string(cpu) + " on the CPU";
+  if (none > 0) text += (text.empty() ? "" : ", ") + std::to_string(none) + " could not start";
+  return text;
+}
+
+/// Rank 0's notices about how the run is spread and what it runs on.
+void describe_farm(const Split& split, const std::vector<int>& backends,
+                   const SurveyRunOptions& options) {
   if (!options.hooks.notice) return;
   const int world = mpi_size(), per_shot = split_ranks(split), groups = world / per_shot;
   if (per_shot > 1) {
-    options.hooks.notice("MPI: " + std::to_string(world) + " ranks, " + std::to_string(groups) +
-                         " group" + (groups == 1 ? "" : "s") + " of " + std::to_string(per_shot) +
+    options.hooks.notice("MPI: " + std::to_string(world) + " ranks (" + backends_text(backends) +
+                         "), " + std::to_string(groups) + " group" + (groups == 1 ? "" : "s") +
+                         " of " + std::to_string(per_shot) +
                          " modelling one shot at a time, its grid split " + split_text(split) +
                          "; rank 0 also hands out shots and writes the output");
     return;
   }
-  options.hooks.notice("MPI: " + std::to_string(world) + " ranks model shots (one GPU each: " +
-                       std::to_string(world) + " GPU" + (world == 1 ? "" : "s") +
+  options.hooks.notice("MPI: " + std::to_string(world) + " ranks model shots (" +
+                       backends_text(backends) +
                        "); rank 0 also hands out shots and writes the output");
 }
 
@@ -672,6 +792,7 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
       if (desk) desk->serve();
     });
   }
+  const std::vector<int> backends = gather_backends(worker.get());
   std::string setup_error, joined;
   if (any_failed(comm, built.setup_error, &joined)) {
     worker.reset();
@@ -689,44 +810,72 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
 
   if (rank == 0) {
     OutputMeta meta = make_meta(survey, plan);
+    tell_warnings(plan, equation->model_notice(), options);
+    tell_snapshots(survey, plan, options);
     if (options.hooks.on_plan) options.hooks.on_plan(plan);
-    describe_farm(split, options);
+    describe_farm(split, backends, options);
     report.skipped = store->complete_shots();
     const std::vector<int> chosen = selected_shots(survey, options);
     std::deque<int> pending;
     for (const int s : chosen)
       if (!store->shot_complete(s)) pending.push_back(s);
-    ShotDesk shot_desk(std::move(pending), groups - 1, per_shot, *store, meta, options, report,
+    // Rank 0 writes the snapshots it takes with its group: the snapshot shots are its own.
+    ShotDesk shot_desk(std::move(pending), snapshot_shots_of(survey, plan, chosen), groups - 1,
+                       per_shot, *store, meta, options, report,
                        static_cast<int>(report.skipped.size()), static_cast<int>(chosen.size()));
     desk = &shot_desk;
     const auto farm_t0 = Clock::now();
-    // Rank 0's own group, where it models shots (it then has a worker or a setup error).
-    for (;;) {
-      throw_if_interrupted();
-      int message[2] = {shot_desk.take(), 0};
-      // Shot 0's snapshots: taken by every rank of this group, written here.
-      std::unique_ptr<OutputFile> snapshots;
-      if (message[0] == 0 && worker && plan.snapshot_every > 0 && plan.snapshot_count > 0 &&
-          !store->snapshots_complete()) {
-        snapshots = store->begin_snapshots(meta);
-        message[1] = 1;
+    double own_s = 0; // the wall time of the shots rank 0's group modelled
+    int own_shots = 0;
+    try {
+      // Rank 0's own group, where it models shots (it then has a worker or a setup error). A
+      // signal ends the group's loop (and the other groups', through stop_groups).
+      for (;;) {
+        int message[2] = {interrupt_signal() != 0 ? -1 : shot_desk.take(), 0};
+        // A snapshot shot's snapshots: taken by every rank of this group, written here.
+        std::unique_ptr<OutputFile> snapshots;
+        if (message[0] >= 0 && worker && takes_snapshots(survey, plan, message[0]) &&
+            !store->snapshots_complete(message[0])) {
+          snapshots = store->begin_snapshots(meta, message[0]);
+          message[1] = 1;
+        }
+        // Rank 0 takes its shots from its own queue: its wait is the hand-out to its group.
+        const auto handed = Clock::now();
+        check_mpi(MPI_Bcast(message, 2, MPI_INT, 0, comm), "hand a shot to the group");
+        if (message[0] < 0) break;
+        const double wait_ms = ms_since(handed);
+        if (options.on_shot_start) {
+          // The survey's time left: this shot's, then rank 0's share of the shots not yet
+          // handed out at its mean shot time (the groups model them side by side).
+          options.on_shot_start(ShotStart{message[0], shot_desk.done(),
+                                          static_cast<int>(chosen.size()),
+                                          (shot_desk.pending() + groups - 1) / groups,
+                                          own_shots > 0 ? own_s / own_shots : 0.0});
+        }
+        const auto shot_t0 = Clock::now();
+        ShotResult r = worker ? worker->run(message[0], 0, snapshots.get(), false, message[1] != 0)
+                              : failed_result(message[0]);
+        r.timing.wait_ms = wait_ms;
+        shot_desk.record(r, r.ok ? snapshots.get() : nullptr);
+        if (r.ok) {
+          own_s += ms_since(shot_t0) * 1e-3;
+          ++own_shots;
+        }
+        shot_desk.serve();
       }
-      // Rank 0 takes its shots from its own queue: its wait is the hand-out to its group.
-      const auto handed = Clock::now();
-      check_mpi(MPI_Bcast(message, 2, MPI_INT, 0, comm), "hand a shot to the group");
-      if (message[0] < 0) break;
-      const double wait_ms = ms_since(handed);
-      ShotResult r = worker ? worker->run(message[0], 0, snapshots.get(), false, message[1] != 0)
-                            : failed_result(message[0]);
-      r.timing.wait_ms = wait_ms;
-      shot_desk.record(r, r.ok ? snapshots.get() : nullptr);
-      shot_desk.serve();
-    }
-    // Poll rather than block, so that SIGINT or SIGTERM stops the run between messages.
-    while (shot_desk.active() > 0) {
-      shot_desk.serve();
       throw_if_interrupted();
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      // Poll rather than block, so that SIGINT or SIGTERM stops the run between messages.
+      while (shot_desk.active() > 0) {
+        shot_desk.serve();
+        throw_if_interrupted();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    } catch (const Interrupted&) {
+      // Every group stops between two steps; the gathers complete by then are kept. Groups of
+      // several ranks may stop at different steps: they end through MPI_Abort.
+      desk = nullptr;
+      g_stopped_together = shot_desk.stop_groups() && per_shot == 1;
+      throw;
     }
     desk = nullptr;
     report.farm_ms = ms_since(farm_t0);
@@ -758,8 +907,19 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
     check_mpi(MPI_Bcast(message, 2, MPI_INT, 0, comm), "hand a shot to the group");
     if (message[0] < 0) break;
     const double wait_ms = ms_since(previous_end);
-    ShotResult r = worker ? worker->run(message[0], rank, nullptr, false, message[1] != 0)
-                          : failed_result(message[0]);
+    ShotResult r;
+    try {
+      r = worker ? worker->run(message[0], rank, nullptr, false, message[1] != 0)
+                 : failed_result(message[0]);
+    } catch (const Interrupted& e) {
+      // Rank 0 learns of it (it may not have had the signal) and stops the run.
+      if (root) {
+        const int signal = e.signal();
+        check_mpi(MPI_Send(&signal, 1, MPI_INT, 0, kTagStopped, MPI_COMM_WORLD), "report a stop");
+      }
+      g_stopped_together = per_shot == 1;
+      throw;
+    }
     previous_end = Clock::now();
     r.timing.wait_ms = wait_ms;
     if (!root) continue;
@@ -767,6 +927,11 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
     check_mpi(MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_BYTE, 0, kTagResult,
                        MPI_COMM_WORLD),
               "send shot result");
+  }
+  // Rank 0 handed out no more shots because a signal stopped the run.
+  if (interrupt_signal() != 0) {
+    g_stopped_together = per_shot == 1;
+    throw_if_interrupted();
   }
 }
 
@@ -809,6 +974,18 @@ void run_over_ranks(const Survey& survey, const SurveyRunOptions& options,
 #endif
 
 } // namespace
+
+std::string snapshot_selection_warning(const Survey& survey, const Plan& plan,
+                                       const std::vector<int>& selected) {
+  if (plan.snapshot_every <= 0 || plan.snapshot_count <= 0 || selected.empty()) return "";
+  if (!snapshot_shots_of(survey, plan, selected).empty()) return "";
+  const std::vector<int>& chosen = survey.output.snapshot_shots;
+  return survey.output.snapshot_shots_loc.where() + ": the snapshots are of shot" +
+         (chosen.size() == 1 ? " " : "s ") + shot_selection_text(chosen) +
+         ", none of them among the shots of this run (--shots " + shot_selection_text(selected) +
+         "): it writes no snapshots; allowed: --shots with one of them, or " +
+         "output.snapshots.shots naming a shot of the run";
+}
 
 std::vector<int> selected_shots(const Survey& survey, const SurveyRunOptions& options) {
   if (!options.shots.empty()) return options.shots;
@@ -902,6 +1079,10 @@ void mpi_join_input_agreement(const std::exception_ptr& failed) {
 
 bool mpi_failure_agreed() {
   return g_failure_agreed;
+}
+
+bool mpi_stopped_together() {
+  return g_stopped_together;
 }
 
 bool mpi_prints_error() {
@@ -1063,14 +1244,8 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     report.device_ms = sim.device_ms();
     const Plan& plan = sim.plan();
     check_segy_sampling(survey, segy, plan.dt_out);
-    // The plan carries the notice of raw and .npy files (from the header); HDF5 and SEG-Y files,
-    // whose shape needs more than a header, give theirs as they are read.
-    if (!notice.empty() && options.hooks.notice &&
-        std::find(plan.warnings.begin(), plan.warnings.end(), notice) == plan.warnings.end())
-      options.hooks.notice("warning: " + notice);
-    for (const auto& w : plan.warnings) {
-      if (options.hooks.notice) options.hooks.notice("warning: " + w);
-    }
+    tell_warnings(plan, notice, options);
+    tell_snapshots(survey, plan, options);
     if (options.hooks.on_plan) options.hooks.on_plan(plan);
 
     const bool many = shots > 1;
@@ -1097,12 +1272,10 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
                       report.shots.empty() ? 0.0 : modelled_s / report.shots.size()});
       }
       const auto shot_t0 = Clock::now();
-      // Shot 0's snapshots go to a part of their own, complete once the shot is.
+      // A snapshot shot's snapshots go to a part of their own, complete once the shot is.
       std::unique_ptr<OutputFile> snapshots;
-      if (s == 0 && plan.snapshot_every > 0 && plan.snapshot_count > 0 &&
-          !store->snapshots_complete()) {
-        snapshots = store->begin_snapshots(meta);
-      }
+      if (takes_snapshots(survey, plan, s) && !store->snapshots_complete(s))
+        snapshots = store->begin_snapshots(meta, s);
       ShotResult r = worker.run(s, 0, snapshots.get(), !many);
       if (!r.ok) {
         report.failed.emplace_back(s, r.error);

@@ -23,8 +23,8 @@ struct ShotStart {
   int shot = 0;           ///< the shot about to be modelled
   int done = 0;           ///< shots of the run's selection complete before it (resumed ones too)
   int total = 0;          ///< shots of the run's selection (every shot without --shots)
-  int left_after = 0;     ///< shots this run still models after it
-  double mean_shot_s = 0; ///< mean wall time of the shots this run modelled so far; 0: none yet
+  int left_after = 0;     ///< shots this run still models after it (over MPI: rank 0's share)
+  double mean_shot_s = 0; ///< mean wall time of the shots this run (rank 0) modelled; 0: none yet
 };
 
 /// Options of a survey run.
@@ -37,7 +37,8 @@ struct SurveyRunOptions {
   bool resume = false;        ///< continue the run kept in `<output>.parts`, skipping its shots
   std::string resume_command; ///< the command that resumes this run, for messages
   RunHooks hooks;             ///< on_plan, on_progress (shot-local steps) and notices
-  /// Called before each shot a single-process run models (on_progress then counts its steps).
+  /// Called before each shot that the one process, or rank 0 over MPI, models (on_progress then
+  /// counts its steps).
   std::function<void(const ShotStart&)> on_shot_start;
   /// The shots to model (--shots): sorted shot numbers, each once; empty means every shot.
   std::vector<int> shots;
@@ -88,6 +89,10 @@ std::vector<int> selected_shots(const Survey& survey, const SurveyRunOptions& op
 /// sorted, each once. Throws InputError naming `what`, the value and what is allowed for a
 /// malformed item, a range whose end is before its start, or a shot past the survey's last.
 std::vector<int> parse_shot_selection(const std::string& text, int shots, const std::string& what);
+/// The warning of a run whose shots (`selected`: --shots; empty: every shot) hold none of the
+/// snapshot shots (output.snapshots.shots), so that it writes no snapshots; empty otherwise.
+std::string snapshot_selection_warning(const Survey& survey, const Plan& plan,
+                                       const std::vector<int>& selected);
 /// "shot 12 (3 of 10)": a shot's number, then its place among the `chosen` shots of the run.
 std::string shot_heading(int shot, const std::vector<int>& chosen);
 
@@ -125,6 +130,9 @@ int mpi_begin(int* argc, char*** argv);
 void mpi_join_input_agreement(const std::exception_ptr& failed);
 /// Whether the error that stops this rank is one every rank agreed on (then no MPI_Abort).
 bool mpi_failure_agreed();
+/// Whether SIGINT or SIGTERM stopped every rank of the run in order (then no MPI_Abort, and rank 0
+/// alone says so): every group of one rank stopped between two steps or between two shots.
+bool mpi_stopped_together();
 /// Whether this rank prints the error that stops it: any rank's own error, an agreed one on rank 0
 /// only.
 bool mpi_prints_error();

@@ -11,6 +11,7 @@
 #include "solver/equation.hpp"
 #include "solver/plan.hpp"
 #include "solver/simulation.hpp"
+#include "solver/survey_run.hpp"
 #include "solver/tti_run.hpp"
 
 #include <algorithm>
@@ -230,6 +231,15 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
 
   if (!notice.empty()) out << "note: " << notice << "\n";
   out << describe_plan(s, plan);
+  if (!options.shots.empty()) {
+    // The shots `run --shots` would model, and whether they leave the snapshots out.
+    const int shots = static_cast<int>(s.shots.size());
+    const std::vector<int> chosen = parse_shot_selection(options.shots, shots, "--shots");
+    out << "selection   --shots " << shot_selection_text(chosen) << ": " << chosen.size() << " of "
+        << shots << " shots\n";
+    const std::string warning = snapshot_selection_warning(s, plan, chosen);
+    if (!warning.empty()) out << "warning: " << warning << "\n";
+  }
   const bool cpu = kind == BackendKind::Cpu;
   out << host_memory_text(plan.host_bytes + (cpu ? static_cast<double>(plan.device_bytes) : 0.0),
                           cpu);

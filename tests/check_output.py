@@ -188,11 +188,16 @@ def check_snapshots(check, f):
     if shape is not None and tuple(wavefield.shape[1:]) != tuple(int(n) for n in shape[::-1]):
         check.fail(f"{wavefield.name}: shape {wavefield.shape} does not match shape attribute "
                    f"{list(shape)} (nx, ny, nz)")
-    for coordinate in (step, time):
+    # The shot of each snapshot; a file written before /snapshots/shot existed holds shot 0's.
+    shot = check.dataset(group, "shot", "i", 4, 1) if "shot" in group else None
+    for coordinate in (step, time, shot):
         if coordinate is not None and coordinate.shape != (count,):
             check.fail(f"{coordinate.name}: {coordinate.shape[0]} entries, {count} snapshots")
-    if step is not None and count > 1 and not np.all(np.diff(step[()]) > 0):
-        check.fail(f"{step.name}: steps are not increasing")
+    shots = shot[()] if shot is not None and shot.shape == (count,) else np.zeros(count, int)
+    if step is not None and step.shape == (count,):
+        for s in np.unique(shots):
+            if not np.all(np.diff(step[()][shots == s]) > 0):
+                check.fail(f"{step.name}: the steps of shot {s} are not increasing")
     last = wavefield[count - 1] if count else None
     if last is not None and not np.all(np.isfinite(last)):
         check.fail(f"{wavefield.name}: last snapshot contains NaN or Inf")

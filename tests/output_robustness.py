@@ -321,7 +321,7 @@ def case_signals(work):
         check(command == "%s run s.yaml -o o/x.h5 --resume --steps 300 --backend cpu" % BINARY,
               what + ": resume command " + command)
         left = [n for n in listing(many.path("o", "x.h5.parts"))
-                if n not in ("lock", "manifest", "snapshots.h5") and not n.startswith("shot-")]
+                if n not in ("lock", "manifest") and not n.startswith(("shot-", "snapshots-"))]
         check(not left, what + ": temporaries left: %s" % left)
         p = subprocess.run(command, shell=True, cwd=many.dir, env=ENV, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=120)

@@ -63,6 +63,13 @@ const MalformedCase kCases[] = {
     {"empty_sources.yaml", "sources", 11, "[]"},
     {"snapshot_every_zero.yaml", "output.snapshots.every", 15, "0"},
     {"snapshot_box_outside.yaml", "output.snapshots.box.max", 17, "[100, 100, 300]"},
+    {"snapshot_shots_past_last.yaml", "output.snapshots.shots[1]", 16, "2"},
+    {"snapshot_shots_negative.yaml", "output.snapshots.shots[0]", 16, "-1"},
+    {"snapshot_shots_repeated.yaml", "output.snapshots.shots[2]", 18, "1"},
+    {"snapshot_shots_empty.yaml", "output.snapshots.shots", 16, "[]"},
+    {"snapshot_shots_word.yaml", "output.snapshots.shots", 16, "every"},
+    {"snapshot_shots_fraction.yaml", "output.snapshots.shots[0]", 16, "0.5"},
+    {"snapshot_shots_scalar.yaml", "output.snapshots.shots", 16, "1"},
     {"empty_file.yaml", "empty", 0, ""},
     {"top_level_list.yaml", "a map with keys", 1, "[grid, model]"},
     {"does_not_exist.yaml", "does_not_exist.yaml", 0, ""}, // the survey itself is missing

@@ -15,6 +15,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <tuple>
 
 namespace minimod {
 namespace {
@@ -489,8 +490,78 @@ TEST_F(PartsStoreTest, SnapshotsWithoutTheirShotAreDropped) {
   }
   PartsStore store(path(), fingerprint(), options(true));
   EXPECT_FALSE(store.snapshots_complete());
-  EXPECT_FALSE(fs::exists(parts() + "/snapshots.h5"));
+  EXPECT_FALSE(fs::exists(parts() + "/snapshots-0000.h5"));
   EXPECT_EQ(store.complete_shots(), (std::vector<int>{1}));
+}
+
+// The snapshots of several shots: each in its own part, kept with its shot by a resume, and
+// assembled into the one /snapshots in shot order, /snapshots/shot naming each snapshot's shot;
+// the sidecar has a temporal collection a shot.
+TEST_F(PartsStoreTest, SnapshotsOfSeveralShotsAreAssembledInShotOrder) {
+  const auto snapshot_shot = [&](PartsStore& store, int shot) {
+    auto snapshots = store.begin_snapshots(meta_for(), shot);
+    snapshots->begin_snapshots(small_geometry());
+    snapshots->append_snapshot(10, 0.01, std::vector<float>(24, 1.0f + shot));
+    snapshots->append_snapshot(20, 0.02, std::vector<float>(24, 2.0f + shot));
+    snapshots->commit();
+    store.write_shot(meta_for(), gather(shot));
+  };
+  {
+    PartsStore store(path(), fingerprint(), options(false));
+    snapshot_shot(store, 2);
+    store.abandon(true);
+  }
+  EXPECT_TRUE(fs::exists(parts() + "/snapshots-0002.h5"));
+  {
+    PartsStore store(path(), fingerprint(), options(true));
+    EXPECT_TRUE(store.snapshots_complete(2));
+    EXPECT_FALSE(store.snapshots_complete(0));
+    snapshot_shot(store, 0);
+    store.write_shot(meta_for(), gather(1));
+    store.assemble(meta_for(), 3, SegyTarget{});
+  }
+  const hid_t f = H5Fopen(path().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  std::vector<int> shots(4), steps(4);
+  std::vector<float> values(4 * 24);
+  for (const auto& [name, type, data] :
+       {std::tuple<const char*, hid_t, void*>{"/snapshots/shot", H5T_NATIVE_INT, shots.data()},
+        {"/snapshots/step", H5T_NATIVE_INT, steps.data()},
+        {"/snapshots/wavefield", H5T_NATIVE_FLOAT, values.data()}}) {
+    const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    ASSERT_GE(d, 0) << name;
+    EXPECT_GE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0) << name;
+    H5Dclose(d);
+  }
+  H5Fclose(f);
+  EXPECT_EQ(shots, (std::vector<int>{0, 0, 2, 2}));
+  EXPECT_EQ(steps, (std::vector<int>{10, 20, 10, 20}));
+  EXPECT_EQ(values[0], 1.0f);
+  EXPECT_EQ(values[3 * 24], 4.0f);
+  const std::string xmf = read_all((m_dir / "out" / "survey.xmf").string());
+  EXPECT_EQ(count_of(xmf, "CollectionType=\"Temporal\""), 2) << xmf;
+  EXPECT_NE(xmf.find("wavefield of shot 2 (z is depth"), std::string::npos) << xmf;
+  EXPECT_NE(xmf.find(">3 0 0 0 1 1 1 1 1 "), std::string::npos) << xmf; // shot 2's second
+}
+
+// A resume finds a damaged snapshot part: its shot is modelled again, with its snapshots.
+TEST_F(PartsStoreTest, ADamagedSnapshotPartSendsItsShotBackToBeModelled) {
+  {
+    PartsStore store(path(), fingerprint(), options(false));
+    auto snapshots = store.begin_snapshots(meta_for(), 1);
+    snapshots->begin_snapshots(small_geometry());
+    snapshots->append_snapshot(10, 0.01, std::vector<float>(24, 1.0f));
+    snapshots->commit();
+    store.write_shot(meta_for(), gather(1));
+    store.write_shot(meta_for(), gather(2));
+    store.abandon(true);
+  }
+  std::ofstream(parts() + "/snapshots-0001.h5", std::ios::trunc) << "not HDF5";
+  PartsStore store(path(), fingerprint(), options(true));
+  EXPECT_FALSE(store.snapshots_complete(1));
+  EXPECT_EQ(store.complete_shots(), (std::vector<int>{2}));
+  EXPECT_FALSE(fs::exists(parts() + "/snapshots-0001.h5"));
+  EXPECT_FALSE(fs::exists(parts() + "/shot-0001.h5"));
 }
 
 TEST(Fingerprint, NamesTheInputFilesOfASurvey) {

@@ -480,9 +480,28 @@ TEST_F(PlotCommand, BadIndexesAndOptionsAreInputErrors) {
   options.clip_percentile = 0;
   EXPECT_NE(input_error(options).find("--clip"), std::string::npos);
   options.clip_percentile = 99;
-  options.shot = 0;
+  // --shot with --snapshot picks the shot whose snapshots: one without any names those there.
+  options.input = file("with.h5");
+  options.shot = 3;
   options.snapshot = 0;
-  EXPECT_NE(input_error(options).find("--shot and --snapshot"), std::string::npos);
+  message = input_error(options);
+  EXPECT_NE(message.find("--shot: 3: '" + file("with.h5") +
+                         "' has no snapshots of shot 3; it has "
+                         "shot 0 (3 snapshots, steps 20-60); allowed: --shot 0 with --snapshot"),
+            std::string::npos)
+      << message;
+  options.shot = std::nullopt;
+  options.slice = parse_slice("z=18", "--slice");
+  message = input_error(options);
+  EXPECT_NE(message.find("--slice: z=18: /snapshots in '" + file("with.h5") +
+                         "' has 18 points along z (0 to 170 m); allowed: z=0..17"),
+            std::string::npos)
+      << message;
+  options.snapshot = std::nullopt;
+  options.slice = parse_slice("x", "--slice");
+  EXPECT_NE(input_error(options).find("--slice: applies to snapshots and the model"),
+            std::string::npos);
+  options.slice = std::nullopt;
 
   EXPECT_THROW(parse_colormap("jet", "--colormap"), InputError);
   EXPECT_EQ(parse_colormap("gray", "--colormap"), Colormap::Grey);
@@ -851,6 +870,111 @@ TEST_F(PlotCommand, CommandLineOptions) {
   text.assign((std::istreambuf_iterator<char>(std::ifstream(file("cli.log")).rdbuf())),
               std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("has no /model"), std::string::npos) << text;
+}
+
+// --slice draws one plane instead of two, through the source unless an index is given.
+TEST_F(PlotCommand, OneSliceOfASnapshotOrTheModel) {
+  PlotOptions options;
+  options.input = file("with.h5");
+  options.snapshot = 1;
+  options.slice = parse_slice("x", "--slice");
+  options.output = file("slice_x.png");
+  const DecodedPng x = load(plot_file(options));
+  options.slice = parse_slice("z", "--slice");
+  options.output = file("slice_z.png");
+  const DecodedPng z = load(plot_file(options));
+  EXPECT_GT(count(x, [](Rgb c) { return c == Rgb{0, 150, 60}; }), 10) << "no source mark";
+  EXPECT_GT(count(z, [](Rgb c) { return c == Rgb{0, 150, 60}; }), 10) << "no source mark";
+
+  // An index moves the plane: the slice through the source holds the wave, one at the grid's
+  // edge (inside the absorbing layer) amplitudes far smaller.
+  const auto clip_of = [](const PlotResult& r) {
+    const std::size_t at = r.summary.find(", clip ");
+    return at == std::string::npos ? -1.0 : std::strtod(r.summary.c_str() + at + 7, nullptr);
+  };
+  options.slice = parse_slice("x", "--slice");
+  options.output = file("slice_x.png");
+  const double through_source = clip_of(plot_file(options));
+  options.slice = parse_slice("x=0", "--slice");
+  options.output = file("slice_x0.png");
+  const PlotResult edge = plot_file(options);
+  EXPECT_NE(edge.summary.find("snapshot 1 of 3 of shot 0"), std::string::npos) << edge.summary;
+  EXPECT_GT(clip_of(edge), 0.0) << edge.summary;
+  EXPECT_GT(through_source, 10 * clip_of(edge)) << edge.summary;
+  load(edge);
+
+  options.snapshot = std::nullopt;
+  options.model = true;
+  options.slice = parse_slice("y=3", "--slice");
+  options.output = file("model_y3.png");
+  EXPECT_NE(plot_file(options).summary.find("model of with.h5"), std::string::npos);
+
+  for (const char* bad : {"", "w", "xy", "x=", "x=-1", "z=1.5", "y=12345678901"}) {
+    try {
+      parse_slice(bad, "--slice");
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--slice: '" + std::string(bad) + "'"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("allowed: x, y or z"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A file written before /snapshots/shot existed holds shot 0's snapshots: plot reads them so.
+TEST_F(PlotCommand, SnapshotsWithoutTheirShotsAreShotZeros) {
+  const std::string old = file("old_layout.h5");
+  fs::copy_file(file("with.h5"), old, fs::copy_options::overwrite_existing);
+  const hid_t f = H5Fopen(old.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  ASSERT_GT(H5Lexists(f, "/snapshots/shot", H5P_DEFAULT), 0);
+  H5Ldelete(f, "/snapshots/shot", H5P_DEFAULT);
+  H5Fclose(f);
+  PlotOptions options;
+  options.input = old;
+  options.snapshot = -1;
+  EXPECT_NE(plot_file(options).summary.find("snapshot 2 of 3 of shot 0 (step 60)"),
+            std::string::npos);
+  options.shot = 1;
+  EXPECT_NE(input_error(options).find("has no snapshots of shot 1; it has shot 0 (3 snapshots"),
+            std::string::npos);
+}
+
+// A run whose output.snapshots.shots names shots 0 and 2, modelling shots 1 and 2: the file has
+// shot 2's snapshots, which plot draws by default and names; shot 0's, not modelled, are absent.
+TEST_F(PlotCommand, SnapshotsOfAChosenShot) {
+  const fs::path survey = s_dir->path() / "three.yaml";
+  std::string text = kSurvey;
+  text = text.substr(0, text.find("sources:"));
+  std::ofstream(survey) << text << R"(shots:
+  wavelet: {type: ricker, frequency: 20}
+  positions: {points: [[110, 100, 80], [120, 100, 80], [130, 90, 80]]}
+receivers:
+  lines:
+    - {start: [50, 100, 60], end: [180, 100, 60], count: 14}
+output: {snapshots: {every: 20, shots: [0, 2]}}
+)";
+  const std::string out = file("three.h5");
+  ASSERT_EQ(run(quoted(MINIMOD_BINARY) + " run " + quoted(survey.string()) + " -o " + quoted(out) +
+                " --backend cpu --shots 1-2 --quiet > /dev/null 2>&1"),
+            0);
+  PlotOptions options;
+  options.input = out;
+  options.snapshot = -1;
+  const PlotResult result = plot_file(options);
+  EXPECT_EQ(result.path, file("three_snap2.png"));
+  EXPECT_NE(result.summary.find("snapshot 2 of 3 of shot 2 (step 60)"), std::string::npos)
+      << result.summary;
+  EXPECT_NE(result.summary.find("the file has shot 2 (3 snapshots, steps 20-60)"),
+            std::string::npos)
+      << result.summary;
+  options.shot = 0;
+  const std::string message = input_error(options);
+  EXPECT_NE(message.find("has no snapshots of shot 0; it has shot 2 (3 snapshots, steps 20-60); "
+                         "allowed: --shot 2 with --snapshot"),
+            std::string::npos)
+      << message;
 }
 
 } // namespace

@@ -118,6 +118,41 @@ TEST(ShotSelection, ResumeComparesTheSelection) {
   EXPECT_EQ(fingerprint_text(was).find("shots_selected"), std::string::npos);
 }
 
+// output.snapshots.shots: the runs of a split write the snapshots of the snapshot shots they
+// model, and merge joins them into the full run's /snapshots, shot after shot; a run with none of
+// them says so at its start and writes none.
+TEST_F(ShotsDir, SnapshotsOfChosenShotsMergeIntoTheFullRun) {
+  write_survey(4, "[0, 0, 0]", "  snapshots: {every: 10, decimate: 2, shots: [3, 1]}\n");
+  ASSERT_EQ(run("run " + at("s.yaml") + " -o " + at("all.h5") + " --backend cpu --quiet"), 0)
+      << text("run.log.err");
+  ASSERT_EQ(run("run " + at("s.yaml") + " -o " + at("a.h5") + " --backend cpu -q --shots 0-1"), 0)
+      << text("run.log.err");
+  ASSERT_EQ(run("run " + at("s.yaml") + " -o " + at("b.h5") + " --backend cpu -q --shots 2-3"), 0)
+      << text("run.log.err");
+  ASSERT_EQ(run("run " + at("s.yaml") + " -o " + at("c.h5") + " --backend cpu -q --shots 2"), 0)
+      << text("run.log.err");
+  EXPECT_NE(text("run.log.err")
+                .find("warning: " + at("s.yaml") +
+                      ":12: output.snapshots.shots: the snapshots are of shots 1,3, none of them "
+                      "among the shots of this run (--shots 2): it writes no snapshots"),
+            std::string::npos)
+      << text("run.log.err");
+  ASSERT_EQ(run("merge " + at("m.h5") + " " + at("b.h5") + " " + at("a.h5")), 0)
+      << text("run.log.err");
+  const std::string h5dump = "h5dump -d /snapshots/shot -d /snapshots/step -y -w 0 ";
+  for (const char* name : {"all.h5", "m.h5"}) {
+    ASSERT_EQ(std::system((h5dump + at(name) + " > " + at(std::string(name) + ".txt")).c_str()), 0);
+  }
+  const std::string all = text("all.h5.txt");
+  EXPECT_NE(all.find("1, 1, 1, 3, 3, 3"), std::string::npos) << all; // 3 snapshots a shot
+  EXPECT_EQ(std::system(("h5diff " + at("all.h5") + " " + at("m.h5") + " /snapshots").c_str()), 0)
+      << "the merged snapshots differ from the full run's:\n"
+      << all << text("m.h5.txt");
+  EXPECT_EQ(std::system(("h5dump -g /snapshots " + at("c.h5") + " > /dev/null 2>&1").c_str()) == 0,
+            false)
+      << "a run without a snapshot shot wrote snapshots";
+}
+
 TEST_F(ShotsDir, SubsetsMergeIntoTheFullRun) {
   write_survey(4);
   ASSERT_EQ(run("run " + at("s.yaml") + " -o " + at("all.h5") + " --backend cpu --quiet"), 0)

@@ -126,8 +126,8 @@ TEST_F(RunDir, MpiRanksGiveTheSameGathersAsOneRank) {
   std::stringstream log;
   log << std::ifstream(at("mpi.log")).rdbuf();
   ASSERT_EQ(code, 0) << log.str();
-  EXPECT_NE(log.str().find("\nMPI: 3 ranks model shots (one GPU each: 3 GPUs); rank 0 also hands "
-                           "out shots and writes the output\n"),
+  EXPECT_NE(log.str().find("\nMPI: 3 ranks model shots (on the CPU: 3 CPU ranks, no GPU); rank 0 "
+                           "also hands out shots and writes the output\n"),
             std::string::npos)
       << log.str();
   for (int s = 1; s <= 4; ++s) {
