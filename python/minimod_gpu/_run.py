@@ -30,6 +30,8 @@ class Gather:
     sources: np.ndarray  #: (sources, 3) metres
     wavelet: np.ndarray  #: float32 (sources, steps): each source's wavelet as sampled
     wavelet_dt: float  #: the wavelet's sample interval (the solver's dt)
+    #: Where the run wrote the traces: ``traces.ctypes.data`` equals it (NumPy holds that buffer).
+    buffer_address: int = 0
 
     @property
     def dt(self) -> float:
@@ -214,7 +216,7 @@ def run(survey: Union[Survey, str, "os.PathLike[str]", Mapping[str, Any]], *,
         gathers.append(Gather(shot=g["shot"], traces=_to_device(traces) if device_arrays else traces,
                               time=np.arange(g["samples"]) * g["dt_out"], receivers=g["receivers"],
                               sources=g["sources"], wavelet=g["wavelet"],
-                              wavelet_dt=g["wavelet_dt"]))
+                              wavelet_dt=g["wavelet_dt"], buffer_address=g["traces_address"]))
     timings = {k: r[k] for k in ("model_ms", "problem_ms", "device_ms", "total_ms", "assemble_ms",
                                  "median_step_ms", "mpoints_per_s")}
     result = Result(gathers=gathers, plan=Plan._from(r["plan"]), backend=r["backend"],

@@ -92,6 +92,8 @@ class _Prepared:
         if any(name == "file" and _is_array(v) for name, v in section.items()):
             if key in _VOLUME_PARENTS and "order" not in section:
                 out["order"] = "zyx"  # an (nx, ny, nz) array, z last, as Devito holds a model
+            if key in _VOLUME_PARENTS and "format" not in section:
+                out["format"] = "npy"  # what the array is handed over as
         return out
 
     def array_file(self, section: Mapping, array: np.ndarray, parent: str, key: str) -> str:
