@@ -23,24 +23,33 @@ def _text(value: Any) -> Any:
     return value.decode() if isinstance(value, bytes) else value
 
 
-class _LazyArray:
-    """A view of HDF5 data read only where it is indexed (xarray's backend array protocol)."""
+_LAZY = None
 
-    def __init__(self, path: str, shape: Tuple[int, ...], dtype: Any, read) -> None:
-        self.path = path
-        self.shape = shape
-        self.dtype = np.dtype(dtype)
-        self._read = read  # read(h5py.File, key tuple of slices and ints) -> ndarray
 
-    def __getitem__(self, key):
-        from xarray.core import indexing
-        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC,
-                                                  self._raw)
+def _lazy_array(path: str, shape: Tuple[int, ...], dtype: Any, read) -> Any:
+    """HDF5 data read only where it is indexed: an xarray backend array, wrapped lazily.
 
-    def _raw(self, key):
-        import h5py
-        with h5py.File(self.path, "r") as f:
-            return self._read(f, key)
+    `read(h5py.File, key)` reads the part `key` (a tuple of slices and ints)."""
+    global _LAZY
+    from xarray.backends import BackendArray
+    from xarray.core import indexing
+
+    if _LAZY is None:
+        class LazyArray(BackendArray):
+            def __init__(self, path, shape, dtype, read):
+                self.path, self.shape, self.dtype, self._read = path, shape, np.dtype(dtype), read
+
+            def __getitem__(self, key):
+                return indexing.explicit_indexing_adapter(
+                    key, self.shape, indexing.IndexingSupport.BASIC, self._raw)
+
+            def _raw(self, key):
+                import h5py
+                with h5py.File(self.path, "r") as f:
+                    return self._read(f, key)
+
+        _LAZY = LazyArray
+    return indexing.LazilyIndexedArray(_LAZY(path, shape, dtype, read))
 
 
 class Output:
@@ -149,9 +158,7 @@ class Output:
                 traces = np.stack([f["shots"][n]["traces"][...] for n in names])
             return {"traces": traces, "time": time, "shot": np.array(self.shots),
                     "receiver_xyz": rx, "source_xyz": sx, "attrs": dict(self.attrs)}
-        from xarray.core import indexing
-        lazy = indexing.LazilyIndexedArray(
-            _LazyArray(self.path, (len(names), receivers, samples), np.float32, read))
+        lazy = _lazy_array(self.path, (len(names), receivers, samples), np.float32, read)
         traces = xr.Variable(("shot", "receiver", "time"), lazy,
                              attrs={"units": meta[0]["traces_units"]})
         coords = {"shot": ("shot", np.array(self.shots)),
@@ -184,9 +191,7 @@ class Output:
             with h5py.File(self.path, "r") as f:
                 return {"values": f[name][...], "x": v["x"], "y": v["y"], "z": v["z"],
                         "attrs": v["attrs"], **(extra or {})}
-        from xarray.core import indexing
-        lazy = indexing.LazilyIndexedArray(
-            _LazyArray(self.path, v["shape"], v["dtype"], lambda f, key: f[name][key]))
+        lazy = _lazy_array(self.path, v["shape"], v["dtype"], lambda f, key: f[name][key])
         coords = {"x": ("x", v["x"], {"units": "m"}), "y": ("y", v["y"], {"units": "m"}),
                   "z": ("z", v["z"], {"units": "m"})}
         coords.update(extra or {})
