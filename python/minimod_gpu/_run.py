@@ -124,10 +124,9 @@ class _Bar:
 
 def _to_device(traces: np.ndarray) -> Any:
     """The traces on the GPU: a PyTorch CUDA tensor when torch is imported, else a CuPy array."""
-    if "torch" in sys.modules:
-        torch = sys.modules["torch"]
-        if torch.cuda.is_available():
-            return torch.from_numpy(traces).to("cuda")
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        return torch.from_numpy(traces).to("cuda")
     try:
         import cupy
     except ImportError:
