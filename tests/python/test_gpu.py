@@ -18,10 +18,11 @@ def gpu_backend() -> str:
 
 
 def require_gpu(backend: str, survey) -> None:
+    """Skip, with the program's reason, when a run on `backend` cannot start here."""
     try:
-        mm.Survey(survey).validate(backend=backend)
-    except mm.RuntimeFailure as e:
-        pytest.skip(f"no usable GPU: {e}")
+        mm.run(survey, backend=backend, shots=0, steps=1, progress=False, quiet=True)
+    except mm.MinimodError as e:
+        pytest.skip(f"no usable GPU for --backend {backend}: {e}")
 
 
 def torch_or_cupy():
