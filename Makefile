@@ -40,7 +40,7 @@ DEB_PACKAGES := cmake g++ make libhdf5-dev hdf5-tools libyaml-cpp-dev libcli11-d
 # apt-get needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-FORMAT_DIRS := $(wildcard app core solver kernels io models tests)
+FORMAT_DIRS := $(wildcard app core solver kernels io models tests python)
 FORMAT_FILES = $(shell find $(FORMAT_DIRS) -type f \( -name '*.cpp' -o -name '*.hpp' \
                  -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort)
 
