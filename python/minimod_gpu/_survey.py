@@ -58,6 +58,22 @@ def _wavelet_file(array: np.ndarray, key: str) -> "_core.MemoryFile":
     return _core.register_memory_file(key, ".f32", samples.tobytes())
 
 
+def _dump(value: Any, depth: int = 0) -> str:
+    """JSON (so YAML) text of a survey: a key a line, a list of numbers on one line, a list of
+    points a point a line, so that the parser's line numbers point at the entry at fault."""
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f"{inner}{json.dumps(k)}: {_dump(v, depth + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(value, list) and value and not all(
+            not isinstance(v, (dict, list)) for v in value):
+        items = [f"{inner}{_dump(v, depth + 1)}" for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+    return json.dumps(value)
+
+
 class _Prepared:
     """A dict turned into the survey text the parser reads, with the arrays it names."""
 
@@ -169,7 +185,7 @@ class Survey:
             prepared = _Prepared()
             data = prepared.section(source, "")
             self._arrays = prepared.arrays
-            text = json.dumps(data, indent=2) + "\n"
+            text = _dump(data) + "\n"
             self._handle = _core.parse_survey(text, path or "<dict>",
                                               os.fspath(base_dir or "."), self._arrays)
         elif isinstance(source, str) and "\n" in source:
