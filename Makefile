@@ -33,12 +33,14 @@ PREFIX ?= $(HOME)/.local
 DEB_PACKAGES := cmake g++ make libhdf5-dev hdf5-tools libyaml-cpp-dev libcli11-dev \
                 libopenmpi-dev openmpi-bin googletest libgtest-dev python3-h5py python3-numpy \
                 libsegyio-dev python3-segyio nlohmann-json3-dev python3-matplotlib python3-pip \
-                zlib1g-dev strace python3-scipy python3-lxml python3-decorator
+                zlib1g-dev strace python3-scipy python3-lxml python3-decorator python3-dev \
+                python3-pytest python3-xarray python3-nbclient python3-nbformat python3-ipykernel \
+                python3-tqdm
 
 # apt-get needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-FORMAT_DIRS := $(wildcard app core solver kernels io models tests)
+FORMAT_DIRS := $(wildcard app core solver kernels io models tests python)
 FORMAT_FILES = $(shell find $(FORMAT_DIRS) -type f \( -name '*.cpp' -o -name '*.hpp' \
                  -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort)
 

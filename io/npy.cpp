@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "io/limits.hpp"
+#include "io/memory_file.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <system_error>
 
@@ -200,7 +202,7 @@ std::uint32_t little_endian_u32(const unsigned char* bytes, int count) {
 }
 
 /// Parse the header from an open stream; leaves the stream at the data.
-NpyHeader parse_header(std::ifstream& in, std::uintmax_t file_size, const std::string& path,
+NpyHeader parse_header(std::istream& in, std::uintmax_t file_size, const std::string& path,
                        const std::string& key) {
   unsigned char prefix[12] = {};
   in.read(reinterpret_cast<char*>(prefix), 10);
@@ -261,13 +263,15 @@ NpyHeader parse_header(std::ifstream& in, std::uintmax_t file_size, const std::s
   return header;
 }
 
-std::ifstream open_npy(const std::string& path, const std::string& key, std::uintmax_t& file_size) {
+/// A .npy file on disk or in memory (io/memory_file.hpp).
+std::unique_ptr<std::istream> open_npy(const std::string& path, const std::string& key,
+                                       std::uintmax_t& file_size) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) reject(key, path, "not found", "an existing .npy file");
-  file_size = fs::file_size(path, ec);
+  if (!input_file_exists(path)) reject(key, path, "not found", "an existing .npy file");
+  file_size = input_file_size(path, ec);
   if (ec) reject(key, path, "size unknown: " + ec.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) reject(key, path, "cannot be opened", "a readable .npy file");
+  std::unique_ptr<std::istream> in = open_input_file(path);
+  if (!*in) reject(key, path, "cannot be opened", "a readable .npy file");
   return in;
 }
 
@@ -292,13 +296,14 @@ template <typename T> T decode(const unsigned char* bytes, bool swap) {
 
 NpyHeader read_npy_header(const std::string& path, const std::string& key) {
   std::uintmax_t file_size = 0;
-  std::ifstream in = open_npy(path, key, file_size);
-  return parse_header(in, file_size, path, key);
+  const std::unique_ptr<std::istream> stream = open_npy(path, key, file_size);
+  return parse_header(*stream, file_size, path, key);
 }
 
 NpyArray read_npy(const std::string& path, const std::string& key) {
   std::uintmax_t file_size = 0;
-  std::ifstream in = open_npy(path, key, file_size);
+  const std::unique_ptr<std::istream> stream = open_npy(path, key, file_size);
+  std::istream& in = *stream;
   NpyArray array;
   array.header = parse_header(in, file_size, path, key);
   const NpyHeader& header = array.header;

@@ -4,6 +4,7 @@
 
 #include "core/errors.hpp"
 #include "io/durable_file.hpp"
+#include "io/memory_file.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 #include <zlib.h>
+
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -50,7 +53,8 @@ InputFilePrint print_file(const std::string& role, const std::string& path) {
   InputFilePrint p;
   p.role = role;
   p.path = path;
-  std::ifstream in(path, std::ios::binary);
+  const std::unique_ptr<std::istream> stream = open_input_file(path); // disk or memory
+  std::istream& in = *stream;
   if (!in) throw InputError(role + ": cannot read " + in_quotes(path) + " to fingerprint the run");
   std::vector<char> block(std::size_t{4} << 20);
   uLong crc = crc32_z(0L, Z_NULL, 0);

@@ -7,6 +7,7 @@
 #include "core/errors.hpp"
 #include "core/grid.hpp"
 #include "io/limits.hpp"
+#include "io/memory_file.hpp"
 #include "io/text.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -362,7 +363,9 @@ std::string SurveyParser::resolve(const std::string& name) const {
 
 std::string SurveyParser::existing_file(const YAML::Node& node, const std::string& key,
                                         const std::string& what) const {
-  const std::string path = resolve(text(node, key, "a file name"));
+  const std::string name = text(node, key, "a file name");
+  if (find_memory_file(name)) return name; // an array handed over in memory (io/memory_file.hpp)
+  const std::string path = resolve(name);
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
     reject(node, key, "an existing " + what + " (looked for " + path + ")");

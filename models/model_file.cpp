@@ -2,6 +2,7 @@
 
 #include "core/errors.hpp"
 #include "io/limits.hpp"
+#include "io/memory_file.hpp"
 #include "io/npy.hpp"
 #include "io/text.hpp"
 
@@ -508,8 +509,7 @@ std::optional<ModelFormat> parse_model_format(const std::string& name) {
 ModelVolume read_model_volume(ModelFormat format, const std::string& path,
                               const std::string& dataset, AxisOrder order, const std::string& key,
                               const ModelFileOptions& options) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) {
+  if (!input_file_exists(path)) { // on disk, or an array in memory (io/memory_file.hpp)
     throw InputError(key + ": " + path + " is not allowed: an existing " +
                      model_format_name(format) + " model file (not found)");
   }

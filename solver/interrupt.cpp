@@ -2,10 +2,14 @@
 
 #include <csignal>
 
+#include <signal.h>
+
 namespace minimod {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
+/// The handlers an InterruptScope replaced.
+struct sigaction g_previous_int, g_previous_term;
 
 extern "C" void record_signal(int signal) {
   // A second signal while the first is being handled must not restart the clean-up: keep the
@@ -25,6 +29,21 @@ Interrupted::Interrupted(int signal)
 void install_interrupt_handlers() {
   std::signal(SIGINT, record_signal);
   std::signal(SIGTERM, record_signal);
+}
+
+InterruptScope::InterruptScope() {
+  g_signal = 0;
+  struct sigaction action {};
+  action.sa_handler = record_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &g_previous_int);
+  sigaction(SIGTERM, &action, &g_previous_term);
+}
+
+InterruptScope::~InterruptScope() {
+  sigaction(SIGINT, &g_previous_int, nullptr);
+  sigaction(SIGTERM, &g_previous_term, nullptr);
+  g_signal = 0;
 }
 
 int interrupt_signal() {

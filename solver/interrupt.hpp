@@ -25,6 +25,17 @@ void install_interrupt_handlers();
 int interrupt_signal();
 /// Throw Interrupted when a signal has asked the run to stop.
 void throw_if_interrupted();
+/// SIGINT and SIGTERM routed to the flag while the scope lives, for a run inside another program
+/// (the Python module): the flag starts clear, and the handlers that were there before (the
+/// interpreter's) are restored when the scope ends. Scopes do not nest.
+class InterruptScope {
+public:
+  InterruptScope();
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+};
+
 /// "SIGINT", "SIGTERM" or "signal N".
 std::string signal_name(int signal);
 

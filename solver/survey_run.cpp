@@ -606,6 +606,7 @@ public:
     const auto t0 = Clock::now();
     if (snapshots) snapshots->commit();
     m_store.write_shot(m_meta, r.gather);
+    if (m_options.on_gather) m_options.on_gather(r.gather);
     r.timing.output_ms += ms_since(t0);
     m_report.shots.push_back(r.timing);
     m_report.last.backend = r.backend;
@@ -1287,6 +1288,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
       const auto w0 = Clock::now();
       if (snapshots) snapshots->commit();
       store->write_shot(meta, r.gather);
+      if (options.on_gather) options.on_gather(r.gather);
       r.timing.output_ms += ms_since(w0);
       report.shots.push_back(r.timing);
       report.last.timing = r.loop;

@@ -47,6 +47,9 @@ struct SurveyRunOptions {
   std::optional<std::array<int, 3>> decompose;
   /// Called when a run that did not finish keeps its complete shots in `folder` for --resume.
   std::function<void(int complete, int shots, const std::string& folder)> on_parts_kept;
+  /// Called with each shot's gather once it is written to the output's parts: the caller may
+  /// take its arrays (the Python module hands them to NumPy without a copy).
+  std::function<void(ShotGather& gather)> on_gather;
 };
 
 /// Time spent on one shot, split as the survey-scale issue asks.

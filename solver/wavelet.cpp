@@ -2,6 +2,7 @@
 
 #include "core/errors.hpp"
 #include "io/limits.hpp"
+#include "io/memory_file.hpp"
 #include "io/text.hpp"
 #include "solver/kaiser.hpp"
 
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 namespace minimod {
@@ -59,7 +61,8 @@ bool has_text_extension(const std::string& path) {
 /// numbers, whatever the name says. Float32 samples are not: a wavelet starts near zero, and
 /// small floats hold bytes outside printable ASCII.
 bool looks_like_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  const std::unique_ptr<std::istream> stream = open_input_file(path); // disk or memory
+  std::istream& in = *stream;
   if (!in) return false;
   char buffer[4096];
   in.read(buffer, sizeof buffer);
@@ -118,8 +121,10 @@ std::vector<float> read_wavelet_file(const std::string& path, const std::string&
       }
     }
   } else {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    const std::unique_ptr<std::istream> stream = open_input_file(path); // disk or memory
+    std::istream& in = *stream;
     if (!in) throw InputError(key + ": cannot open wavelet file '" + path + "'");
+    in.seekg(0, std::ios::end);
     const std::streamsize bytes = in.tellg();
     if (bytes < 0) throw InputError(key + ": cannot read wavelet file '" + path + "'");
     require_host_memory(static_cast<double>(bytes), "wavelet file '" + path + "'");
@@ -338,7 +343,7 @@ void check_wavelet(const WaveletSpec& w, double dt, int steps, const std::string
   // A file's samples are zero after its end (plus the interpolation's reach): resampling that far
   // sees every non-zero sample the run will use.
   std::error_code ec;
-  const auto bytes = std::filesystem::file_size(w.file, ec);
+  const auto bytes = input_file_size(w.file, ec);
   const double span = ((ec ? 0.0 : static_cast<double>(bytes)) + 64.0) *
                       std::max(1.0, w.file_dt / dt) * std::max(1.0, dt / w.file_dt);
   const int n = static_cast<int>(std::min<double>(steps, span + 64.0));
