@@ -166,9 +166,9 @@ struct OutputFile::Impl {
   hsize_t snapshot_count = 0;
   std::vector<std::pair<int, double>> snapshot_times; ///< step and time of each snapshot (XDMF)
   Crc32 snapshot_crc; ///< of every snapshot's step, time and values, in order (content_crc32)
-  std::vector<int> snapshot_shots;                    ///< the shot of each snapshot (XDMF)
-  int snapshot_shot = 0;                              ///< the shot of the snapshots appended next
-  StoredModel model_geometry; ///< /model as written (its values dropped), for the XDMF sidecar
+  std::vector<int> snapshot_shots; ///< the shot of each snapshot (XDMF)
+  int snapshot_shot = 0;           ///< the shot of the snapshots appended next
+  StoredModel model_geometry;      ///< /model as written (its values dropped), for the XDMF sidecar
   bool closed = false;
   bool committed = false;
   bool xdmf_sidecar = true;
@@ -866,8 +866,9 @@ CheckedGather read_checked_gather(const std::string& path, int shot);
 
 /// Read /snapshots of `path` one snapshot at a time (every one, for the checksum): `begin` gets the
 /// geometry (with the count of `only`'s, or of all), `each` every snapshot of shot `only` (of
-/// every shot without it) in order; neither is called for a file without `only`'s snapshots. Throws OutputError when it cannot be read, DamagedDataError
-/// when it records a CRC-32 its content does not have. Returns whether it records one.
+/// every shot without it) in order; neither is called for a file without `only`'s snapshots. Throws
+/// OutputError when it cannot be read, DamagedDataError when it records a CRC-32 its content does
+/// not have. Returns whether it records one.
 bool read_snapshots(const std::string& path, std::optional<int> only,
                     const std::function<void(const SnapshotGeometry&)>& begin,
                     const std::function<void(int, double, int, const std::vector<float>&)>& each);
@@ -891,7 +892,8 @@ void OutputFile::copy_snapshots_from(const std::string& source, std::optional<in
         if (impl.snapshots.valid() &&
             (geometry.shape != impl.geometry.shape || geometry.origin != impl.geometry.origin ||
              geometry.spacing != impl.geometry.spacing)) {
-          throw OutputError("'" + source + "': '/snapshots' (its points are not those of the "
+          throw OutputError("'" + source +
+                            "': '/snapshots' (its points are not those of the "
                             "snapshots copied before) cannot be read");
         }
         begin_snapshots(geometry);
@@ -926,8 +928,8 @@ bool read_snapshots(const std::string& path, std::optional<int> only,
     if (shots.size() != steps.size()) read.fail("'/snapshots/shot' and '/snapshots/step'");
   }
   const bool wanted = !only || std::find(shots.begin(), shots.end(), *only) != shots.end();
-  geometry.expected_count = static_cast<int>(
-      only ? std::count(shots.begin(), shots.end(), *only) : static_cast<long>(steps.size()));
+  geometry.expected_count = static_cast<int>(only ? std::count(shots.begin(), shots.end(), *only)
+                                                  : static_cast<long>(steps.size()));
 
   // One snapshot at a time: memory stays one volume, whatever the count.
   H5Handle wavefield =

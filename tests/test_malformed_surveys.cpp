@@ -411,7 +411,9 @@ TEST(KernelsCommand, SaysWhichKernelsCanRunHere) {
     std::string name, family, backend, physics, regions, runs;
     fields >> name >> family >> backend >> physics >> regions >> runs;
     EXPECT_TRUE(runs == "yes" || runs == "no") << line;
-    if (backend == "cpu") EXPECT_EQ(runs, "yes") << line;
+    if (backend == "cpu") {
+      EXPECT_EQ(runs, "yes") << line;
+    }
     here += runs == "yes";
   }
   EXPECT_GE(here, 2); // the acoustic and the TTI CPU kernel
@@ -420,8 +422,9 @@ TEST(KernelsCommand, SaysWhichKernelsCanRunHere) {
       std::string::npos)
       << out;
   // Without a GPU the GPU kernels (a GPU build's) say why none of them can run.
-  if (out.find("no GPU here") != std::string::npos)
+  if (out.find("no GPU here") != std::string::npos) {
     EXPECT_NE(out.find("; the GPU kernels cannot: no GPU here ("), std::string::npos) << out;
+  }
 }
 
 } // namespace
