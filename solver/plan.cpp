@@ -162,9 +162,12 @@ void check_survey_kernel(const Survey& s) {
     try {
       resolve_kernels(*s.kernel, BackendKind::Cpu, physics, none, layout, what);
       return;
-    } catch (const InputError&) {
+    } catch (const InputError& cpu) {
+      // A spec of CPU kernels gets the CPU backend's error (its grammar, its regions); any other
+      // the GPU backend's, which lists the kernels a survey's key usually names.
+      if (std::string(gpu.what()).find("(it is a cpu kernel") != std::string::npos) throw cpu;
     }
-    throw gpu; // the GPU backend's error: it lists the kernels a survey's key usually names
+    throw gpu;
   }
 }
 

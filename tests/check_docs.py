@@ -281,6 +281,16 @@ def stand_in(command, build_dir, have_gpu=True):
             return None, "make install: no --build-dir given"
         return ("cmake --install %s --prefix \"$HOME/.local\"" % build_dir,
                 "make install into the scratch $HOME/.local")
+    if "make build" in command or (" pip " in " %s " % command and
+                                   ("install" in words or "wheel" in words) and
+                                   words[-1] in (".", "./")) or words[:2] == ["cmake", "--build"]:
+        return None, "builds the project (CI builds it once: make test, pip wheel in .ci/run)"
+    if command.startswith("PYTHONPATH=build/python python3 "):
+        if not build_dir:
+            return None, "the module of the build: no --build-dir given"
+        return ("PYTHONPATH=%s %s %s" % (os.path.join(build_dir, "python"), sys.executable,
+                                         command[len("PYTHONPATH=build/python python3 "):]),
+                "the module of the build, with this check's python3")
     if words[0] == "mpirun" and not shutil.which("mpirun"):
         return None, "mpirun is not installed here"
     if words[0] in ("sudo", "apt-get", "docker"):

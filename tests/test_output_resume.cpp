@@ -286,11 +286,11 @@ TEST_F(PartsStoreTest, DamagedSnapshotsAreModelledAgainWithShotZero) {
     store.write_shot(meta_for(), gather(1));
     store.abandon(true);
   }
-  flip_inside(parts() + "/snapshots.h5", float_bytes({110, 111, 112}), 5);
+  flip_inside(parts() + "/snapshots-0000.h5", float_bytes({110, 111, 112}), 5);
   PartsStore store(path(), fingerprint(), options(true));
   EXPECT_FALSE(store.snapshots_complete());
   EXPECT_EQ(store.complete_shots(), (std::vector<int>{1}));
-  EXPECT_NE(m_notices.find("snapshots.h5' is damaged"), std::string::npos) << m_notices;
+  EXPECT_NE(m_notices.find("snapshots-0000.h5' is damaged"), std::string::npos) << m_notices;
   EXPECT_NE(m_notices.find("shot 0 is modelled again for its snapshots"), std::string::npos)
       << m_notices;
 }
