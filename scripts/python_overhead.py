@@ -27,7 +27,7 @@ def main() -> int:
     args = parser.parse_args()
 
     survey = mm.Survey(args.survey)
-    try:  # tqdm's first import (about 0.3 s) is the session's, not the run's
+    try:  # tqdm's first import (about 0.3 s) belongs to the interpreter, not the run
         import tqdm.auto  # noqa: F401
     except ImportError:
         pass
