@@ -811,10 +811,10 @@ __device__ __forceinline__ void ring_body(const PassArgs& a, float* smem, bool t
 
 // ---- The third design: register queues along z, one shared plane a level (kTblockRegQueue) ----
 
-/// Geometry of the third design's two-step pass for a Dx x Dy tile (docs/kernels.md, "The register-queue
-/// pass"). A thread owns a quad of step 1's rect (the tile and its R-point frame) for the whole
-/// chunk: threads [0, kQuads2) the tile's quads (step 1 and step 2), the rest the frame's quads
-/// (step 1 only), so that step 2 runs on whole warps.
+/// Geometry of the third design's two-step pass for a Dx x Dy tile (docs/kernels.md, "The
+/// register-queue pass"). A thread owns a quad of step 1's rect (the tile and its R-point frame)
+/// for the whole chunk: threads [0, kQuads2) the tile's quads (step 1 and step 2), the rest the
+/// frame's quads (step 1 only), so that step 2 runs on whole warps.
 template <int Dx, int Dy> struct QueueGeometry {
   static_assert(Dx % 4 == 0, "tiles are whole quads along x");
   static_assert(R == 4, "the frame is one quad wide along x");
