@@ -87,8 +87,11 @@ code=$?
 [ "$(grep -c '^error: --shots: .5-6.: shot 6 is past the survey.s last (6 shots)' past.err)" -eq 1 ] ||
   fail "--shots 5-6 of 6 shots: not printed once: $(cat past.err)"
 
-# Longer shots (about 1 s each on 2 busy cores), so that a signal lands with shots still to go.
-long="--backend cpu --steps 1200"
+# Longer shots, so that a signal lands with shots still to go: mpirun passes its SIGINT on as
+# SIGTERM a second after it (SIGCONT at once, SIGKILL a second later), so each rank's two shots
+# after the first must outlast that second. 4000 steps are about 1.3 s a shot on an idle core,
+# 3 s on 2 busy ones.
+long="--backend cpu --steps 4000"
 "$bin" run farm.yaml $long -q -o one_long.h5 2>/dev/null || fail "one-process long run"
 
 # interrupted NAME HOW: the 2-rank run into NAME.h5, signalled as HOW says (mpirun: SIGINT to
@@ -112,7 +115,7 @@ interrupted() {
   code=$?
   [ ! -f "$name.h5" ] || fail "$name: an output was assembled (exit $code): $(cat "$name.err")"
   grep -q "MPI_ABORT" "$name.err" && fail "$name: a rank called MPI_Abort: $(cat "$name.err")"
-  grep -Eq "^[1-5] of 6 shots are complete and kept in '$name.h5.parts'; resume with: mpirun -np 2 .* run farm.yaml -o $name.h5 --resume --steps 1200 --backend cpu$" \
+  grep -Eq "^[1-5] of 6 shots are complete and kept in '$name.h5.parts'; resume with: mpirun -np 2 .* run farm.yaml -o $name.h5 --resume --steps 4000 --backend cpu$" \
     "$name.err" || fail "$name: no resume command: $(cat "$name.err")"
   kept=$(ls "$name.h5.parts"/shot-*.h5 2>/dev/null | wc -l)
   grep -q "^$kept of 6 shots are complete" "$name.err" ||
