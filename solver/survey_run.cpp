@@ -1239,6 +1239,9 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
 
     t0 = Clock::now();
     ShotWorker worker(survey, equation, options);
+    // The testing aid of the MPI runs, for one process too (and so for the Python module).
+    if (const char* text = std::getenv("MINIMOD_FAULT_INJECT"))
+      worker.set_fault(parse_fault_injection(text));
     worker.set_first_setup_ms(ms_since(t0));
     Simulation& sim = worker.simulation();
     report.problem_ms = sim.problem_ms();

@@ -202,39 +202,49 @@ std::vector<float> resample_traces(const std::vector<float>& in, std::size_t tra
   const ResampleFilter f = resample_filter(ratio);
   const double radius = down ? f.radius * ratio : f.radius; // in input samples
   const auto n_in = static_cast<std::int64_t>(len_in);
-  // Weights of output sample k: the same for every trace; at an integer ratio the same for every
-  // k too (the taps sit at whole input samples), so they are computed once.
-  std::vector<double> weights;
-  std::int64_t lo = 0, hi = -1;
-  const auto make_weights = [&](double x) {
-    lo = static_cast<std::int64_t>(std::ceil(x - radius));
-    hi = static_cast<std::int64_t>(std::floor(x + radius));
-    weights.clear();
-    for (std::int64_t m = lo; m <= hi; ++m) {
-      const double d = x - static_cast<double>(m);
-      weights.push_back(f.cutoff * sinc(f.cutoff * d) * kaiser_window(d / radius, f.beta));
-    }
+  // Output sample k sums the input taps [first, first + width) of the row of weights of k: the
+  // same row for every trace, and at an integer ratio the same for every k (the taps sit at whole
+  // input samples), so the rows are made once, then the traces are filtered in parallel (the
+  // sum of each output sample in one order, whatever the threads).
+  const auto lo_of = [&](double x) { return static_cast<std::int64_t>(std::ceil(x - radius)); };
+  const auto hi_of = [&](double x) { return static_cast<std::int64_t>(std::floor(x + radius)); };
+  const auto x_of = [&](std::size_t k) {
+    return integer ? static_cast<double>(k) * nearest : static_cast<double>(k) * dt_out / dt_in;
   };
-  if (integer) make_weights(0.0);
-  for (std::size_t k = 0; k < len_out; ++k) {
-    const double x = integer ? static_cast<double>(k) * nearest : k * dt_out / dt_in;
-    std::int64_t first = 0;
-    if (integer) {
-      first = static_cast<std::int64_t>(k) * static_cast<std::int64_t>(nearest) + lo;
-    } else {
-      make_weights(x);
-      first = lo;
+  std::int64_t width = 0;
+  for (std::size_t k = 0; k < (integer ? 1 : len_out); ++k)
+    width = std::max(width, hi_of(x_of(k)) - lo_of(x_of(k)) + 1);
+  const std::size_t rows = integer ? 1 : len_out;
+  std::vector<double> weights(rows * static_cast<std::size_t>(width), 0.0);
+  std::vector<std::int64_t> first(len_out), skip(len_out), stop(len_out);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t kk = 0; kk < static_cast<std::int64_t>(len_out); ++kk) {
+    const auto k = static_cast<std::size_t>(kk);
+    const double x = x_of(k);
+    const std::int64_t lo = lo_of(integer ? 0.0 : x), hi = hi_of(integer ? 0.0 : x);
+    if (k < rows) {
+      double* w = weights.data() + k * static_cast<std::size_t>(width);
+      for (std::int64_t m = lo; m <= hi; ++m) {
+        const double d = (integer ? 0.0 : x) - static_cast<double>(m);
+        w[m - lo] = f.cutoff * sinc(f.cutoff * d) * kaiser_window(d / radius, f.beta);
+      }
     }
-    const std::int64_t size = static_cast<std::int64_t>(weights.size());
+    first[k] =
+        integer ? static_cast<std::int64_t>(k) * static_cast<std::int64_t>(nearest) + lo : lo;
     // Taps outside the input see zeros: skip them.
-    const std::int64_t skip = std::max<std::int64_t>(0, -first);
-    const std::int64_t stop = std::min<std::int64_t>(size, n_in - first);
-    if (stop <= skip) continue;
-    for (std::size_t t = 0; t < traces; ++t) {
-      const float* src = in.data() + t * len_in + first;
+    skip[k] = std::max<std::int64_t>(0, -first[k]);
+    stop[k] = std::min<std::int64_t>(hi - lo + 1, n_in - first[k]);
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t tt = 0; tt < static_cast<std::int64_t>(traces); ++tt) {
+    const auto t = static_cast<std::size_t>(tt);
+    for (std::size_t k = 0; k < len_out; ++k) {
+      if (stop[k] <= skip[k]) continue;
+      const float* src = in.data() + t * len_in + first[k];
+      const double* w = weights.data() + (integer ? 0 : k) * static_cast<std::size_t>(width);
       double acc = 0;
-      for (std::int64_t m = skip; m < stop; ++m)
-        acc += src[m] * weights[static_cast<std::size_t>(m)];
+      for (std::int64_t m = skip[k]; m < stop[k]; ++m)
+        acc += src[m] * w[m];
       out[t * len_out + k] = static_cast<float>(acc);
     }
   }

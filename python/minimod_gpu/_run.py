@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import tempfile
@@ -122,21 +123,28 @@ class _Bar:
             self._bar.close()
 
 
-def _to_device(traces: np.ndarray) -> Any:
-    """The traces on the GPU: a PyTorch CUDA tensor when torch is imported, else a CuPy array."""
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        return torch.from_numpy(traces).to("cuda")
+def _to_device(traces: np.ndarray, library: Union[bool, str]) -> Any:
+    """The traces on the GPU: a PyTorch CUDA tensor or a CuPy array (`library` True: PyTorch when
+    it is imported, else CuPy)."""
+    asked = library
+    if library is True:
+        torch = sys.modules.get("torch")
+        library = "torch" if torch is not None and torch.cuda.is_available() else "cupy"
     try:
-        import cupy
+        module = importlib.import_module(library)
     except ImportError:
-        raise DeviceError("device_arrays=True: neither PyTorch with CUDA nor CuPy is usable here; "
-                          "allowed: device_arrays=False, or a machine with a GPU and torch or cupy")
+        raise DeviceError(f"device_arrays={asked!r}: {library} cannot be imported here; "
+                          f"allowed: device_arrays=False, or a machine with a GPU and torch or "
+                          f"cupy") from None
     try:
-        return cupy.asarray(traces)
-    except Exception as e:  # no GPU behind CuPy
-        raise DeviceError(f"device_arrays=True: CuPy cannot use a GPU here ({e}); allowed: "
-                          f"device_arrays=False") from None
+        if library == "torch":
+            if not module.cuda.is_available():
+                raise RuntimeError("torch.cuda.is_available() is False")
+            return module.from_numpy(traces).to("cuda")
+        return module.asarray(traces)
+    except Exception as e:  # no GPU behind the library
+        raise DeviceError(f"device_arrays={asked!r}: {library} cannot use a GPU here ({e}); "
+                          f"allowed: device_arrays=False") from None
 
 
 def run(survey: Union[Survey, str, "os.PathLike[str]", Mapping[str, Any]], *,
@@ -144,7 +152,7 @@ def run(survey: Union[Survey, str, "os.PathLike[str]", Mapping[str, Any]], *,
         shots: Union[None, int, str, Iterable[int]] = None, steps: Optional[int] = None,
         output: Optional[Union[str, "os.PathLike[str]"]] = None, resume: bool = False,
         progress: Union[bool, ProgressCallback] = True, quiet: bool = False,
-        device_arrays: bool = False, decompose: Optional[str] = None,
+        device_arrays: Union[bool, str] = False, decompose: Optional[str] = None,
         max_device_memory: Optional[str] = None) -> Result:
     """Model the survey in this process, as ``minimod-gpu run`` does, and return its gathers.
 
@@ -156,7 +164,8 @@ def run(survey: Union[Survey, str, "os.PathLike[str]", Mapping[str, Any]], *,
     go to a temporary folder, removed at the end).
 
     The gathers are NumPy arrays that own the run's buffers (no copy); with
-    ``device_arrays=True`` they are moved to the GPU (PyTorch when imported, else CuPy). The GIL
+    ``device_arrays`` they are moved to the GPU: ``"torch"`` or ``"cupy"``, or ``True`` for
+    PyTorch when it is imported, else CuPy. The GIL
     is released while the run steps; ``progress`` shows a tqdm bar (``False``: none; a callable:
     called as ``progress(event, shot, a, b)``). Ctrl-C (KeyboardInterrupt) stops at the next step
     with the command line's guarantees: with ``output``, a survey of many shots keeps its complete
@@ -167,6 +176,9 @@ def run(survey: Union[Survey, str, "os.PathLike[str]", Mapping[str, Any]], *,
         survey = Survey(survey)
     if resume and output is None:
         raise InputError("resume: True needs output=: the file of the interrupted run")
+    if device_arrays not in (False, True, "torch", "cupy"):
+        raise InputError(f"device_arrays: {device_arrays!r} is not allowed: False, True, 'torch' "
+                         f"or 'cupy'")
     notices: List[str] = []
 
     def notice(line: str) -> None:
@@ -212,7 +224,8 @@ def run(survey: Union[Survey, str, "os.PathLike[str]", Mapping[str, Any]], *,
     gathers = []
     for g in r["gathers"]:
         traces = g["traces"]
-        gathers.append(Gather(shot=g["shot"], traces=_to_device(traces) if device_arrays else traces,
+        gathers.append(Gather(shot=g["shot"], traces=_to_device(traces, device_arrays) if device_arrays
+                              else traces,
                               time=np.arange(g["samples"]) * g["dt_out"], receivers=g["receivers"],
                               sources=g["sources"], wavelet=g["wavelet"],
                               wavelet_dt=g["wavelet_dt"], buffer_address=g["traces_address"]))

@@ -20,21 +20,38 @@ _VOLUME_PARENTS = ("model", "anisotropy.epsilon", "anisotropy.delta", "anisotrop
                    "anisotropy.phi")
 
 
+#: DLPack's device types (dlpack.h) that NumPy reads in place: host memory, CUDA's pinned memory.
+_DL_CPU, _DL_CUDA_HOST = 1, 3
+
+
 def _host_array(value: Any, key: str) -> np.ndarray:
-    """A NumPy array of `value`: a NumPy array as is, a CuPy or PyTorch array copied to the host."""
+    """A NumPy array of `value`: a NumPy array as is; any other array that speaks DLPack (PyTorch,
+    CuPy, JAX, ...) viewed in place when it lies in host memory and copied to the host when it
+    lies on a GPU."""
     if isinstance(value, np.ndarray):
         return value
+    if not hasattr(value, "__dlpack__"):
+        raise InputError(f"{key}: {type(value).__name__} is not allowed: a NumPy array or an "
+                         f"array with DLPack (__dlpack__: PyTorch, CuPy, JAX)")
     module = type(value).__module__.split(".")[0]
+    if module == "torch":  # detached first: a tensor that requires grad refuses DLPack export
+        return value.detach().cpu().numpy()
     if module == "cupy":
         return value.get()
-    if module == "torch":
-        return value.detach().cpu().numpy()
-    raise InputError(f"{key}: {type(value).__name__} is not allowed: a NumPy array (or a CuPy or "
-                     f"PyTorch array)")
+    device = value.__dlpack_device__()[0] if hasattr(value, "__dlpack_device__") else _DL_CPU
+    try:
+        if device in (_DL_CPU, _DL_CUDA_HOST):
+            return np.from_dlpack(value)
+        # DLPack 1.0: the producer copies to the host itself.
+        return np.from_dlpack(value, device="cpu", copy=True)
+    except Exception as e:  # a producer that cannot copy to the host
+        raise InputError(f"{key}: the {type(value).__name__} on DLPack device type {device} "
+                         f"cannot be read on the host ({e}); allowed: a NumPy array, or a "
+                         f"PyTorch, CuPy or DLPack array that NumPy can read") from None
 
 
 def _is_array(value: Any) -> bool:
-    return isinstance(value, np.ndarray) or type(value).__module__.split(".")[0] in ("cupy", "torch")
+    return isinstance(value, np.ndarray) or hasattr(value, "__dlpack__")
 
 
 def _volume_file(array: np.ndarray, key: str) -> "_core.MemoryFile":
@@ -91,6 +108,9 @@ class _Prepared:
             return value.item()
         if isinstance(value, os.PathLike):
             return os.fspath(value)
+        if value is not None and not isinstance(value, (str, bool, int, float)):
+            raise InputError(f"{key}: a value of type {type(value).__name__} is not allowed: a "
+                             f"number, text, a bool, a list, a dict or an array")
         return value
 
     def section(self, section: Mapping, key: str) -> Dict[str, Any]:

@@ -174,6 +174,53 @@ def test_interrupt_keeps_complete_shots_and_resume_completes_them(acoustic_files
         assert same_bits(final[shot], traces)
 
 
+def test_a_failed_shot_keeps_the_others_and_resume_completes_them(acoustic_files, tmp_path,
+                                                                  monkeypatch):
+    survey, _ = acoustic_files
+    cli("run", str(survey), "-o", str(tmp_path / "cli.h5"), "--backend", "cpu", "--quiet")
+    reference = read_gathers(tmp_path / "cli.h5")
+    out = tmp_path / "py.h5"
+    # The program's testing aid (docs/architecture.md): shot 1 fails at its step 10.
+    monkeypatch.setenv("MINIMOD_FAULT_INJECT", "rank=0,shot=1,step=10")
+    with pytest.raises(mm.RuntimeFailure) as failed:
+        mm.run(survey, backend="cpu", output=out, progress=False, quiet=True)
+    assert failed.value.exit_code == 3
+    message = str(failed.value)
+    assert message.startswith("shot 1 failed: injected failure (MINIMOD_FAULT_INJECT): shot 1")
+    assert "1 shot(s) failed (1)" in message and "resume=True" in message
+    result = failed.value.result  # the complete shots, as the run returned them
+    assert result.shots == [0, 2, 3]
+    assert_same_gathers(result, {k: v for k, v in reference.items() if k != 1})
+    assert not out.exists()
+    kept = sorted(p.name for p in (tmp_path / "py.h5.parts").glob("shot-*.h5"))
+    assert kept == ["shot-0000.h5", "shot-0002.h5", "shot-0003.h5"]
+
+    monkeypatch.delenv("MINIMOD_FAULT_INJECT")
+    r = mm.run(survey, backend="cpu", output=out, resume=True, progress=False)
+    assert r.skipped == [0, 2, 3] and r.shots == [1]
+    final = read_gathers(out)
+    assert sorted(final) == [0, 1, 2, 3]
+    for shot, traces in reference.items():
+        assert same_bits(final[shot], traces)
+
+
+def test_a_failed_shot_of_the_program_keeps_the_others(acoustic_files, tmp_path):
+    """The same aid in one process of the command line: exit 3, the others kept."""
+    survey, _ = acoustic_files
+    out = tmp_path / "cli.h5"
+    done = subprocess.run([BINARY, "run", str(survey), "-o", str(out), "--backend", "cpu"],
+                          capture_output=True, text=True,
+                          env=dict(os.environ, MINIMOD_FAULT_INJECT="rank=0,shot=2,step=0"))
+    assert done.returncode == 3, done.stderr
+    assert "shot 2 failed: injected failure (MINIMOD_FAULT_INJECT): shot 2, step 0" in done.stderr
+    kept = sorted(p.name for p in (tmp_path / "cli.h5.parts").glob("shot-*.h5"))
+    assert kept == ["shot-0000.h5", "shot-0001.h5", "shot-0003.h5"] and not out.exists()
+    bad = subprocess.run([BINARY, "run", str(survey), "-o", str(tmp_path / "bad.h5"), "--backend",
+                          "cpu"], capture_output=True, text=True,
+                         env=dict(os.environ, MINIMOD_FAULT_INJECT="shot=2"))
+    assert bad.returncode == 2 and "MINIMOD_FAULT_INJECT='shot=2'" in cli_error(bad)
+
+
 def test_a_run_that_would_drop_kept_shots_is_refused_as_the_program_does(acoustic_files,
                                                                           tmp_path):
     survey, _ = acoustic_files

@@ -98,6 +98,49 @@ def test_arrays_that_are_not_models_are_refused():
         mm.Survey(d).validate()
 
 
+class DlpackOnly:
+    """An array known only through DLPack (as a JAX or other framework's array is)."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+class OnAnUnknownDevice(DlpackOnly):
+    """An array in a memory NumPy cannot read, whose producer cannot copy it to the host."""
+
+    def __dlpack__(self, **kwargs):
+        raise BufferError("no copy to the host from this device")
+
+    def __dlpack_device__(self):
+        return (14, 0)  # DLPack's oneAPI device type
+
+
+def test_any_dlpack_array_is_a_model(acoustic_files):
+    vp = velocity_xyz()
+    from_numpy = mm.run(acoustic_dict(vp), backend="cpu", shots=0, progress=False)
+    from_dlpack = mm.run(acoustic_dict(DlpackOnly(vp)), backend="cpu", shots=0, progress=False)
+    assert np.array_equal(from_numpy.gathers[0].traces, from_dlpack.gathers[0].traces)
+    with pytest.raises(mm.InputError, match=r"model.file: the OnAnUnknownDevice on DLPack "
+                                            r"device type 14 cannot be read on the host"):
+        mm.Survey(acoustic_dict(OnAnUnknownDevice(vp)))
+
+
+def test_values_that_are_not_survey_values_are_refused():
+    d = acoustic_dict(velocity_xyz())
+    d["boundary"]["width"] = {4}
+    with pytest.raises(mm.InputError, match="boundary.width: a value of type set is not allowed"):
+        mm.Survey(d)
+    d = acoustic_dict(object())
+    with pytest.raises(mm.InputError, match="model.file: a value of type object is not allowed"):
+        mm.Survey(d)
+
+
 def test_wavelet_array_equals_the_same_samples_in_a_file(tmp_path):
     samples = np.sin(np.linspace(0, 6, 80)) * np.exp(-np.linspace(0, 4, 80))
     samples.astype("<f4").tofile(tmp_path / "w.bin")
