@@ -76,6 +76,13 @@ struct ShotResult {
   std::array<std::string, kRegionCount> kernels;
 };
 
+/// MINIMOD_FAULT_INJECT's failure (solver/decomposition.hpp), when the variable is set.
+std::optional<FaultInjection> fault_injection_from_environment() {
+  const char* text = std::getenv("MINIMOD_FAULT_INJECT");
+  if (text == nullptr) return std::nullopt;
+  return parse_fault_injection(text);
+}
+
 /// Models shots one after another on one backend (the model and fields stay on the device).
 class ShotWorker {
 public:
@@ -657,9 +664,7 @@ GroupWorker make_group_worker(const Survey& survey, const std::shared_ptr<const 
   GroupWorker group;
   // Parsed before any work, as in a decomposed run (decompose parses it there).
   std::optional<FaultInjection> fault;
-  if (per_shot == 1) {
-    if (const char* text = std::getenv("MINIMOD_FAULT_INJECT")) fault = parse_fault_injection(text);
-  }
+  if (per_shot == 1) fault = fault_injection_from_environment();
   const auto t0 = Clock::now();
   try {
     if (per_shot == 1) {
@@ -1240,8 +1245,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     t0 = Clock::now();
     ShotWorker worker(survey, equation, options);
     // The testing aid of the MPI runs, for one process too (and so for the Python module).
-    if (const char* text = std::getenv("MINIMOD_FAULT_INJECT"))
-      worker.set_fault(parse_fault_injection(text));
+    worker.set_fault(fault_injection_from_environment());
     worker.set_first_setup_ms(ms_since(t0));
     Simulation& sim = worker.simulation();
     report.problem_ms = sim.problem_ms();

@@ -211,21 +211,21 @@ std::vector<float> resample_traces(const std::vector<float>& in, std::size_t tra
   const auto x_of = [&](std::size_t k) {
     return integer ? static_cast<double>(k) * nearest : static_cast<double>(k) * dt_out / dt_in;
   };
-  std::int64_t width = 0;
-  for (std::size_t k = 0; k < (integer ? 1 : len_out); ++k)
-    width = std::max(width, hi_of(x_of(k)) - lo_of(x_of(k)) + 1);
+  // hi - lo = floor(x + radius) - ceil(x - radius) <= 2 radius for every x.
+  const auto width = static_cast<std::int64_t>(std::floor(2 * radius)) + 1;
   const std::size_t rows = integer ? 1 : len_out;
   std::vector<double> weights(rows * static_cast<std::size_t>(width), 0.0);
   std::vector<std::int64_t> first(len_out), skip(len_out), stop(len_out);
 #pragma omp parallel for schedule(static)
   for (std::int64_t kk = 0; kk < static_cast<std::int64_t>(len_out); ++kk) {
     const auto k = static_cast<std::size_t>(kk);
-    const double x = x_of(k);
-    const std::int64_t lo = lo_of(integer ? 0.0 : x), hi = hi_of(integer ? 0.0 : x);
+    // The taps' centre: at an integer ratio every row is the one about 0, shifted.
+    const double centre = integer ? 0.0 : x_of(k);
+    const std::int64_t lo = lo_of(centre), hi = hi_of(centre);
     if (k < rows) {
       double* w = weights.data() + k * static_cast<std::size_t>(width);
       for (std::int64_t m = lo; m <= hi; ++m) {
-        const double d = (integer ? 0.0 : x) - static_cast<double>(m);
+        const double d = centre - static_cast<double>(m);
         w[m - lo] = f.cutoff * sinc(f.cutoff * d) * kaiser_window(d / radius, f.beta);
       }
     }

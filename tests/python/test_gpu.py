@@ -2,6 +2,8 @@
 program's GPU output, and gathers returned on the GPU. Each test skips, saying why, without a GPU
 backend in this build, a GPU, or PyTorch/CuPy."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -83,7 +85,6 @@ def test_device_models_and_device_gathers(acoustic_files, tmp_path):
                 assert same_bits(host, reference[g.shot])
     names = [k for k, _ in libraries]
     r = mm.run(survey, backend=backend, shots=0, progress=False, device_arrays=True)
-    import sys
     expected = "torch" if "torch" in sys.modules and "torch" in names else "cupy"
     assert type(r.gathers[0].traces).__module__.split(".")[0] == expected
 
@@ -95,7 +96,6 @@ def test_device_arrays_names_a_library_or_true(acoustic_files):
 
 
 def test_device_arrays_without_a_gpu_library_is_a_device_error(acoustic_files, monkeypatch):
-    import sys
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "cupy", None)
     with pytest.raises(mm.DeviceError, match="device_arrays=True"):
