@@ -687,6 +687,35 @@ StoredModel model_geometry(const std::array<int, 3>& shape, const std::array<dou
   return m;
 }
 
+std::vector<std::int64_t> model_kept_points(const StoredModel& model) {
+  const int nx = model.grid_shape[0], ny = model.grid_shape[1];
+  const auto [kx, ky, kz] = model.decimation;
+  const auto [mx, my, mz] = model.shape;
+  std::vector<std::int64_t> points;
+  points.reserve(static_cast<std::size_t>(mx) * my * mz);
+  for (int k = 0; k < mz; ++k)
+    for (int j = 0; j < my; ++j)
+      for (int i = 0; i < mx; ++i)
+        points.push_back(
+            (static_cast<std::int64_t>(k) * kz * ny + static_cast<std::int64_t>(j) * ky) * nx +
+            static_cast<std::int64_t>(i) * kx);
+  return points;
+}
+
+void add_kept_model_property(StoredModel& model, const std::string& name, const std::string& units,
+                             std::vector<float> kept_values) {
+  const auto [mx, my, mz] = model.shape;
+  if (kept_values.size() != static_cast<std::size_t>(mx) * my * mz) {
+    throw std::logic_error("add_kept_model_property: " + name + " has " +
+                           std::to_string(kept_values.size()) + " values, not the kept points'");
+  }
+  ModelProperty p;
+  p.name = name;
+  p.units = units;
+  p.values = std::move(kept_values);
+  model.properties.push_back(std::move(p));
+}
+
 void add_model_property(StoredModel& model, const std::string& name, const std::string& units,
                         const std::vector<float>& grid_values) {
   const auto [nx, ny, nz] = model.grid_shape;
@@ -694,20 +723,11 @@ void add_model_property(StoredModel& model, const std::string& name, const std::
     throw std::logic_error("add_model_property: " + name + " has " +
                            std::to_string(grid_values.size()) + " values, not the grid's");
   }
-  const auto [kx, ky, kz] = model.decimation;
-  const auto [mx, my, mz] = model.shape;
-  ModelProperty p;
-  p.name = name;
-  p.units = units;
-  p.values.reserve(static_cast<std::size_t>(mx) * my * mz);
-  for (int k = 0; k < mz; ++k)
-    for (int j = 0; j < my; ++j)
-      for (int i = 0; i < mx; ++i)
-        p.values.push_back(
-            grid_values[(static_cast<std::size_t>(k) * kz * ny + static_cast<std::size_t>(j) * ky) *
-                            nx +
-                        static_cast<std::size_t>(i) * kx]);
-  model.properties.push_back(std::move(p));
+  const std::vector<std::int64_t> points = model_kept_points(model);
+  std::vector<float> kept(points.size());
+  for (std::size_t n = 0; n < points.size(); ++n)
+    kept[n] = grid_values[static_cast<std::size_t>(points[n])];
+  add_kept_model_property(model, name, units, std::move(kept));
 }
 
 void OutputFile::write_model(const StoredModel& model) {

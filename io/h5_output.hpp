@@ -94,6 +94,11 @@ constexpr int kModelMaxAxisPoints = 256;
 /// most 256 points remain).
 StoredModel model_geometry(const std::array<int, 3>& shape, const std::array<double, 3>& origin,
                            const std::array<double, 3>& spacing);
+/// The x-fastest grid indices of the points `model` keeps, in the order its values are stored.
+std::vector<std::int64_t> model_kept_points(const StoredModel& model);
+/// Add a property given at the kept points only (model_kept_points' order) to `model`.
+void add_kept_model_property(StoredModel& model, const std::string& name, const std::string& units,
+                             std::vector<float> kept_values);
 /// Add a property given on the whole grid (x fastest) to `model`, decimated as its geometry says.
 void add_model_property(StoredModel& model, const std::string& name, const std::string& units,
                         const std::vector<float>& grid_values);

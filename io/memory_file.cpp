@@ -74,7 +74,34 @@ register_memory_file(const std::string& stem, const std::string& extension, std:
   if (auto live = g_files[name].lock()) {
     if (live->bytes == bytes) return live;
   }
-  auto file = std::make_shared<const MemoryFile>(MemoryFile{name, std::move(bytes)});
+  auto file = std::make_shared<const MemoryFile>(MemoryFile{name, std::move(bytes), std::nullopt});
+  g_files[name] = file;
+  return file;
+}
+
+std::string DeviceArray::element(int i, int j, int k) const {
+  const std::array<int, 3> ijk{i, j, k};
+  std::string text = "element ";
+  for (const int a : array_axes)
+    text += "[" + std::to_string(ijk[static_cast<std::size_t>(a)]) + "]";
+  return text + " of " + owner;
+}
+
+std::shared_ptr<const MemoryFile> register_device_array(const std::string& stem,
+                                                        DeviceArray array) {
+  char hex[24];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(array.checksum));
+  const std::string name = kMemoryFilePrefix + stem + "@" + hex + ".gpu";
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto it = g_files.begin(); it != g_files.end();) {
+    it = it->second.expired() ? g_files.erase(it) : std::next(it);
+  }
+  if (auto live = g_files[name].lock()) {
+    if (live->device && live->device->data == array.data && live->device->shape == array.shape &&
+        live->device->stride == array.stride && live->device->f64 == array.f64)
+      return live;
+  }
+  auto file = std::make_shared<const MemoryFile>(MemoryFile{name, std::string(), std::move(array)});
   g_files[name] = file;
   return file;
 }
@@ -94,7 +121,8 @@ bool input_file_exists(const std::string& path) {
 
 std::uintmax_t input_file_size(const std::string& path, std::error_code& ec) {
   ec.clear();
-  if (const auto file = find_memory_file(path)) return file->bytes.size();
+  if (const auto file = find_memory_file(path))
+    return file->device ? file->device->bytes() : file->bytes.size();
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   return ec ? 0 : size;
 }

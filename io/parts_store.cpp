@@ -53,6 +53,12 @@ InputFilePrint print_file(const std::string& role, const std::string& path) {
   InputFilePrint p;
   p.role = role;
   p.path = path;
+  if (const auto file = find_memory_file(path); file && file->device) {
+    // A GPU array is not read back to the host for its print: its device checksum stands in.
+    p.size = file->device->bytes();
+    p.crc = static_cast<std::uint32_t>(file->device->checksum ^ (file->device->checksum >> 32));
+    return p;
+  }
   const std::unique_ptr<std::istream> stream = open_input_file(path); // disk or memory
   std::istream& in = *stream;
   if (!in) throw InputError(role + ": cannot read " + in_quotes(path) + " to fingerprint the run");

@@ -23,6 +23,8 @@
 
 namespace minimod {
 
+struct DeviceArray; // io/memory_file.hpp: a velocity model in GPU memory
+
 /// Point taps grouped by owner (a source or a receiver) in compressed-row form: the taps of owner
 /// r are [begin[r], begin[r+1]); each tap is a padded-field index and a weight.
 struct TapTable {
@@ -104,7 +106,11 @@ struct AcousticProblem final : Problem {
 
   StencilCoefs coefs{};
   std::vector<float> vp2dt2; ///< (c dt)^2 in the padded layout, zero ghosts
-  std::vector<float> eta;    ///< damping in the padded layout (one ghost ring set); empty: no layer
+  /// A velocity model in GPU memory (io/memory_file.hpp) instead of vp2dt2, which is then empty:
+  /// a GPU backend builds (c dt)^2 from it on the device (kernels/device_array.hpp); the CPU
+  /// backend refuses it. Not owned: the equation holding the model keeps it alive.
+  const DeviceArray* device_velocity = nullptr;
+  std::vector<float> eta; ///< damping in the padded layout (one ghost ring set); empty: no layer
   /// eta's profiles where it was built from them (build_acoustic_problem); empty otherwise, and
   /// then the CPU kernel reads `eta`. When both are set they must agree at every point.
   EtaProfiles eta_axes;

@@ -509,6 +509,12 @@ std::optional<ModelFormat> parse_model_format(const std::string& name) {
 ModelVolume read_model_volume(ModelFormat format, const std::string& path,
                               const std::string& dataset, AxisOrder order, const std::string& key,
                               const ModelFileOptions& options) {
+  if (const auto file = find_memory_file(path); file && file->device) {
+    throw InputError(key + ": " + path + " (" + file->device->owner +
+                     ") is not allowed here: a GPU array is read on its GPU only, as the velocity "
+                     "model of an acoustic run on the cuda backend in one process; allowed: a "
+                     "host array or a file");
+  }
   if (!input_file_exists(path)) { // on disk, or an array in memory (io/memory_file.hpp)
     throw InputError(key + ": " + path + " is not allowed: an existing " +
                      model_format_name(format) + " model file (not found)");

@@ -1,5 +1,7 @@
 #include "models/velocity.hpp"
 
+#include "io/memory_file.hpp"
+
 #include "core/errors.hpp"
 #include "io/limits.hpp"
 #include "io/text.hpp"
@@ -163,6 +165,8 @@ static ModelFileOptions file_options(const ModelSpec& spec, ModelFormat format, 
 
 std::string model_file_notice(const ModelSpec& spec, const Grid& grid) {
   if (spec.kind != ModelSpec::Kind::File) return "";
+  if (const auto file = find_memory_file(spec.file); file && file->device)
+    return ""; // not resampled
   const auto format = parse_model_format(spec.format);
   if (!format) return "";
   const SourceLoc loc =

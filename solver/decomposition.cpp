@@ -625,7 +625,14 @@ public:
     return m_inner->make_plan(shot, steps_override);
   }
 
+  bool model_on_device() const override { return m_inner->model_on_device(); }
+
   std::unique_ptr<Problem> build_problem(const Survey& shot, const Plan& plan) const override {
+    if (m_inner->model_on_device()) {
+      throw InputError("model.file: a GPU array is not allowed with a split grid (decompose): "
+                       "the subdomains are cut from a host model; allowed: a host array, or no "
+                       "split");
+    }
     check_split(plan.grid, m_state->split, "decomposition");
     std::unique_ptr<Problem> global = m_inner->build_problem(shot, plan);
     m_state->grid = global->grid;

@@ -25,6 +25,9 @@ public:
   /// Build the survey's model on its grid, checked (InputError naming the survey's keys): what the
   /// process that reads the input files does (a run of one process, or MPI rank 0).
   virtual void build_model(const Survey& survey) = 0;
+  /// Whether the model lies in GPU memory (a GPU array handed over by the Python module): only
+  /// a GPU backend can build the medium from it.
+  virtual bool model_on_device() const { return false; }
   /// The model's dense arrays (x fastest, one value a grid point; an optional one may be empty):
   /// what MPI rank 0 broadcasts and the other ranks receive into, resizing them.
   virtual std::vector<std::vector<float>*> model_arrays() = 0;

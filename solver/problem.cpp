@@ -2,10 +2,12 @@
 
 #include "core/errors.hpp"
 #include "io/limits.hpp"
+#include "kernels/device_array.hpp"
 #include "kernels/stencil_K.hpp"
 #include "solver/interpolation.hpp"
 #include "solver/wavelet.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -102,8 +104,11 @@ std::vector<float> build_layer(const Survey& s, const Plan& plan, Problem& p) {
   return build_eta(plan.grid, plan.layer, p.layout, plan.dt, plan.vmax);
 }
 
-void set_shot_taps(const Survey& s, const Plan& plan, const std::vector<float>& velocity,
-                   AcousticProblem& p) {
+namespace {
+
+/// set_shot_taps with the model read through `velocity_at(x-fastest index)`.
+template <typename VelocityAt>
+void set_taps(const Survey& s, const Plan& plan, VelocityAt velocity_at, AcousticProblem& p) {
   const Grid& g = plan.grid;
   p.sources = TapTable{};
   p.receivers = TapTable{};
@@ -117,7 +122,7 @@ void set_shot_taps(const Survey& s, const Plan& plan, const std::vector<float>& 
     if (src.injection == Injection::Physical) {
       // u += (c dt)^2 s(t) / (dx dy dz): the point force of the PDE, spread over the taps.
       add_owner(p.sources, g, p.layout, src.position, src.loc, kind, fs, [&](int i, int j, int k) {
-        const double c = velocity[(static_cast<std::size_t>(k) * g.ny + j) * g.nx + i] * plan.dt;
+        const double c = velocity_at((static_cast<std::size_t>(k) * g.ny + j) * g.nx + i) * plan.dt;
         return static_cast<double>(static_cast<float>(c * c)) / cell;
       });
     } else {
@@ -138,8 +143,8 @@ void set_shot_taps(const Survey& s, const Plan& plan, const std::vector<float>& 
   if (p.sources.begin.empty()) p.sources.begin.push_back(0);
 }
 
-AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
-                                       const std::vector<float>& velocity) {
+/// The problem without its medium: grid, regions, layout, time axis, layer (vp2dt2 empty).
+AcousticProblem problem_frame(const Survey& s, const Plan& plan) {
   AcousticProblem p;
   const Grid& g = plan.grid;
   p.grid = g;
@@ -150,7 +155,52 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
   p.dt = plan.dt;
   p.steps = plan.steps;
   p.free_surface = s.boundary.free_surface;
+  return p;
+}
 
+/// The layer's damping (and profiles) of `p`, after the host memory it needs was checked.
+void add_layer(const Survey& s, const Plan& plan, AcousticProblem& p) {
+  p.eta = build_layer(s, plan, p);
+  if (!p.eta.empty()) p.eta_axes = eta_profiles(plan.grid, plan.layer, plan.dt, plan.vmax);
+}
+
+} // namespace
+
+void set_shot_taps(const Survey& s, const Plan& plan, const std::vector<float>& velocity,
+                   AcousticProblem& p) {
+  set_taps(
+      s, plan, [&](std::size_t idx) { return velocity[idx]; }, p);
+}
+
+void set_shot_taps(const Survey& s, const Plan& plan, const DeviceArray& velocity,
+                   AcousticProblem& p) {
+  // The taps' points first (weights unused), their velocities gathered on the device in one
+  // go, then the taps as from a host model.
+  std::vector<std::int64_t> points;
+  set_taps(
+      s, plan,
+      [&](std::size_t idx) {
+        points.push_back(static_cast<std::int64_t>(idx));
+        return 1.0f;
+      },
+      p);
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  const std::vector<float> values = device_array_values(velocity, points);
+  set_taps(
+      s, plan,
+      [&](std::size_t idx) {
+        const auto at =
+            std::lower_bound(points.begin(), points.end(), static_cast<std::int64_t>(idx));
+        return values[static_cast<std::size_t>(at - points.begin())];
+      },
+      p);
+}
+
+AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
+                                       const std::vector<float>& velocity) {
+  AcousticProblem p = problem_frame(s, plan);
+  const Grid& g = plan.grid;
   // The padded medium and damping, and the source samples: refused with the sizes when they do
   // not fit (the model is already held, and counted in what is available).
   const bool eta = plan.layer.any() && s.boundary.type == BoundaryType::Minimod;
@@ -172,8 +222,20 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
       }
     }
   }
-  p.eta = build_layer(s, plan, p);
-  if (!p.eta.empty()) p.eta_axes = eta_profiles(plan.grid, plan.layer, plan.dt, plan.vmax);
+  add_layer(s, plan, p);
+  set_shot_taps(s, plan, velocity, p);
+  return p;
+}
+
+AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
+                                       const DeviceArray& velocity) {
+  AcousticProblem p = problem_frame(s, plan);
+  const bool eta = plan.layer.any() && s.boundary.type == BoundaryType::Minimod;
+  require_host_memory(4.0 * static_cast<double>(p.layout.size) * (eta ? 1 : 0) +
+                          4.0 * static_cast<double>(s.sources.size()) * plan.steps,
+                      "the damping (eta) and the source samples");
+  p.device_velocity = &velocity; // the GPU backend builds (c dt)^2 from it (kernels/device_array)
+  add_layer(s, plan, p);
   set_shot_taps(s, plan, velocity, p);
   return p;
 }

@@ -38,8 +38,19 @@ std::vector<float> build_layer(const Survey& survey, const Plan& plan, Problem& 
 void set_shot_taps(const Survey& survey, const Plan& plan, const std::vector<float>& velocity,
                    AcousticProblem& p);
 
+/// set_shot_taps with a model in GPU memory: the velocities at the sources' taps are gathered on
+/// its device (kernels/device_array.hpp), the same taps as from the same model on the host.
+void set_shot_taps(const Survey& survey, const Plan& plan, const DeviceArray& velocity,
+                   AcousticProblem& p);
+
 /// The problem a backend runs: fields in the padded layout, taps and source samples.
 AcousticProblem build_acoustic_problem(const Survey& survey, const Plan& plan,
                                        const std::vector<float>& velocity);
+
+/// The problem of a model in GPU memory: no host medium (vp2dt2 empty); `device_velocity`
+/// points at `velocity`, which must outlive the problem, and a GPU backend builds (c dt)^2 from
+/// it on the device, equal to the host's medium of the same values.
+AcousticProblem build_acoustic_problem(const Survey& survey, const Plan& plan,
+                                       const DeviceArray& velocity);
 
 } // namespace minimod

@@ -96,6 +96,12 @@ Simulation::Simulation(const Survey& survey, std::shared_ptr<const Equation> equ
   // start-up) is created while the host builds the problem; setup needs both.
   std::future<std::unique_ptr<Backend>> backend =
       std::async(std::launch::async, [kind, physics] { return make_backend(kind, physics); });
+  if (m_equation->model_on_device() && kind != BackendKind::Cuda && kind != BackendKind::Hip) {
+    throw InputError("model.file: a GPU array is not allowed on the " +
+                     std::string(backend_name(kind)) +
+                     " backend: it reads its model in host memory; allowed: a host array, or a "
+                     "GPU backend");
+  }
   const auto t0 = std::chrono::steady_clock::now();
   m_plan = m_equation->make_plan(m_survey, options.steps_override);
   // The figure validate prints, less the model (already held): stop before any allocation.

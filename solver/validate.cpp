@@ -221,10 +221,13 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
   if (const auto range = model_range(s.model, grid)) {
     plan = make_plan(first, VelocityRange{range->first, range->second}, options.steps);
   } else {
-    const std::vector<float> velocity = build_velocity(s.model, grid, &notice);
+    // The model as `run` builds it (a GPU array model stays on its GPU).
+    const std::shared_ptr<Equation> equation = make_equation(s);
+    equation->build_model(s);
+    notice = equation->model_notice();
     // The plan carries the notice of raw and .npy files (read from the header, as `run` does).
     if (!model_file_notice(s.model, grid).empty()) notice.clear();
-    plan = make_plan(first, velocity, options.steps);
+    plan = equation->make_plan(first, options.steps);
   }
   const BackendKind kind = resolve_backend_choice(choice, {});
   check_kernels(s, options, choice, kind, Physics::Acoustic, grid, plan.layer);

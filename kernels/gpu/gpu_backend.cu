@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
+#include "kernels/device_array.hpp"
 #include "kernels/gpu/cpml_gpu.cuh"
 #include "kernels/gpu/device_buffer.hpp"
 #include "kernels/gpu/finite_scan.cuh"
@@ -422,13 +423,28 @@ private:
                 {t.eta.size(), "eta", true}};
     } else {
       const AcousticProblem& a = as_acoustic(p);
-      arrays = {{a.vp2dt2.size(), "vp2dt2", false}, {a.eta.size(), "eta", true}};
+      // A model in GPU memory stands for vp2dt2, which the backend then builds on the device.
+      arrays = {{a.device_velocity ? size : a.vp2dt2.size(), "vp2dt2", false},
+                {a.eta.size(), "eta", true}};
+      if (a.device_velocity) check_device_velocity(*a.device_velocity, p.grid);
     }
     for (const Sized& a : arrays)
       if (a.n != size && !(a.optional && a.n == 0))
         throw std::invalid_argument(std::string(physics_name(m_physics)) + " problem: " + a.name +
                                     " has " + std::to_string(a.n) + " values, the padded layout " +
                                     std::to_string(size));
+  }
+
+  /// A model in GPU memory must lie on this backend's device and have the grid's shape.
+  void check_device_velocity(const DeviceArray& v, const Grid& g) const {
+    if (v.device != m_streams.device()) {
+      throw InputError("model.file: " + v.owner + " is on GPU " + std::to_string(v.device) +
+                       " and this run's " + kGpuRuntimeName + " backend on GPU " +
+                       std::to_string(m_streams.device()) +
+                       "; allowed: the array on the run's GPU (or a host array)");
+    }
+    if (v.shape != std::array<int, 3>{g.nx, g.ny, g.nz})
+      throw std::invalid_argument("GPU array model: its shape is not the problem's grid");
   }
 
   /// Upload the equation's medium (and its stencil coefficients), eta's table where given and
@@ -446,7 +462,13 @@ private:
     } else {
       const AcousticProblem& a = as_acoustic(p);
       m_coefs = a.coefs;
-      m_vp2dt2 = upload_new(a.vp2dt2, "vp2dt2", s);
+      if (a.device_velocity) {
+        m_vp2dt2 = DeviceBuffer(static_cast<std::size_t>(a.layout.size) * sizeof(float),
+                                "vp2dt2 (" + std::to_string(a.layout.size) + " floats)");
+        device_array_medium(*a.device_velocity, a.dt, a.layout, m_vp2dt2.as<float>(), s);
+      } else {
+        m_vp2dt2 = upload_new(a.vp2dt2, "vp2dt2", s);
+      }
       if (eta_array) m_eta = upload_new(a.eta, "eta", s);
       if (eta_table) upload_eta_table(*eta_table, a.layout, s);
     }

@@ -174,6 +174,8 @@ def run(survey: Union[Survey, str, "os.PathLike[str]", Mapping[str, Any]], *,
     """
     if not isinstance(survey, Survey):
         survey = Survey(survey)
+    if survey.model_on_device and (decompose or _core.resolve_backend(backend) == "cpu"):
+        survey = survey._on_host()  # these runs read the model in host memory: copied once
     if resume and output is None:
         raise InputError("resume: True needs output=: the file of the interrupted run")
     if device_arrays not in (False, True, "torch", "cupy"):

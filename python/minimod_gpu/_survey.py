@@ -50,6 +50,43 @@ def _host_array(value: Any, key: str) -> np.ndarray:
                          f"PyTorch, CuPy or DLPack array that NumPy can read") from None
 
 
+#: DLPack's device types of GPU memory: CUDA and ROCm.
+_DL_GPU = {"cuda": 2, "hip": 10}
+
+
+def _gpu_array(value: Any) -> bool:
+    """Whether `value` is an array in the GPU memory of this build's GPU backend (DLPack)."""
+    if isinstance(value, np.ndarray) or not hasattr(value, "__dlpack_device__"):
+        return False
+    kind = _DL_GPU.get(_core.gpu_backend)
+    try:
+        return kind is not None and int(value.__dlpack_device__()[0]) == kind
+    except Exception:
+        return False
+
+
+def _device_handle(value: Any, key: str, order: str) -> "_core.MemoryFile":
+    """A GPU array registered in place (no host copy): scanned on its GPU, kept alive by the
+    handle. The producer's stream is waited for first, so the scan sees its values."""
+    module = type(value).__module__.split(".")[0]
+    device = int(value.__dlpack_device__()[1])
+    if module == "torch":
+        import torch
+        value = value.detach()
+        torch.cuda.current_stream(device).synchronize()
+    elif module == "cupy":
+        import cupy
+        with cupy.cuda.Device(device):
+            cupy.cuda.get_current_stream().synchronize()
+    owner = f"{module}.{type(value).__name__} on {_core.gpu_backend}:{device}"
+    if getattr(value, "ndim", 3) != 3 or str(getattr(value, "dtype", "")).split(".")[-1] not in (
+            "float32", "float64"):
+        raise InputError(f"{key}: a {owner} of dtype {getattr(value, 'dtype', '?')} and shape "
+                         f"{tuple(getattr(value, 'shape', ()))} is not allowed: a 3-D float32 or "
+                         f"float64 array")
+    return _core.register_device_array(key, value, order, owner)
+
+
 def _is_array(value: Any) -> bool:
     return isinstance(value, np.ndarray) or hasattr(value, "__dlpack__")
 
@@ -94,8 +131,11 @@ def _dump(value: Any, depth: int = 0) -> str:
 class _Prepared:
     """A dict turned into the survey text the parser reads, with the arrays it names."""
 
-    def __init__(self) -> None:
+    def __init__(self, gpu_model: bool = False) -> None:
         self.arrays: List["_core.MemoryFile"] = []
+        #: A GPU array may stay on its GPU as the model (an acoustic survey, a GPU build).
+        self.gpu_model = gpu_model
+        self.device_model = False  #: whether the model is such an array
 
     def value(self, value: Any, key: str) -> Any:
         if isinstance(value, Mapping):
@@ -119,7 +159,13 @@ class _Prepared:
             if not isinstance(name, str):
                 raise InputError(f"{key or 'survey'}: key {name!r} is not allowed: text keys")
             child = f"{key}.{name}" if key else name
-            if name == "file" and _is_array(value):
+            if name == "file" and key == "model" and self.gpu_model and _gpu_array(value) \
+                    and section.get("format") in (None, "npy"):
+                handle = _device_handle(value, child, str(section.get("order", "zyx")))
+                self.arrays.append(handle)
+                self.device_model = True
+                out[name] = handle.name
+            elif name == "file" and _is_array(value):
                 out[name] = self.array_file(section, _host_array(value, child), key, child)
             elif name in ("receivers", "positions") and _is_array(value):
                 out[name] = {"points": _host_array(value, child).tolist()}  # (n, 3) metres
@@ -199,12 +245,18 @@ class Survey:
     """
 
     def __init__(self, source: Union[PathLike, str, Mapping[str, Any]], *,
-                 base_dir: Optional[PathLike] = None, path: Optional[str] = None) -> None:
+                 base_dir: Optional[PathLike] = None, path: Optional[str] = None,
+                 _host: bool = False) -> None:
         self._arrays: List["_core.MemoryFile"] = []
+        self._source, self._base_dir, self._path = source, base_dir, path
+        self._device_model = False
         if isinstance(source, Mapping):
-            prepared = _Prepared()
+            gpu = (not _host and bool(_core.gpu_backend)
+                   and source.get("physics", "acoustic") == "acoustic")
+            prepared = _Prepared(gpu_model=gpu)
             data = prepared.section(source, "")
             self._arrays = prepared.arrays
+            self._device_model = prepared.device_model
             text = _dump(data) + "\n"
             self._handle = _core.parse_survey(text, path or "<dict>",
                                               os.fspath(base_dir or "."), self._arrays)
@@ -217,6 +269,18 @@ class Survey:
             raise InputError(f"survey: {type(source).__name__} is not allowed: a YAML file's path, "
                              f"YAML text or a dict")
         self._facts = self._handle.facts()
+
+    @property
+    def model_on_device(self) -> bool:
+        """Whether the model is a GPU array used in place (see docs/python.md, GPU arrays)."""
+        return self._device_model
+
+    def _on_host(self) -> "Survey":
+        """This survey with a GPU array model copied to the host once, for a run that reads its
+        model in host memory (the CPU backend, a split grid)."""
+        if not self._device_model:
+            return self
+        return Survey(self._source, base_dir=self._base_dir, path=self._path, _host=True)
 
     @classmethod
     def from_file(cls, path: PathLike) -> "Survey":
@@ -282,8 +346,9 @@ class Survey:
                  steps: Optional[int] = None, decompose: Optional[str] = None,
                  max_device_memory: Optional[str] = None, ranks: int = 1) -> Plan:
         """Every check `run` makes before its first step; the plan (raises on bad input)."""
-        d = _core.validate(self._handle, backend, kernel or "", int(steps or 0), decompose or "",
-                           max_device_memory or "", int(ranks))
+        survey = self._on_host() if (decompose or ranks > 1) else self
+        d = _core.validate(survey._handle, backend, kernel or "", int(steps or 0),
+                           decompose or "", max_device_memory or "", int(ranks))
         return Plan._from(d)
 
     def __repr__(self) -> str:

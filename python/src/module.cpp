@@ -6,6 +6,7 @@
 #include "core/errors.hpp"
 #include "io/memory_file.hpp"
 #include "io/survey.hpp"
+#include "kernels/device_array.hpp"
 #include "kernels/kernel.hpp"
 #include "models/velocity.hpp"
 #include "solver/decomposition.hpp"
@@ -24,7 +25,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <new>
 #include <optional>
@@ -89,6 +92,55 @@ struct SurveyHandle {
 struct MemoryFileHandle {
   std::shared_ptr<const MemoryFile> file;
 };
+
+/// A DLPack array in CUDA memory as a GPU array file (io/memory_file.hpp), its axes in the
+/// survey's `order` (zyx: the array is v[x, y, z]; xyz: v[z, y, x]). The file keeps a
+/// reference to the producer's array, released with the GIL held.
+MemoryFileHandle device_array_file(const std::string& stem, nb::ndarray<nb::ro, nb::ndim<3>> a,
+                                   const std::string& order, const std::string& owner) {
+#if defined(MINIMOD_HAVE_CUDA)
+  constexpr int kDevice = nb::device::cuda::value;
+#elif defined(MINIMOD_HAVE_HIP)
+  constexpr int kDevice = nb::device::rocm::value;
+#else
+  constexpr int kDevice = -1;
+#endif
+  if (static_cast<int>(a.device_type()) != kDevice) {
+    throw InputError(stem + ": " + owner +
+                     " is not allowed as a GPU array: it is not in this build's GPU memory "
+                     "(DLPack device type " +
+                     std::to_string(a.device_type()) + ")");
+  }
+  const bool f64 = a.dtype() == nb::dtype<double>();
+  if (!f64 && a.dtype() != nb::dtype<float>()) {
+    throw InputError(stem + ": " + owner + " is not allowed: a float32 or float64 array");
+  }
+  if (order != "zyx" && order != "xyz") throw InputError(stem + ": order '" + order + "'");
+  DeviceArray d;
+  d.data = a.data();
+  d.f64 = f64;
+  d.device = static_cast<int>(a.device_id());
+  d.owner = owner;
+  // The model axis of each array axis: zyx holds v[x, y, z], xyz v[z, y, x].
+  d.array_axes = order == "zyx" ? std::array<int, 3>{0, 1, 2} : std::array<int, 3>{2, 1, 0};
+  for (std::size_t n = 0; n < 3; ++n) {
+    const auto axis = static_cast<std::size_t>(d.array_axes[n]);
+    if (a.shape(n) > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw InputError(stem + ": " + owner + ": more than 2^31 - 1 points along an axis");
+    d.shape[axis] = static_cast<int>(a.shape(n));
+    d.stride[axis] = static_cast<std::int64_t>(a.stride(n));
+  }
+  auto* ref = new nb::ndarray<nb::ro, nb::ndim<3>>(a);
+  d.keep_alive = std::shared_ptr<const void>(ref, [](const void* p) {
+    nb::gil_scoped_acquire gil;
+    delete static_cast<const nb::ndarray<nb::ro, nb::ndim<3>>*>(p);
+  });
+  {
+    nb::gil_scoped_release release;
+    scan_device_array(d);
+  }
+  return MemoryFileHandle{register_device_array(stem, std::move(d))};
+}
 
 /// A float array of `shape` that owns `values` (no copy): NumPy's view keeps the vector alive.
 nb::object owning_array(std::vector<float> values, std::vector<std::size_t> shape) {
@@ -369,6 +421,36 @@ NB_MODULE(_core, m) {
       },
       "stem"_a, "extension"_a, "data"_a,
       "Hold `data` (a file's bytes) as an input file; its name is what a survey gives as a file.");
+
+#if defined(MINIMOD_HAVE_GPU)
+  m.attr("gpu_backend") = backend_name(kGpuBackend);
+#else
+  m.attr("gpu_backend") = "";
+#endif
+  m.def(
+      "resolve_backend",
+      [](const std::string& backend) {
+        // What a run of `backend` would use here; a GPU that is asked for but absent fails at
+        // the run's start as on the command line, so it counts as that GPU here.
+        const BackendChoice choice = parse_backend_choice(backend, "backend");
+        if (choice != BackendChoice::Auto) return std::string(backend);
+        return std::string(backend_name(resolve_backend_choice(choice, {})));
+      },
+      "backend"_a, "The backend a run of `backend` (cpu, cuda, hip, auto) uses on this machine.");
+  m.def(
+      "register_device_array",
+      [](const std::string& stem, nb::ndarray<nb::ro, nb::ndim<3>> array, const std::string& order,
+         const std::string& owner) { return device_array_file(stem, array, order, owner); },
+      "stem"_a, "array"_a, "order"_a, "owner"_a,
+      "Hold a 3-D float32 or float64 array in CUDA memory (DLPack) as a velocity model file: "
+      "checked, ranged and summed on its GPU, never copied to the host.");
+  m.def(
+      "device_array_checksum",
+      [](const MemoryFileHandle& h) {
+        if (!h.file->device) throw nb::value_error("not a GPU array");
+        return h.file->device->checksum;
+      },
+      "h"_a, "The checksum of a registered GPU array's values (its scan at registration).");
 
   nb::class_<SurveyHandle>(m, "SurveyHandle", "A parsed and checked survey.")
       .def("facts", &survey_facts, "The survey's grid, shots, receivers and text.");
