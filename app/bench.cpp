@@ -177,7 +177,6 @@ Entry entry_for_spec(const std::string& spec, BackendKind backend, Physics physi
   for (Region& r : no_boxes)
     r.box = Box{};
   e.kernels = resolve_kernels(spec, backend, physics, no_boxes, layout, "--kernel");
-  (void)whole_grid_kernel(regions, e.kernels, "--kernel: '" + spec + "'");
   for (int r = 0; r < kRegionCount; ++r) {
     const Region& region = regions[r];
     if (region.box.empty()) continue;
@@ -266,9 +265,8 @@ void time_entry(Backend& backend, Entry& e, const BenchOptions& o, const BenchRe
   // What the backend settled on (the CPU backend's pass may be dropped by its trial).
   r.pass_steps = backend.pass_steps();
   if (r.pass_steps > 1)
-    r.notes.push_back("steps in passes of up to " + std::to_string(r.pass_steps) + " over memory" +
-                      (backend.kind() == BackendKind::Cpu ? " (MINIMOD_CPU_PASS_STEPS)"
-                                                          : " (a whole-grid kernel's pass)"));
+    r.notes.push_back("steps in passes of up to " + std::to_string(r.pass_steps) +
+                      " over memory (MINIMOD_CPU_PASS_STEPS)");
   const auto points = static_cast<double>(rep.grid.points());
   r.ms = median_of(r.ms_all);
   const double s = r.ms * 1e-3;

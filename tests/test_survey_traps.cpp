@@ -631,6 +631,24 @@ TEST(KernelTraps, SurveyKernelIsCheckedWhereAutoFallsBackToTheCpu) {
       EXPECT_EQ(std::string(e.what()).find(expected), 0u) << e.what();
     }
   }
+  // The retired temporally blocked family (tb2_25d, docs/kernels.md "Temporal blocking does not pay
+  // at radius 4") is an unknown name like any other: the same message, with the kernels that exist.
+  for (const std::string& retired :
+       {std::string("tb2_25d"), std::string("tb2_25d_32x16"), std::string("inner=tb2_25d_32x32")}) {
+    const std::string name = retired.substr(retired.find('=') + 1);
+    try {
+      make_plan(survey_for_shot(survey(retired), 0), VelocityRange{2000, 2000});
+      ADD_FAILURE() << "the plan accepted kernel: " << retired;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find("t.yaml:11: kernel: '" + retired + "': no acoustic kernel named '" +
+                          name + "' for backend " + backend_name(kGpuBackend)),
+                0u)
+          << what;
+      EXPECT_NE(what.find("; allowed: "), std::string::npos) << what;
+      EXPECT_NE(what.find(default_kernel_name(kGpuBackend)), std::string::npos) << what;
+    }
+  }
   // A GPU kernel's name, the CPU's, a region spec of GPU kernels and auto all pass the plan.
   for (const std::string& ok :
        {std::string(default_kernel_name(kGpuBackend)), std::string("cpu"),

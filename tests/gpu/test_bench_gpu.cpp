@@ -144,12 +144,6 @@ TEST(BenchGpu, AutoPicksRegisteredKernelsAndCaches) {
   EXPECT_EQ(r.status, "ok") << r.reason;
   for (const std::string& k : r.kernels)
     EXPECT_TRUE(is_registered_cuda_kernel(k)) << k;
-  // The whole-grid kernels (tb2_25d) are timed alone against the best pair.
-  bool whole_timed = false;
-  for (const auto& l : tuned)
-    whole_timed = whole_timed || (l.find("auto: whole-grid kernels") != std::string::npos &&
-                                  l.find("tb2_25d_32x16 ") != std::string::npos);
-  EXPECT_TRUE(whole_timed) << "no line of the tuning timed tb2_25d_32x16";
   ASSERT_TRUE(fs::exists(o.autotune_cache));
   AutotuneKey key;
   key.device = rep.device;
