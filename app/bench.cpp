@@ -177,7 +177,6 @@ Entry entry_for_spec(const std::string& spec, BackendKind backend, Physics physi
   for (Region& r : no_boxes)
     r.box = Box{};
   e.kernels = resolve_kernels(spec, backend, physics, no_boxes, layout, "--kernel");
-  (void)whole_grid_kernel(regions, e.kernels, "--kernel: '" + spec + "'");
   for (int r = 0; r < kRegionCount; ++r) {
     const Region& region = regions[r];
     if (region.box.empty()) continue;
@@ -266,9 +265,8 @@ void time_entry(Backend& backend, Entry& e, const BenchOptions& o, const BenchRe
   // What the backend settled on (the CPU backend's pass may be dropped by its trial).
   r.pass_steps = backend.pass_steps();
   if (r.pass_steps > 1)
-    r.notes.push_back("steps in passes of up to " + std::to_string(r.pass_steps) + " over memory" +
-                      (backend.kind() == BackendKind::Cpu ? " (MINIMOD_CPU_PASS_STEPS)"
-                                                          : " (a whole-grid kernel's pass)"));
+    r.notes.push_back("steps in passes of up to " + std::to_string(r.pass_steps) +
+                      " over memory (MINIMOD_CPU_PASS_STEPS)");
   const auto points = static_cast<double>(rep.grid.points());
   r.ms = median_of(r.ms_all);
   const double s = r.ms * 1e-3;
@@ -511,6 +509,7 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
   }
   rep.grid = g;
   rep.layer = plan.layer;
+  rep.boundary = problem.boundary;
   rep.dt = plan.dt;
 
   // The TTI floor (docs/tti.md): 38 B a point with azimuth, 36 without, eta in the layer, and
@@ -580,6 +579,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   }
   rep.grid = problem.grid;
   rep.layer = problem.layer;
+  rep.boundary = problem.boundary;
   rep.dt = problem.dt;
 
   const StencilKernel* fallback =
@@ -662,10 +662,14 @@ std::string bench_table(const BenchReport& rep) {
 std::string bench_json(const BenchReport& rep) {
   using Json = nlohmann::ordered_json;
   Json layer = Json::array();
+  Json width = Json::object();
   for (int a = 0; a < 3; ++a) {
-    layer.push_back(rep.layer.on(a, false));
-    layer.push_back(rep.layer.on(a, true));
+    for (const bool hi : {false, true}) {
+      layer.push_back(rep.layer.on(a, hi));
+      width[std::string(1, "xyz"[a]) + (hi ? "+" : "-")] = rep.layer.on(a, hi);
+    }
   }
+  const std::string boundary = rep.layer.any() ? boundary_type_name(rep.boundary) : "none";
   Json records = Json::array();
   for (const auto& r : rep.records) {
     const bool ok = r.status == "ok";
@@ -676,8 +680,11 @@ std::string bench_json(const BenchReport& rep) {
     j["gpu"] = rep.device;
     j["backend"] = rep.backend;
     j["physics"] = rep.physics;
+    j["precision"] = rep.precision;
     j["grid"] = {rep.grid.nx, rep.grid.ny, rep.grid.nz};
     j["layer"] = layer;
+    j["boundary"] = boundary;
+    j["boundary_width"] = width;
     j["spacing"] = rep.grid.dx;
     j["dt"] = rep.dt;
     j["steps"] = rep.steps;

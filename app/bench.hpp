@@ -91,6 +91,10 @@ struct BenchReport {
   std::string physics; ///< "acoustic"
   Grid grid;
   LayerWidths layer;
+  /// The layer's formulation, as the problem has it (meaningless where `layer` has no face).
+  BoundaryType boundary = BoundaryType::Minimod;
+  /// The arithmetic of the fields and the update: every kernel computes in float32.
+  std::string precision = "float32";
   double dt = 0;
   int steps = 0, warmup = 0, repeats = 0;
   MemoryFloor floor; ///< as measured

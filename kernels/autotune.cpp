@@ -176,16 +176,12 @@ std::string cache_json(const std::vector<AutotuneEntry>& entries) {
   return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-/// Kernels of `backend` and `physics` that can run every non-empty region of `kind`: region
-/// kernels, or with `whole_grid` the whole-grid ones (StencilKernel::whole_grid).
+/// Kernels of `backend` and `physics` that can run every non-empty region of `kind`.
 std::vector<const StencilKernel*> candidates_for(BackendKind backend, Physics physics,
-                                                 RegionKind kind, const Problem& p,
-                                                 bool whole_grid = false) {
+                                                 RegionKind kind, const Problem& p) {
   std::vector<const StencilKernel*> out;
   for (const StencilKernel* k : kernel_registry().all()) {
-    if (k->backend() != backend || k->physics() != physics || !k->handles(kind) ||
-        k->whole_grid() != whole_grid)
-      continue;
+    if (k->backend() != backend || k->physics() != physics || !k->handles(kind)) continue;
     // A C-PML run's layer regions need a kernel with the C-PML update.
     if (kind == RegionKind::Layer && p.boundary == BoundaryType::Cpml && !k->handles_cpml())
       continue;
@@ -194,17 +190,6 @@ std::vector<const StencilKernel*> candidates_for(BackendKind backend, Physics ph
       if (!r.box.empty() && r.kind() == kind && !k->can_run(r, p.layout).empty()) ok = false;
     if (ok) out.push_back(k);
   }
-  return out;
-}
-
-/// Whole-grid kernels of `backend` and `physics` that can run every non-empty region, of both
-/// kinds; the backend may still refuse the problem (set_kernels).
-std::vector<const StencilKernel*> whole_grid_candidates(BackendKind backend, Physics physics,
-                                                        const Problem& p) {
-  const auto layer = candidates_for(backend, physics, RegionKind::Layer, p, true);
-  std::vector<const StencilKernel*> out;
-  for (const StencilKernel* k : candidates_for(backend, physics, RegionKind::Inner, p, true))
-    if (std::find(layer.begin(), layer.end(), k) != layer.end()) out.push_back(k);
   return out;
 }
 
@@ -222,7 +207,6 @@ RegionKernels combine(const StencilKernel* inner, const StencilKernel* layer) {
 }
 
 std::string spec_of(const StencilKernel* inner, const StencilKernel* layer, bool with_layer) {
-  if (inner->whole_grid()) return inner->name();
   return "inner=" + inner->name() + (with_layer ? ",pml=" + layer->name() : std::string());
 }
 
@@ -359,15 +343,12 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
   if (inner_c.empty() || layer_c.empty())
     throw RuntimeFailure("auto: no registered " + std::string(backend_name(kind)) +
                          " kernel can run every region of this grid");
-  const auto whole_c = whole_grid_candidates(kind, physics, p);
   std::vector<std::string> names;
   for (const StencilKernel* k : inner_c)
     names.push_back("inner:" + k->name());
   if (with_layer)
     for (const StencilKernel* k : layer_c)
       names.push_back("layer:" + k->name());
-  for (const StencilKernel* k : whole_c)
-    names.push_back("grid:" + k->name());
 
   const AutotuneKey key = autotune_key(backend.device_name(), physics, p);
   result.cache_path =
@@ -381,38 +362,18 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
     if (cached) {
       const StencilKernel* in = find_in(inner_c, cached->inner);
       const StencilKernel* lay = with_layer ? find_in(layer_c, cached->layer) : fallback;
-      // A whole-grid choice is stored as the kernel's name for both.
-      if (const StencilKernel* w = find_in(whole_c, cached->inner);
-          w != nullptr && (!with_layer || cached->layer == w->name()))
-        in = lay = w;
       if (in && lay && cached->candidates == names) {
         result.kernels = combine(in, lay);
         result.spec = spec_of(in, lay, with_layer);
         result.ms_per_step = cached->ms_per_step;
         result.from_cache = true;
-        // A whole-grid kernel may refuse what the key does not tell apart (a subdomain, a
-        // source tap outside the grid): then tune again.
-        bool taken = true;
-        try {
-          backend.set_kernels(result.kernels);
-        } catch (const RuntimeFailure& e) {
-          say("auto: the cached choice " + result.spec + " cannot run this problem (" + e.what() +
-              "); tuning again");
-          taken = false;
-        }
-        if (taken) {
-          backend.reset();
-          say("auto: cached choice " + result.spec + " (" + ms_text(cached->ms_per_step) +
-              " ms per step on " + key.device + ", " + cached->date + "; " + result.cache_path +
-              ")");
-          return result;
-        }
-        const std::string path = result.cache_path;
-        result = AutotuneResult{};
-        result.cache_path = path;
-      } else {
-        say("auto: the cached choice for this grid was made among other kernels; tuning again");
+        backend.set_kernels(result.kernels);
+        backend.reset();
+        say("auto: cached choice " + result.spec + " (" + ms_text(cached->ms_per_step) +
+            " ms per step on " + key.device + ", " + cached->date + "; " + result.cache_path + ")");
+        return result;
       }
+      say("auto: the cached choice for this grid was made among other kernels; tuning again");
     }
   }
 
@@ -462,27 +423,6 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
     say(line);
   }
 
-  // Whole-grid kernels, each alone over every region, against the best pair.
-  if (!whole_c.empty()) {
-    line = "auto: whole-grid kernels (ms per step):";
-    for (const StencilKernel* k : whole_c) {
-      double ms = 0;
-      try {
-        ms = time_choice(backend, combine(k, k), warmup, steps, repeats);
-      } catch (const RuntimeFailure& e) {
-        line += " " + k->name() + " refused (" + e.what() + ")";
-        continue;
-      }
-      result.grid_ms.emplace_back(k->name(), ms);
-      line += " " + k->name() + " " + ms_text(ms);
-      if (ms < best_ms) {
-        best_inner = best_layer = k;
-        best_ms = ms;
-      }
-    }
-    say(line);
-  }
-
   result.kernels = combine(best_inner, best_layer);
   result.spec = spec_of(best_inner, best_layer, with_layer);
   result.ms_per_step = best_ms;
@@ -494,7 +434,7 @@ AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics phys
     AutotuneEntry e;
     e.key = key;
     e.inner = best_inner->name();
-    e.layer = with_layer || best_inner->whole_grid() ? best_layer->name() : std::string();
+    e.layer = with_layer ? best_layer->name() : std::string();
     e.ms_per_step = best_ms;
     e.candidates = names;
     e.date = utc_now();

@@ -70,24 +70,19 @@ struct AutotuneOptions {
 /// What autotune_kernels chose.
 struct AutotuneResult {
   RegionKernels kernels{}; ///< kernel of each region (RegionId order)
-  std::string spec; ///< the same as a kernel spec: "inner=NAME,pml=NAME", or a whole-grid NAME
+  std::string spec;        ///< the same as a kernel spec: "inner=NAME,pml=NAME"
   double ms_per_step = 0;  ///< full step with the choice (from the cache when cached)
   bool from_cache = false; ///< the choice came from the cache
   std::string cache_path;  ///< the cache used ("" when none)
   /// Milliseconds per full step of each candidate tried (empty when cached).
   std::vector<std::pair<std::string, double>> inner_ms, layer_ms;
-  /// Each whole-grid kernel (StencilKernel::whole_grid) timed alone over every region; a kernel
-  /// the backend refuses for the problem is left out.
-  std::vector<std::pair<std::string, double>> grid_ms;
 };
 
 /// Choose a kernel for each region of `p` on `backend`, which must already be set up with `p`.
 /// Inner candidates (every registered region kernel of the backend and physics that can run the
 /// inner region) are timed with the layers on the backend's default kernel; then layer candidates
-/// (those that can run all six slabs) with the chosen inner kernel; then each whole-grid kernel
-/// (StencilKernel::whole_grid) alone over every region, kept where it beats that pair (the spec
-/// is then its name, and the cache stores it for both). On the CPU backend every region gets
-/// `cpu` and nothing is timed. Leaves the backend reset with the chosen kernels set. `notice`
+/// (those that can run all six slabs) with the chosen inner kernel. On the CPU backend every region
+/// gets `cpu` and nothing is timed. Leaves the backend reset with the chosen kernels set. `notice`
 /// (may be empty) receives one line per decision ("auto: cached choice ...").
 AutotuneResult autotune_kernels(Backend& backend, const Problem& p, Physics physics,
                                 const AutotuneOptions& options,

@@ -154,17 +154,15 @@ public:
   /// Zero the fields and the traces (the medium and the taps stay), so that stepping can start
   /// again from step 0 of the same problem. Waits for queued work.
   virtual void reset() = 0;
-  /// Replace the kernel of each region; the same checks as setup. Reallocates nothing, except the
-  /// levels a whole-grid kernel's pass writes (the GPU backend, docs/kernels.md "Temporal
-  /// blocking"): allocated when such a kernel is chosen, freed when it is left. Waits for queued
-  /// work, so that no step in flight uses the old kernels.
+  /// Replace the kernel of each region; the same checks as setup. Reallocates nothing but the GPU
+  /// backend's copy of eta's 3D array (formed when a chosen kernel reads it, freed when none
+  /// does). Waits for queued work, so that no step in flight uses the old kernels.
   virtual void set_kernels(const RegionKernels& kernels) = 0;
 
   // ---- A step, in the parts that a decomposed run interleaves with its halo exchange ----
 
   /// Queue the update of the points of `part` (step_part_regions): the next fields from the
-  /// current ones, by every region's kernel. With a whole-grid kernel it queues nothing: its
-  /// one-step pass (update, sources, free surface) runs in finish_step.
+  /// current ones, by every region's kernel.
   virtual void update(StepPart part) = 0;
   /// The fields that update writes and the next step's stencils read (u^{n+1}; p^{n+1} and
   /// q^{n+1}), in the padded layout, on the backend's device: between update and finish_step a
@@ -184,12 +182,11 @@ public:
   }
   /// Most steps that step_pass advances in one pass over memory for the problem set up: more than
   /// 1 where the backend has such a pass for it (the CPU backend with Minimod's layer or none,
-  /// docs/kernels.md "The CPU multi-step pass"; the GPU backend with a whole-grid kernel, 2),
-  /// else 1.
+  /// docs/kernels.md "The CPU multi-step pass"), else 1.
   virtual int pass_steps() const { return 1; }
   /// Steps n .. n + count - 1 of a run without neighbours, with the results of as many step()
-  /// calls: in one pass where 1 < count <= pass_steps(), one step at a time otherwise (a whole-grid
-  /// kernel's backend: passes of pass_steps(), the last shorter). n + count <= the problem's steps.
+  /// calls: in one pass where 1 < count <= pass_steps(), one step at a time otherwise. n + count <=
+  /// the problem's steps.
   virtual void step_pass(int n, int count) {
     for (int s = 0; s < count; ++s)
       step(n + s);

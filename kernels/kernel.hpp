@@ -92,10 +92,6 @@ public:
   /// Whether the kernel's layer update implements the C-PML (kernels/cpml.hpp) for its physics.
   /// Kernels that do not are refused for the layer regions of a C-PML run.
   virtual bool handles_cpml() const { return false; }
-  /// Whether the kernel advances the whole grid in passes of its own (`tb2_25d`: two steps a pass
-  /// over memory) rather than updating regions one step at a time: it must be chosen for every
-  /// region, and the backend steps it through its pass; `launch` throws std::logic_error.
-  virtual bool whole_grid() const { return false; }
   /// Whether its layer update reads eta's 3D array (IsoFields::eta) even where the backend gives
   /// it eta's table (IsoFields::eta_table) or the kernel forms eta from its profiles. The GPU
   /// backend keeps the array on the device only while a layer region's kernel reads it.

@@ -127,28 +127,6 @@ void apply_spec(const std::string& spec, BackendKind backend, Physics physics,
 
 } // namespace
 
-const StencilKernel* whole_grid_kernel(const std::array<Region, kRegionCount>& regions,
-                                       const RegionKernels& kernels, const std::string& what) {
-  const StencilKernel* whole = nullptr;
-  for (int r = 0; r < kRegionCount; ++r)
-    if (!regions[r].box.empty() && kernels[r] != nullptr && kernels[r]->whole_grid())
-      whole = kernels[r];
-  if (whole == nullptr) return nullptr;
-  std::string others;
-  for (int r = 0; r < kRegionCount; ++r) {
-    const StencilKernel* k = kernels[r];
-    if (regions[r].box.empty() || k == whole) continue;
-    others += std::string(others.empty() ? "" : ", ") + region_name(static_cast<RegionId>(r)) +
-              " on " + k->name();
-  }
-  if (!others.empty())
-    throw InputError(what + ": kernel " + whole->name() +
-                     " advances the whole grid in its own passes: choose it for every region "
-                     "(--kernel " +
-                     whole->name() + "), not beside other kernels (" + others + ")");
-  return whole;
-}
-
 RegionKernels resolve_kernels(const std::string& spec_in, BackendKind backend, Physics physics,
                               const std::array<Region, kRegionCount>& regions,
                               const FieldLayout& layout, const std::string& what) {
@@ -172,7 +150,6 @@ RegionKernels resolve_kernels(const std::string& spec_in, BackendKind backend, P
   const std::string spec = trim(spec_in);
   if (!spec.empty()) apply_spec(spec, backend, physics, what, chosen);
   const std::string& shown = spec.empty() ? def : spec;
-  (void)whole_grid_kernel(regions, chosen, what + ": '" + shown + "'");
   for (int r = 0; r < kRegionCount; ++r) {
     if (regions[r].box.empty()) continue;
     const std::string why = chosen[r]->can_run(regions[r], layout);

@@ -33,13 +33,6 @@ std::string default_kernel_spec(BackendKind backend, Physics physics);
 /// Where the fallback cannot run the region either, the baseline runs it.
 const char* default_fallback_name(BackendKind backend, Physics physics);
 
-/// The whole-grid kernel (StencilKernel::whole_grid) chosen for the non-empty `regions`, or null
-/// when none is. Throws InputError naming `what` and the regions when one is chosen for some
-/// non-empty regions and not for all: such a kernel advances every point in its own passes (what
-/// an empty region holds does not matter).
-const StencilKernel* whole_grid_kernel(const std::array<Region, kRegionCount>& regions,
-                                       const RegionKernels& kernels, const std::string& what);
-
 /// Resolve `spec` (empty: the default) for a backend and physics and check every kernel can run
 /// its region (`can_run`). Throws InputError starting with `what` (e.g. "--kernel") that names the
 /// spec and lists the kernels that exist.

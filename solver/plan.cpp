@@ -13,9 +13,11 @@
 #include "solver/wavelet.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <omp.h>
 #include <sstream>
 
@@ -40,6 +42,8 @@ void index_range(double a, double b, double origin, double h, int n, int* lo, in
   *lo = std::max(0, static_cast<int>(std::ceil((a - origin) / h - 1e-9)));
   *hi = std::min(n - 1, static_cast<int>(std::floor((b - origin) / h + 1e-9)));
 }
+
+constexpr double kPi = 3.14159265358979323846;
 
 /// Below this, a velocity in m/s is almost surely one in km/s: no rock or fluid is that slow.
 constexpr double kSlowestVelocity = 100;
@@ -216,6 +220,28 @@ double dominant_frequency(const WaveletSpec& w) {
   return wavelet_fmax(w, w.loc.where() + ".file") / 2.5;
 }
 
+/// The sources of every shot (`sources:` is one shot).
+std::vector<std::vector<SourceSpec>> shot_sources(const Survey& s) {
+  std::vector<std::vector<SourceSpec>> shots;
+  for (const auto& shot : s.shots)
+    shots.push_back(shot.sources);
+  if (shots.empty()) shots.push_back(s.sources);
+  return shots;
+}
+
+/// Where receiver `r` lies in shot k of `shots` (shot_sources): it moves with each shot's first
+/// source, or stays put.
+Vec3 receiver_in_shot(const Survey& s, const std::vector<std::vector<SourceSpec>>& shots,
+                      std::size_t k, const ReceiverSpec& r) {
+  Vec3 x = r.position;
+  if (s.receivers_move && !shots[k].empty()) {
+    const Vec3 anchor = s.sources.empty() ? Vec3{} : s.sources.front().position;
+    for (int a = 0; a < 3; ++a)
+      x[a] = r.position[a] - anchor[a] + shots[k].front().position[a];
+  }
+  return x;
+}
+
 /// Every shot's sources and every shot's receivers against the free surface and the absorbing
 /// layer; the interior the layer leaves against a wavelength. Sources on or above a free surface
 /// are refused (they inject nothing); everything else is a warning with the count and the first.
@@ -248,11 +274,7 @@ void check_positions(const Survey& s, const SurveyTrapInputs& p,
           : "part of the trilinear weight falls on the zero plane z = " + num(g.oz) +
                 " m, where the pressure is zero, and is lost";
 
-  // Sources of every shot (`sources:` is one shot).
-  std::vector<std::vector<SourceSpec>> shots;
-  for (const auto& shot : s.shots)
-    shots.push_back(shot.sources);
-  if (shots.empty()) shots.push_back(s.sources);
+  const std::vector<std::vector<SourceSpec>> shots = shot_sources(s);
   Offenders src_surface, src_layer, src_near;
   std::size_t sources = 0;
   for (std::size_t k = 0; k < shots.size(); ++k) {
@@ -288,15 +310,10 @@ void check_positions(const Survey& s, const SurveyTrapInputs& p,
   // Receivers of every shot: they move with each shot's first source, or stay put.
   Offenders rec_surface, rec_layer, rec_near;
   std::size_t receivers = 0;
-  const Vec3 anchor = s.sources.empty() ? Vec3{} : s.sources.front().position;
   const std::size_t placements = s.receivers_move ? shots.size() : 1;
   for (std::size_t k = 0; k < placements; ++k) {
     for (const ReceiverSpec& r : s.receivers) {
-      Vec3 x = r.position;
-      if (s.receivers_move && !shots[k].empty()) {
-        for (int a = 0; a < 3; ++a)
-          x[a] = r.position[a] - anchor[a] + shots[k].front().position[a];
-      }
+      const Vec3 x = receiver_in_shot(s, shots, k, r);
       ++receivers;
       const std::string what = r.loc.where() +
                                (s.receivers_move ? " (shot " + std::to_string(k) + ")" : "") +
@@ -344,6 +361,85 @@ void check_positions(const Survey& s, const SurveyTrapInputs& p,
         break;
       }
     }
+  }
+}
+
+/// Along each axis with absorbing faces, the returns of those faces at grazing incidence: a wave
+/// that meets a face and comes back to a receiver within the record, after a path of at most
+/// L = vmax x the record's duration, of which a + b runs across the axis (source to the face's
+/// inner edge, then the face to the receiver), meets the face at acos((a + b) / L) from its
+/// normal. The smallest a + b over every shot's sources and receivers and the axis's faces gives
+/// the largest angle; where the layer returns more than kGrazingReturnDb there
+/// (layer_return_db), one warning an axis.
+void check_grazing_returns(const Survey& s, const SurveyTrapInputs& p,
+                           std::vector<std::string>& warnings) {
+  const double path = p.model_vmax * p.duration;
+  if (!(path > 0) || s.receivers.empty()) return;
+  const Grid& g = p.grid;
+  const BoundaryType type = s.boundary.type;
+  const std::vector<std::vector<SourceSpec>> shots = shot_sources(s);
+  for (int a = 0; a < 3; ++a) {
+    const double h = g.spacing(a);
+    const int points = g.extent(a) - p.layer.on(a, false) - p.layer.on(a, true);
+    const double lo_edge = g.origin(a) + p.layer.on(a, false) * h;
+    const double hi_edge = g.origin(a) + (g.extent(a) - 1 - p.layer.on(a, true)) * h;
+    // The face of this axis whose return is the strongest, and what it is.
+    bool found = false;
+    bool worst_hi = false;
+    double worst_db = kGrazingReturnDb, worst_angle = 0, worst_across = 0;
+    for (const bool hi : {false, true}) {
+      const int width = p.layer.on(a, hi);
+      if (width <= 0) continue;
+      const auto to_face = [&](const Vec3& x) {
+        return std::max(0.0, hi ? hi_edge - x[a] : x[a] - lo_edge);
+      };
+      double across = std::numeric_limits<double>::infinity();
+      for (std::size_t k = 0; k < shots.size(); ++k) {
+        double source = std::numeric_limits<double>::infinity();
+        double receiver = source;
+        for (const SourceSpec& src : shots[k])
+          source = std::min(source, to_face(src.position));
+        for (const ReceiverSpec& r : s.receivers)
+          receiver = std::min(receiver, to_face(receiver_in_shot(s, shots, k, r)));
+        across = std::min(across, source + receiver);
+      }
+      if (!(across < path)) continue; // no return of this face within the record
+      const double angle = std::acos(across / path) * 180 / kPi;
+      const double db = layer_return_db(type, width, angle);
+      if (db > worst_db) {
+        found = true;
+        worst_hi = hi;
+        worst_db = db;
+        worst_angle = angle;
+        worst_across = across;
+      }
+    }
+    if (!found) continue;
+    const std::string axis(1, "xyz"[a]);
+    const int width = p.layer.on(a, worst_hi);
+    const double limit = layer_limit_angle(type, width, kGrazingReturnDb);
+    const double needed = path * std::cos(limit * kPi / 180);
+    const std::string layer_name =
+        (type == BoundaryType::Cpml ? "the C-PML layer (type: cpml, " : "Minimod's layer (") +
+        std::to_string(width) + " points)";
+    std::string alternative;
+    if (type == BoundaryType::Minimod)
+      alternative = "boundary.type: cpml (" +
+                    short_num(layer_return_db(BoundaryType::Cpml, width, worst_angle)) +
+                    " dB there at " + std::to_string(width) + " points), ";
+    warnings.push_back(
+        "the interior along " + axis + " is " + num((points - 1) * h) + " m (" +
+        std::to_string(points) + " points) between its absorbing faces: within the record (" +
+        short_num(p.duration) + " s, up to " + num(std::round(path)) + " m of path at vmax " +
+        num(p.model_vmax) + " m/s) waves return from the " + axis + (worst_hi ? "+" : "-") +
+        " face to the receivers at up to " + short_num(worst_angle) +
+        " degrees from its normal (sources and receivers " + num(worst_across) +
+        " m from it together), where " + layer_name + " reflects about " + short_num(worst_db) +
+        " dB, more than " + short_num(kGrazingReturnDb) + " dB beyond " + short_num(limit) +
+        " degrees (docs/physics-checks.md, \"Absorbing layer by angle\"); widen the interior "
+        "along " +
+        axis + " (sources and receivers together at least " + num(std::ceil(needed)) +
+        " m from each absorbing face), use " + alternative + "or a wider layer");
   }
 }
 
@@ -440,8 +536,52 @@ void check_units(const Survey& s, const SurveyTrapInputs& p, std::vector<std::st
 void check_survey_traps(const Survey& s, const SurveyTrapInputs& inputs,
                         std::vector<std::string>& warnings) {
   check_positions(s, inputs, warnings);
+  check_grazing_returns(s, inputs, warnings);
   check_units(s, inputs, warnings);
   check_trace_band(s, inputs, warnings);
+}
+
+double layer_return_db(BoundaryType type, int width, double angle) {
+  // docs/physics-checks.md, "Absorbing layer by angle": one face's return against the incident
+  // amplitude, CPU reference, 2000 m/s, 10 m, a 16 Hz Ricker (tests/reflection_by_angle.cpp).
+  constexpr std::array<double, 5> kAngles = {0, 30, 45, 60, 70};
+  constexpr std::array<int, 4> kWidths = {10, 16, 20, 30};
+  using Row = std::array<double, 5>;
+  constexpr std::array<Row, 4> kMinimod = {
+      Row{-30.0, -27.6, -22.0, -14.7, -10.0}, Row{-41.3, -36.8, -32.1, -22.8, -15.4},
+      Row{-48.8, -42.6, -37.9, -28.4, -19.4}, Row{-58.4, -55.2, -49.3, -39.4, -29.9}};
+  constexpr std::array<Row, 4> kCpml = {
+      Row{-49.4, -50.0, -50.6, -51.1, -51.4}, Row{-61.8, -62.3, -62.9, -63.4, -62.6},
+      Row{-67.6, -68.1, -68.7, -69.2, -64.1}, Row{-78.2, -78.7, -79.3, -79.7, -69.0}};
+  const std::array<Row, 4>& rows = type == BoundaryType::Cpml ? kCpml : kMinimod;
+  const double theta = std::clamp(angle, 0.0, 90.0);
+  // One measured width's return at theta: linear in dB between the measured angles; beyond the
+  // last, the continuous PML's R^cos(theta) from its value there (dB in proportion to cos theta,
+  // 0 dB at grazing incidence).
+  const auto at_angle = [&](const Row& row) {
+    if (theta >= kAngles.back())
+      return row.back() * std::cos(theta * kPi / 180) / std::cos(kAngles.back() * kPi / 180);
+    std::size_t i = 1;
+    while (theta > kAngles[i])
+      ++i;
+    const double t = (theta - kAngles[i - 1]) / (kAngles[i] - kAngles[i - 1]);
+    return row[i - 1] + t * (row[i] - row[i - 1]);
+  };
+  // Across widths: linear in dB between the measured ones, extended below the narrowest along its
+  // first segment (up to 0 dB), the widest row for wider layers.
+  if (width >= kWidths.back()) return at_angle(rows.back());
+  std::size_t j = 1;
+  while (j + 1 < kWidths.size() && width > kWidths[j])
+    ++j;
+  const double t = static_cast<double>(width - kWidths[j - 1]) / (kWidths[j] - kWidths[j - 1]);
+  const double lo = at_angle(rows[j - 1]);
+  return std::min(0.0, lo + t * (at_angle(rows[j]) - lo));
+}
+
+double layer_limit_angle(BoundaryType type, int width, double db) {
+  for (int tenth = 0; tenth <= 900; ++tenth)
+    if (layer_return_db(type, width, tenth / 10.0) > db) return tenth / 10.0;
+  return 90;
 }
 
 int cpu_threads() {

@@ -95,6 +95,21 @@ struct SurveyTrapInputs {
 void check_survey_traps(const Survey& survey, const SurveyTrapInputs& inputs,
                         std::vector<std::string>& warnings);
 
+/// The level above which the plan warns of an absorbing face's return at grazing incidence: -20
+/// dB, a tenth of the incident amplitude (docs/survey.md, the plan's warnings).
+constexpr double kGrazingReturnDb = -20;
+
+/// One absorbing face's return, in dB of the incident amplitude, for a layer of `type` and `width`
+/// points at `angle` degrees from the face's normal: the measured table of docs/physics-checks.md
+/// ("Absorbing layer by angle": widths 10, 16, 20, 30; 0 to 70 degrees), linear in dB between
+/// measured angles and widths, beyond 70 degrees the 70-degree value scaled as the continuous
+/// PML's R^cos(angle) (0 dB at 90), below 10 points the 10-16 slope extended (at most 0 dB), above
+/// 30 points the 30-point row.
+double layer_return_db(BoundaryType type, int width, double angle);
+
+/// The smallest angle (degrees, to 0.1) at which layer_return_db exceeds `db`; 90 when none does.
+double layer_limit_angle(BoundaryType type, int width, double db);
+
 /// The stepping time of a survey, estimated from the rates measured in docs/perf/README.md.
 struct SteppingEstimate {
   double seconds = 0;           ///< of time stepping, every shot

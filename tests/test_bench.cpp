@@ -38,6 +38,13 @@ std::string read_text(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+/// A record's `boundary_width`: the six faces' widths in points, named x-, x+, y-, y+, z-, z+.
+Json face_widths(int x_lo, int x_hi, int y_lo, int y_hi, int z_lo, int z_hi) {
+  Json j = Json::object();
+  j["x-"] = x_lo, j["x+"] = x_hi, j["y-"] = y_lo, j["y+"] = y_hi, j["z-"] = z_lo, j["z+"] = z_hi;
+  return j;
+}
+
 /// The member names of a JSON object, in file order.
 std::vector<std::string> keys_of(const Json& object) {
   std::vector<std::string> out;
@@ -220,6 +227,9 @@ TEST(BenchCpu, RecordsCarryEveryField) {
       EXPECT_TRUE(rec.contains(field)) << "record field " << field << " missing";
     }
     EXPECT_EQ(rec["physics"], "acoustic");
+    EXPECT_EQ(rec["precision"], "float32");
+    EXPECT_EQ(rec["boundary"], "minimod");
+    EXPECT_EQ(rec["boundary_width"], face_widths(27, 27, 27, 27, 27, 27));
     EXPECT_EQ(rec["grid"], Json({64, 60, 58}));
     EXPECT_EQ(rec["steps"], 2);
     EXPECT_EQ(rec["repeats"], 3);
@@ -250,10 +260,23 @@ TEST(BenchCpu, LayerWidthReachesTheProblem) {
   EXPECT_EQ(rep.layer.z_hi, 0);
   ASSERT_EQ(rep.records.size(), 1u);
   EXPECT_EQ(rep.records[0].status, "ok") << rep.records[0].reason;
+  Json rec = Json::parse(bench_json(rep))["records"][0];
+  EXPECT_EQ(rec["boundary"], "none") << "no face has a layer";
+  EXPECT_EQ(rec["boundary_width"], face_widths(0, 0, 0, 0, 0, 0));
   o.layer = 6;
   rep = run_bench(o, {});
   EXPECT_EQ(rep.layer.y_hi, 6);
   EXPECT_EQ(rep.records[0].status, "ok") << rep.records[0].reason;
+  rec = Json::parse(bench_json(rep))["records"][0];
+  EXPECT_EQ(rec["boundary"], "minimod");
+  EXPECT_EQ(rec["boundary_width"], face_widths(6, 6, 6, 6, 6, 6));
+  o.boundary = BoundaryType::Cpml;
+  rep = run_bench(o, {});
+  EXPECT_EQ(rep.records[0].status, "ok") << rep.records[0].reason;
+  rec = Json::parse(bench_json(rep))["records"][0];
+  EXPECT_EQ(rec["boundary"], "cpml");
+  EXPECT_EQ(rec["boundary_width"], face_widths(6, 6, 6, 6, 6, 6));
+  EXPECT_EQ(rec["precision"], "float32");
 }
 
 TEST(BenchCpu, TtiOnTheCpuBackend) {
@@ -265,6 +288,11 @@ TEST(BenchCpu, TtiOnTheCpuBackend) {
   EXPECT_EQ(rep.physics, "tti");
   EXPECT_EQ(rep.backend, "cpu");
   EXPECT_EQ(rep.layer.x_lo, 6);
+  const Json rec = Json::parse(bench_json(rep))["records"][0];
+  EXPECT_EQ(rec["physics"], "tti");
+  EXPECT_EQ(rec["boundary"], "minimod");
+  EXPECT_EQ(rec["boundary_width"], face_widths(6, 6, 6, 6, 6, 6));
+  EXPECT_EQ(rec["precision"], "float32");
   EXPECT_GT(rep.floor.stream_gbps, 0.0);
   EXPECT_GT(rep.floor_ms, 0.0);
   ASSERT_EQ(rep.records.size(), 1u);
@@ -276,8 +304,11 @@ TEST(BenchCpu, TtiOnTheCpuBackend) {
 const std::vector<std::string> kRecordFields = {"gpu",
                                                 "backend",
                                                 "physics",
+                                                "precision",
                                                 "grid",
                                                 "layer",
+                                                "boundary",
+                                                "boundary_width",
                                                 "spacing",
                                                 "dt",
                                                 "steps",
@@ -311,6 +342,7 @@ BenchReport handmade_report() {
   rep.grid.nx = 100, rep.grid.ny = 90, rep.grid.nz = 80;
   rep.grid.dx = rep.grid.dy = rep.grid.dz = 20.0;
   rep.layer = {27, 27, 26, 26, 25, 0};
+  rep.boundary = BoundaryType::Cpml;
   rep.dt = 0.1 + 0.2; // 0.30000000000000004: needs all 17 digits
   rep.steps = 100, rep.warmup = 5, rep.repeats = 3;
   rep.floor.copy_gbps = 3000.5;
@@ -357,6 +389,11 @@ TEST(BenchJson, FieldsInOrderWithNullsForWhatIsNotMeasured) {
   EXPECT_EQ(ok["gpu"], "GPU \"X\" \xef\xbf\xbd") << "the stray byte becomes U+FFFD";
   EXPECT_EQ(ok["grid"], Json({100, 90, 80}));
   EXPECT_EQ(ok["layer"], Json({27, 27, 26, 26, 25, 0}));
+  EXPECT_EQ(ok["precision"], "float32");
+  EXPECT_EQ(ok["boundary"], "cpml");
+  EXPECT_EQ(keys_of(ok["boundary_width"]),
+            (std::vector<std::string>{"x-", "x+", "y-", "y+", "z-", "z+"}));
+  EXPECT_EQ(ok["boundary_width"], face_widths(27, 27, 26, 26, 25, 0)) << "z+ has no layer";
   EXPECT_EQ(ok["spacing"].get<double>(), 20.0);
   EXPECT_EQ(ok["dt"].get<double>(), 0.1 + 0.2);
   EXPECT_EQ(ok["floor_ms_per_step"].get<double>(), 1.0 / 3.0);

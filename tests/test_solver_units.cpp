@@ -1287,40 +1287,32 @@ TEST(GpuRegistry, OneBackendItsDefaultsAndCapabilities) {
 #endif
 }
 
-// A whole-grid kernel (tb2_25d) takes every non-empty region or none: resolve_kernels and
-// whole_grid_kernel refuse it beside other kernels, naming them; empty regions do not count. The
-// names resolve without a GPU (can_run is only asked of non-empty boxes).
-TEST(SelectionKernels, WholeGridKernelTakesEveryRegion) {
-#if defined(MINIMOD_HAVE_GPU)
+// The temporally blocked family tb2_25d is retired (docs/kernels.md, "Temporal blocking does not
+// pay at radius 4"): its names, alone or in a region item, get the unknown-kernel refusal that
+// lists the kernels that exist, on the GPU backend as on the CPU.
+TEST(SelectionKernels, RetiredTemporalBlockingNamesAreUnknown) {
   const Grid grid = make_grid(70, 50, 40, 10, 10, 10);
   const FieldLayout layout = make_field_layout(70, 50, 40, 8);
-  const auto layered = make_regions(grid, widths(8, 8, 8, 8, 8, 8));
-  const auto bare = make_regions(grid, widths(0, 0, 0, 0, 0, 0));
-  std::array<Region, kRegionCount> no_boxes = layered;
-  for (Region& r : no_boxes)
-    r.box = Box{};
-  const RegionKernels whole =
-      resolve_kernels("tb2_25d", kGpuBackend, Physics::Acoustic, no_boxes, layout, "--kernel");
-  for (const StencilKernel* k : whole)
-    EXPECT_EQ(k->name(), "tb2_25d_32x16");
-  EXPECT_EQ(whole_grid_kernel(layered, whole, "test"), whole[0]);
-  RegionKernels mixed = whole;
-  for (int r = 0; r < kRegionCount; ++r)
-    if (region_kind(static_cast<RegionId>(r)) == RegionKind::Layer)
-      mixed[r] = kernel_registry().find("gmem_3d", kGpuBackend, Physics::Acoustic);
-  try {
-    (void)whole_grid_kernel(layered, mixed, "--kernel: 'inner=tb2_25d_32x16'");
-    FAIL() << "tb2_25d beside gmem_3d was accepted";
-  } catch (const InputError& e) {
-    EXPECT_TRUE(contains(e.what(), "advances the whole grid")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "top on gmem_3d_32x4x4")) << e.what();
+  const auto regions = make_regions(grid, widths(8, 8, 8, 8, 8, 8));
+  for (const BackendKind backend : {kGpuBackend, BackendKind::Cpu}) {
+    const std::vector<std::string> names = kernel_registry().names(backend, Physics::Acoustic);
+    if (names.empty()) continue; // a build without a GPU backend
+    const std::string inner = default_kernel_name(backend);
+    for (const std::string& spec : {std::string("tb2_25d"), std::string("tb2_25d_32x16"),
+                                    "inner=" + inner + ",pml=tb2_25d_16x16"}) {
+      const std::string name = spec.substr(spec.rfind('=') + 1);
+      try {
+        (void)resolve_kernels(spec, backend, Physics::Acoustic, regions, layout, "--kernel");
+        ADD_FAILURE() << "--kernel " << spec << " was accepted on " << backend_name(backend);
+      } catch (const InputError& e) {
+        const std::string what = e.what();
+        EXPECT_TRUE(contains(what, "--kernel: '" + spec + "': no acoustic kernel named '" + name +
+                                       "' for backend " + backend_name(backend)))
+            << what;
+        EXPECT_TRUE(contains(what, "; allowed: " + names.front())) << what;
+      }
+    }
   }
-  // Without a layer the slabs are empty: what they hold does not matter.
-  EXPECT_EQ(whole_grid_kernel(bare, mixed, "test"), whole[0]);
-  EXPECT_EQ(whole_grid_kernel(layered, RegionKernels{}, "test"), nullptr);
-#else
-  GTEST_SKIP() << "the binary has no GPU backend, whose registry holds tb2_25d";
-#endif
 }
 
 // std::getline drops a trailing empty item, so a spec ending in ',' needs its own check: the

@@ -35,6 +35,7 @@ const std::string kGrid = "grid:\n  shape: [40, 40, 40]\n  spacing: 10\n";
 const std::string kModel = "model: {type: constant, velocity: 2000}\n";
 const std::string kTime = "time:\n  steps: 10\n";
 const std::string kRicker = "{type: ricker, frequency: 10}";
+constexpr double kTestPi = 3.14159265358979323846;
 
 Plan plan_of(const std::string& text) {
   const Survey s = parse_survey(text, "t.yaml", ".");
@@ -140,6 +141,86 @@ TEST(LayerTraps, InteriorShorterThanAWavelengthIsWarned) {
                         "sources:\n  - position: [200, 200, 200]\n    wavelet: " + kRicker + "\n")
                 .find("interior"),
             std::string::npos);
+}
+
+/// A marine-like survey at 10 m: 2000 m of interior along x, `crossline` metres along y, 1000 m
+/// of depth under a free surface, 16-point layers of `type`, a reflector at 500 m (1500 over 2500
+/// m/s), one second of record; the source and three receivers 10 m deep, centred along y.
+Plan marine_plan(int crossline, const std::string& type) {
+  const int ny = crossline / 10 + 1 + 32;
+  const double y = 160 + crossline / 2.0;
+  const std::string yt = std::to_string(static_cast<int>(y));
+  const Survey s = parse_survey(
+      "grid:\n  shape: [233, " + std::to_string(ny) +
+          ", 117]\n  spacing: 10\n"
+          "model: {type: layered, layers: [{top: 0, velocity: 1500}, {top: 500, velocity: "
+          "2500}]}\ntime:\n  duration: 1.0\nboundary: {type: " +
+          type + ", width: 16, free_surface: true}\nsources:\n  - position: [1160, " + yt +
+          ", 10]\n    wavelet: " + kRicker + "\nreceivers:\n  points: [[660, " + yt +
+          ", 10], [1160, " + yt + ", 10], [1660, " + yt + ", 10]]\n",
+      "t.yaml", ".");
+  return make_plan(survey_for_shot(s, 0), VelocityRange{1500, 2500});
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines)
+    out += l + "\n";
+  return out;
+}
+
+TEST(LayerTraps, NarrowCrosslineInteriorWarnsOfGrazingReturns) {
+  // y: 200 m between the layers, the source and receivers 100 m from each face; 2503 m of path
+  // (1.00135 s of record, the steps' span, at 2500 m/s) meets a y face at acos(200 / 2503) = 85.4
+  // degrees, where Minimod's 16-point layer returns -15.4 dB x cos(85.4) / cos(70) = -3.6 dB (it
+  // passes -20 dB at 63.8 degrees, so 2503 cos(63.8) = 1106 m across would do).
+  const Plan plan = marine_plan(200, "minimod");
+  const std::string w = joined(plan.warnings);
+  EXPECT_NE(w.find("the interior along y is 200 m (21 points) between its absorbing faces: within "
+                   "the record (1 s, up to 2503 m of path at vmax 2500 m/s) waves return from the "
+                   "y- face to the receivers at up to 85.4 degrees from its normal (sources and "
+                   "receivers 200 m from it together), where Minimod's layer (16 points) reflects "
+                   "about -3.6 dB, more than -20 dB beyond 63.8 degrees"),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("widen the interior along y (sources and receivers together at least 1106 m "
+                   "from each absorbing face), use boundary.type: cpml (-14.6 dB there at 16 "
+                   "points), or a wider layer"),
+            std::string::npos)
+      << w;
+  // x (1500 m across, 53 degrees) and z (1980 m, 38 degrees) are within the layer's limit.
+  EXPECT_EQ(w.find("interior along x"), std::string::npos) << w;
+  EXPECT_EQ(w.find("interior along z"), std::string::npos) << w;
+}
+
+TEST(LayerTraps, WideSurveyHasNoGrazingWarning) {
+  // The same survey 2000 m wide along y: 1500 m across at the most, 53 degrees.
+  const Plan plan = marine_plan(2000, "minimod");
+  EXPECT_EQ(joined(plan.warnings).find("between its absorbing faces"), std::string::npos)
+      << joined(plan.warnings);
+  // The C-PML's limit lies beyond 80 degrees: a 1000 m crossline interior (600 m across at the
+  // least, 76 degrees) passes with it and warns with Minimod's layer.
+  EXPECT_EQ(joined(marine_plan(1000, "cpml").warnings).find("interior along y"), std::string::npos);
+  EXPECT_NE(joined(marine_plan(1000, "minimod").warnings).find("interior along y"),
+            std::string::npos);
+}
+
+TEST(LayerTraps, ReturnByAngleFollowsTheMeasuredTable) {
+  // The measured points (docs/physics-checks.md), between them and beyond them.
+  EXPECT_DOUBLE_EQ(layer_return_db(BoundaryType::Minimod, 16, 60), -22.8);
+  EXPECT_DOUBLE_EQ(layer_return_db(BoundaryType::Cpml, 10, 0), -49.4);
+  EXPECT_DOUBLE_EQ(layer_return_db(BoundaryType::Minimod, 18, 45), 0.5 * (-32.1 - 37.9));
+  EXPECT_NEAR(layer_return_db(BoundaryType::Minimod, 16, 65), -19.1, 1e-9);
+  EXPECT_NEAR(layer_return_db(BoundaryType::Cpml, 16, 80),
+              -62.6 * std::cos(80 * kTestPi / 180) / std::cos(70 * kTestPi / 180), 1e-9);
+  EXPECT_NEAR(layer_return_db(BoundaryType::Minimod, 16, 90), 0.0, 1e-12);
+  EXPECT_DOUBLE_EQ(layer_return_db(BoundaryType::Minimod, 40, 30), -55.2) << "the widest row";
+  EXPECT_NEAR(layer_return_db(BoundaryType::Minimod, 4, 0), -30.0 + 11.3, 1e-9)
+      << "the 10-16 slope extended";
+  // Where each passes -20 dB: Minimod's layer 49 to 77 degrees, the C-PML past 80.
+  EXPECT_DOUBLE_EQ(layer_limit_angle(BoundaryType::Minimod, 10, -20), 49.2);
+  EXPECT_DOUBLE_EQ(layer_limit_angle(BoundaryType::Minimod, 16, -20), 63.8);
+  EXPECT_GT(layer_limit_angle(BoundaryType::Cpml, 16, -20), 83.0);
 }
 
 TEST(UnitTraps, KilometresAndLongDurationsAreWarned) {
@@ -629,6 +710,24 @@ TEST(KernelTraps, SurveyKernelIsCheckedWhereAutoFallsBackToTheCpu) {
       ADD_FAILURE() << "no InputError from " << (validate ? "validate" : "the plan");
     } catch (const InputError& e) {
       EXPECT_EQ(std::string(e.what()).find(expected), 0u) << e.what();
+    }
+  }
+  // The retired temporally blocked family (tb2_25d, docs/kernels.md "Temporal blocking does not pay
+  // at radius 4") is an unknown name like any other: the same message, with the kernels that exist.
+  for (const std::string& retired :
+       {std::string("tb2_25d"), std::string("tb2_25d_32x16"), std::string("inner=tb2_25d_32x32")}) {
+    const std::string name = retired.substr(retired.find('=') + 1);
+    try {
+      make_plan(survey_for_shot(survey(retired), 0), VelocityRange{2000, 2000});
+      ADD_FAILURE() << "the plan accepted kernel: " << retired;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find("t.yaml:11: kernel: '" + retired + "': no acoustic kernel named '" +
+                          name + "' for backend " + backend_name(kGpuBackend)),
+                0u)
+          << what;
+      EXPECT_NE(what.find("; allowed: "), std::string::npos) << what;
+      EXPECT_NE(what.find(default_kernel_name(kGpuBackend)), std::string::npos) << what;
     }
   }
   // A GPU kernel's name, the CPU's, a region spec of GPU kernels and auto all pass the plan.

@@ -23,15 +23,10 @@ inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = cudaMemcpyDeviceToDevic
 inline constexpr unsigned gpuStreamNonBlocking = cudaStreamNonBlocking;
 inline constexpr unsigned gpuIpcMemLazyEnablePeerAccess = cudaIpcMemLazyEnablePeerAccess;
 inline constexpr unsigned gpuEventDisableTiming = cudaEventDisableTiming;
-inline constexpr cudaFuncAttribute gpuFuncAttributeMaxDynamicSharedMemorySize =
-    cudaFuncAttributeMaxDynamicSharedMemorySize;
 inline constexpr cudaDeviceAttr gpuDevAttrComputeCapabilityMajor =
     cudaDevAttrComputeCapabilityMajor;
 inline constexpr cudaDeviceAttr gpuDevAttrComputeCapabilityMinor =
     cudaDevAttrComputeCapabilityMinor;
-/// The most dynamic shared memory a block can have (with the opt-in attribute).
-inline constexpr cudaDeviceAttr gpuDevAttrMaxSharedMemoryPerBlockOptin =
-    cudaDevAttrMaxSharedMemoryPerBlockOptin;
 
 #define gpuGetDeviceCount cudaGetDeviceCount
 #define gpuSetDevice cudaSetDevice
@@ -46,7 +41,6 @@ inline constexpr cudaDeviceAttr gpuDevAttrMaxSharedMemoryPerBlockOptin =
 #define gpuGetErrorName cudaGetErrorName
 #define gpuGetErrorString cudaGetErrorString
 #define gpuFuncGetAttributes cudaFuncGetAttributes
-#define gpuFuncSetAttribute cudaFuncSetAttribute
 #define gpuDeviceGetAttribute cudaDeviceGetAttribute
 #define gpuMalloc cudaMalloc
 #define gpuFree cudaFree

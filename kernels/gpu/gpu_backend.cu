@@ -4,8 +4,7 @@
 /// equation's own is small: the medium it uploads (upload_medium) and how its region kernels are
 /// launched (launch_acoustic, launch_tti). Work runs on one compute stream, the layer pieces on a
 /// stream of the highest priority beside it; snapshots copy on a third stream that overlaps the
-/// following steps. A whole-grid kernel (tb2_25d) is stepped through its own passes instead: two
-/// steps a pass where the run allows (the whole-grid mode, below).
+/// following steps.
 
 #include "core/errors.hpp"
 #include "kernels/backend.hpp"
@@ -17,9 +16,7 @@
 #include "kernels/gpu/gpu_check.hpp"
 #include "kernels/gpu/gpu_runtime.hpp"
 #include "kernels/gpu/gpu_support.cuh"
-#include "kernels/gpu/tblock_25d.hpp"
 #include "kernels/gpu/tti_cpml_gpu.cuh"
-#include "kernels/selection.hpp"
 #include "kernels/tti_problem.hpp"
 
 #include <array>
@@ -100,10 +97,6 @@ public:
     const bool cpml = p.boundary == BoundaryType::Cpml;
     const bool have_eta = has_eta(p);
     validate_kernels(p.regions, p.layout, have_eta, kernels, cpml);
-    const StencilKernel* whole = whole_grid_kernel(p.regions, kernels, "setup");
-    const std::string pass_refusal = whole_grid_refusal(p);
-    if (whole != nullptr && !pass_refusal.empty())
-      throw RuntimeFailure("kernel " + whole->name() + " cannot run this problem: " + pass_refusal);
     // eta's table, checked against the array before anything of the last setup is released.
     const std::unique_ptr<EtaRows> eta_table = eta_table_of(p, cpml);
     const std::size_t eta_table_bytes = eta_table ? eta_table->padded_bytes(p.layout) : 0;
@@ -124,13 +117,8 @@ public:
       require_free_memory(tti_device_bytes(as_tti(p), phi), "the TTI problem",
                           "fields, medium, taps and traces", m_streams.device_name(), p.grid);
     } else {
-      require_free_memory(p.device_bytes() - eta_array_saved + eta_table_bytes +
-                              (whole != nullptr ? whole_grid_bytes(p.layout, phi) : 0),
-                          "the problem",
-                          whole != nullptr ? "fields, taps, traces, eta's table and " +
-                                                 whole->name() + "'s two more levels of u and phi"
-                                           : "fields, taps, traces and eta's table",
-                          m_streams.device_name(), p.grid);
+      require_free_memory(p.device_bytes() - eta_array_saved + eta_table_bytes, "the problem",
+                          "fields, taps, traces and eta's table", m_streams.device_name(), p.grid);
     }
 
     m_layout = p.layout;
@@ -154,8 +142,6 @@ public:
     if (m_cpml_requested && !tti) m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
     upload_taps(p);
     m_grid = p.grid;
-    setup_passes(p, pass_refusal);
-    select_whole_grid(whole);
     // The uploads read pageable host memory that the caller may free once setup returns.
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     m_ready = true;
@@ -168,16 +154,8 @@ public:
       throw std::invalid_argument("set_taps: a problem of " + std::to_string(p.steps) +
                                   " steps for a backend set up with " + std::to_string(m_steps));
     check_taps(p.sources, p.source_samples, p.receivers, m_steps, m_layout.size);
-    // The family's passes read the taps too: a shot the chosen whole-grid kernel cannot run is
-    // refused before anything changes; otherwise the passes follow the new taps, or are dropped
-    // (with the reason) where the family cannot run them.
-    const std::string pass_refusal = whole_grid_refusal(p);
-    if (m_tblock != nullptr && !pass_refusal.empty())
-      throw RuntimeFailure("set_taps: the chosen whole-grid kernel (" + m_tblock->name() +
-                           ") cannot run this shot: " + pass_refusal);
     synchronize();
     upload_taps(p);
-    setup_passes(p, pass_refusal);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     reset();
   }
@@ -192,8 +170,6 @@ public:
       for (DeviceBuffer& b : *set)
         zero(b, s);
     zero(m_phi, s);
-    for (DeviceBuffer* b : {&m_spare[0], &m_spare[1], &m_phi_next})
-      zero(*b, s);
     if (m_cpml.on()) m_cpml.zero(s);
     if (m_tti_cpml.on()) m_tti_cpml.zero(s);
     m_taps.zero_traces(s);
@@ -203,18 +179,11 @@ public:
   void set_kernels(const RegionKernels& kernels) override {
     require_ready("set_kernels");
     validate_kernels(m_regions, m_layout, m_have_eta, kernels, m_cpml_requested);
-    const StencilKernel* whole = whole_grid_kernel(m_regions, kernels, "set_kernels");
-    if (whole != nullptr && m_tblock_passes.empty())
-      throw RuntimeFailure("kernel " + whole->name() +
-                           " cannot run this problem: " + m_tblock_refusal);
     synchronize();
     // eta's array follows the kernels: formed from the table when one reads it (before anything
-    // changes: a failed allocation leaves the backend as it was), freed when none does. It is
-    // formed only for region kernels (a whole-grid kernel reads no array), for which
-    // select_whole_grid frees and allocates nothing that could fail after it.
+    // changes: a failed allocation leaves the backend as it was), freed when none does.
     const bool eta_array = eta_array_needed(m_regions, kernels, m_have_eta, !m_eta_rows.empty());
     if (eta_array && m_eta.empty()) m_eta = eta_from_table();
-    select_whole_grid(whole);
     m_kernels = kernels;
     if (!eta_array) m_eta = DeviceBuffer();
   }
@@ -256,9 +225,6 @@ public:
 
   void update(StepPart part) override {
     require_ready("update");
-    // A whole-grid kernel updates every point in its pass, which finish_step runs (the pass adds
-    // the step's sources and applies the free surface itself).
-    if (m_tblock != nullptr) return;
     // The C-PML's memory pass reads u^n at every slab point: once a step, before any region (the
     // layer stream forks from the main one after it).
     if (m_cpml.on() && part == StepPart::Shell)
@@ -291,10 +257,6 @@ public:
     if (n < 0 || n >= m_steps)
       throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
                               std::to_string(m_steps) + ")");
-    if (m_tblock != nullptr) {
-      tblock_pass(n, 1);
-      return;
-    }
     gpuStream_t s = m_streams.main();
     const bool tti = m_physics == Physics::Tti;
     // Sources enter the first field only (TTI: p; q is the auxiliary field).
@@ -315,29 +277,9 @@ public:
                   tti ? "sample_receivers_kernel (TTI p)" : "sample_receivers_kernel");
   }
 
-  int pass_steps() const override { return m_tblock != nullptr ? 2 : 1; }
-
-  void step_pass(int n, int count) override {
-    require_ready("step_pass");
-    if (n < 0 || count < 1 || n + count > m_steps)
-      throw std::out_of_range("step_pass: steps [" + std::to_string(n) + ", " +
-                              std::to_string(n + count) + ") outside [0, " +
-                              std::to_string(m_steps) + ")");
-    if (m_tblock == nullptr) {
-      Backend::step_pass(n, count);
-      return;
-    }
-    for (int done = 0; done < count;) {
-      const int k = count - done >= 2 ? 2 : 1;
-      tblock_pass(n + done, k);
-      done += k;
-    }
-  }
-
   double time_steps(int first_step, int count) override {
     require_ready("time_steps");
-    return m_streams.time_steps(first_step, count, m_steps, pass_steps(),
-                                [this](int n, int k) { step_pass(n, k); });
+    return m_streams.time_steps(first_step, count, m_steps, [this](int n) { step(n); });
   }
 
   FiniteScan scan_field(int field) override {
@@ -574,110 +516,6 @@ private:
     return m_physics == Physics::Tti ? "TTI " + name : name;
   }
 
-  // ---- The whole-grid mode: a kernel that advances every point in its own passes ----
-  //
-  // TblockPass reads u^n (m_current[0]) and u^{n-1} (m_next[0]) and writes u^{n+1} and u^{n+2}
-  // into two spare levels, phi from m_phi into m_phi_next; the levels then rotate, so that
-  // m_current and m_next hold what single steps would leave. The pass adds the sources and applies
-  // the free surface itself; the receivers are sampled after it, each step's level in turn.
-
-  // The levels are the backend's fields, of the padded layout's size: the registered variant
-  // reads no guard planes beyond it (TblockPass::level_bytes).
-  static_assert((kTblockRegistered & kTblockPlaneStride) == 0,
-                "the whole-grid mode's fields carry no guard planes");
-
-  /// Why the family cannot run `p` (TblockPass::can_run); empty when it can.
-  std::string whole_grid_refusal(const Problem& p) const {
-    if (m_physics != Physics::Acoustic) return "the family advances the acoustic equation";
-    return TblockPass::can_run(as_acoustic(p), tblock_tiles().front());
-  }
-
-  /// The family's passes for `p` (they read its taps and eta's profiles), one a compiled tile, so
-  /// that set_kernels can choose any; none, with the reason kept, where `refusal` says the family
-  /// cannot run `p`.
-  void setup_passes(const Problem& p, const std::string& refusal) {
-    m_tblock_refusal = refusal;
-    if (!refusal.empty()) {
-      m_tblock_passes.clear();
-      return;
-    }
-    if (m_tblock_passes.empty())
-      for (const TblockTile& tile : tblock_tiles())
-        m_tblock_passes.push_back(
-            std::make_unique<TblockPass>(tile, kTblockRegisteredChunk, kTblockRegistered));
-    for (auto& pass : m_tblock_passes)
-      pass->setup(as_acoustic(p), m_streams.main());
-  }
-
-  /// Device memory the mode adds to the problem's: two levels of u, and phi's second copy.
-  static std::size_t whole_grid_bytes(const FieldLayout& l, bool phi) {
-    const std::size_t field = static_cast<std::size_t>(l.size) * sizeof(float);
-    return 2 * TblockPass::level_bytes(l, kTblockRegistered) + (phi ? field : 0);
-  }
-
-  /// Enter the mode for `whole` (its tile's pass), allocating the spare levels the first time;
-  /// leave it for null.
-  void select_whole_grid(const StencilKernel* whole) {
-    if (whole == nullptr) {
-      // Leaving the mode (the caller has waited for queued work): the current and previous levels
-      // hold the fields, the spares nothing.
-      m_tblock = nullptr;
-      for (DeviceBuffer* b : {&m_spare[0], &m_spare[1], &m_phi_next})
-        *b = DeviceBuffer();
-      return;
-    }
-    const auto* k = dynamic_cast<const TblockKernel*>(whole);
-    const TblockTile tile = k ? k->tblock_tile() : TblockTile{0, 0};
-    const std::vector<TblockTile> tiles = tblock_tiles();
-    const TblockPass* pass = nullptr;
-    for (std::size_t t = 0; t < tiles.size() && t < m_tblock_passes.size(); ++t)
-      if (tiles[t].dx == tile.dx && tiles[t].dy == tile.dy) pass = m_tblock_passes[t].get();
-    if (pass == nullptr)
-      throw std::logic_error("whole-grid kernel " + whole->name() + " has no pass in this backend");
-    const bool phi = !m_phi.empty();
-    if (m_spare[1].empty() || (phi && m_phi_next.empty())) {
-      require_free_memory(whole_grid_bytes(m_layout, phi), "kernel " + whole->name(),
-                          "two more levels of u" + std::string(phi ? " and phi's second copy" : ""),
-                          m_streams.device_name(), m_grid);
-      // Into locals first, so that a failed allocation leaves nothing half-made.
-      const std::size_t level = TblockPass::level_bytes(m_layout, kTblockRegistered);
-      DeviceBuffer first(level, "u level (pass)"), second(level, "u level (pass, second step)");
-      DeviceBuffer phi_next = phi ? DeviceBuffer(m_phi.bytes(), "phi (next)") : DeviceBuffer();
-      for (DeviceBuffer* b : {&first, &second, &phi_next})
-        zero(*b, m_streams.main());
-      m_spare[0] = std::move(first);
-      m_spare[1] = std::move(second);
-      m_phi_next = std::move(phi_next);
-    }
-    m_tblock = pass;
-  }
-
-  /// One pass of k steps (1 or 2) from step n, then the rotation of the levels and the receivers.
-  void tblock_pass(int n, int k) {
-    gpuStream_t s = m_streams.main();
-    for (const DeviceBuffer& b : m_spare)
-      wait_for_copy_of(b);
-    TblockLevels lv;
-    lv.u0 = m_current[0].as<const float>();
-    lv.um = m_next[0].as<const float>();
-    lv.u1 = m_spare[0].as<float>();
-    lv.u2 = m_spare[1].as<float>();
-    if (m_tblock->layer()) {
-      lv.phi_in = m_phi.as<const float>();
-      lv.phi_out = m_phi_next.as<float>();
-    }
-    m_tblock->launch(n, k, lv, m_vp2dt2.as<const float>(), s);
-    m_taps.sample(lv.u1, n, s, "sample_receivers_kernel (whole-grid pass)");
-    if (k == 2) m_taps.sample(lv.u2, n + 1, s, "sample_receivers_kernel (whole-grid pass)");
-    // u^{n+1} becomes m_next's (k = 2) or m_current's (k = 1); the levels read become spares.
-    std::swap(m_next[0], m_spare[0]);
-    if (k == 2)
-      std::swap(m_current[0], m_spare[1]);
-    else
-      std::swap(m_current[0], m_next[0]);
-    if (m_tblock->layer()) std::swap(m_phi, m_phi_next);
-  }
-
   // ---- Shared by both equations ----
 
   /// `b` is about to be overwritten: if a snapshot copy of it is in flight, wait for it on the
@@ -734,10 +572,6 @@ private:
       *b = DeviceBuffer();
     m_eta_z_values = 0;
     m_have_eta = false;
-    m_tblock = nullptr;
-    m_tblock_passes.clear();
-    for (DeviceBuffer* b : {&m_spare[0], &m_spare[1], &m_phi_next})
-      *b = DeviceBuffer();
     m_taps = DeviceTaps();
     m_cpml.release();
     m_tti_cpml.release();
@@ -775,12 +609,7 @@ private:
   DeviceTaps m_taps;                         ///< sources, receivers, traces
   DeviceFiniteScan m_scan;                   ///< the NaN/Inf watch's keys
 
-  Grid m_grid{};                                            ///< for the messages
-  std::vector<std::unique_ptr<TblockPass>> m_tblock_passes; ///< a tile each (tblock_tiles order)
-  std::string m_tblock_refusal;         ///< why there are none (TblockPass::can_run)
-  const TblockPass* m_tblock = nullptr; ///< the whole-grid mode's pass; null: region kernels
-  std::array<DeviceBuffer, 2> m_spare;  ///< the two levels of u a pass writes
-  DeviceBuffer m_phi_next;              ///< phi after a pass (it reads m_phi)
+  Grid m_grid{}; ///< for the messages
 
   std::vector<bool> m_group_done; ///< launch_tti's scratch: pieces already launched
   std::vector<Region> m_group;    ///< launch_tti's scratch: layer pieces of one kernel

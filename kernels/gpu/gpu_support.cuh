@@ -337,22 +337,17 @@ inline void check_region_kernels(const std::array<Region, kRegionCount>& regions
 }
 
 /// Backend::time_steps for a backend that queues its steps on `stream`: `count` steps from
-/// `first_step`, indices modulo `steps`, timed with two events around them; waits for them. The
-/// steps go in passes of up to `pass_most` (`pass(n, k)` advances steps n .. n + k - 1), a pass
-/// never crossing the end of the step range (where the indices wrap).
-template <class PassFn>
+/// `first_step`, indices modulo `steps` (`step(n)` advances step n), timed with two events around
+/// them; waits for them.
+template <class StepFn>
 double time_steps_on(gpuStream_t stream, gpuEvent_t start, gpuEvent_t stop, int first_step,
-                     int count, int steps, int pass_most, PassFn&& pass) {
+                     int count, int steps, StepFn&& step) {
   if (count < 0 || first_step < 0)
     throw std::invalid_argument("time_steps: negative first step or count");
   if (count > 0 && steps <= 0) throw std::invalid_argument("time_steps: the problem has no steps");
   MINIMOD_GPU_CHECK(gpuEventRecord(start, stream));
-  for (int n = 0; n < count;) {
-    const int at = static_cast<int>((static_cast<long long>(first_step) + n) % steps);
-    const int k = std::min({pass_most, count - n, steps - at});
-    pass(at, k);
-    n += k;
-  }
+  for (int n = 0; n < count; ++n)
+    step(static_cast<int>((static_cast<long long>(first_step) + n) % steps));
   MINIMOD_GPU_CHECK(gpuEventRecord(stop, stream));
   MINIMOD_GPU_CHECK(gpuEventSynchronize(stop));
   float ms = 0.0f;
@@ -392,11 +387,10 @@ public:
     gpu::fork_join(m_main.get(), m_layers.get(), m_fork.get(), m_join.get(), on_layers, on_main);
   }
 
-  /// Backend::time_steps on the main stream in passes of up to `pass_most` steps (time_steps_on).
-  template <class PassFn>
-  double time_steps(int first_step, int count, int steps, int pass_most, PassFn&& pass) const {
-    return time_steps_on(m_main.get(), m_start.get(), m_stop.get(), first_step, count, steps,
-                         pass_most, pass);
+  /// Backend::time_steps on the main stream (time_steps_on).
+  template <class StepFn>
+  double time_steps(int first_step, int count, int steps, StepFn&& step) const {
+    return time_steps_on(m_main.get(), m_start.get(), m_stop.get(), first_step, count, steps, step);
   }
 
 private:

@@ -8,7 +8,6 @@
 #include "kernels/gpu/smem_3d.cuh"
 #include "kernels/gpu/smem_eta.cuh"
 #include "kernels/gpu/streaming_25d.cuh"
-#include "kernels/gpu/tblock_25d.hpp"
 #include "kernels/gpu/tti_kernels.cuh"
 #include "kernels/kernel.hpp"
 
@@ -21,7 +20,6 @@ void register_cuda_kernels(KernelRegistry& registry) {
   gpu::register_smem_eta_kernels(registry);
   gpu::register_streaming_25d_kernels(registry);
   gpu::register_semi_25d_kernels(registry);
-  gpu::register_tblock_kernels(registry);
   gpu::register_tti_kernels(registry);
 }
 

@@ -22,16 +22,10 @@ inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = hipMemcpyDeviceToDevice
 inline constexpr unsigned gpuStreamNonBlocking = hipStreamNonBlocking;
 inline constexpr unsigned gpuIpcMemLazyEnablePeerAccess = hipIpcMemLazyEnablePeerAccess;
 inline constexpr unsigned gpuEventDisableTiming = hipEventDisableTiming;
-inline constexpr hipFuncAttribute gpuFuncAttributeMaxDynamicSharedMemorySize =
-    hipFuncAttributeMaxDynamicSharedMemorySize;
 inline constexpr hipDeviceAttribute_t gpuDevAttrComputeCapabilityMajor =
     hipDeviceAttributeComputeCapabilityMajor;
 inline constexpr hipDeviceAttribute_t gpuDevAttrComputeCapabilityMinor =
     hipDeviceAttributeComputeCapabilityMinor;
-/// The most shared memory a block can have: AMD GPUs have no opt-in beyond the per-block maximum
-/// (HIP's SharedMemPerBlockOptin attribute is CUDA-only).
-inline constexpr hipDeviceAttribute_t gpuDevAttrMaxSharedMemoryPerBlockOptin =
-    hipDeviceAttributeMaxSharedMemoryPerBlock;
 
 #define gpuGetDeviceCount hipGetDeviceCount
 #define gpuSetDevice hipSetDevice
@@ -46,8 +40,6 @@ inline constexpr hipDeviceAttribute_t gpuDevAttrMaxSharedMemoryPerBlockOptin =
 #define gpuGetErrorName hipGetErrorName
 #define gpuGetErrorString hipGetErrorString
 #define gpuFuncGetAttributes hipFuncGetAttributes
-#define gpuFuncSetAttribute(kernel, attr, value)                                                   \
-  hipFuncSetAttribute(reinterpret_cast<const void*>(kernel), (attr), (value))
 #define gpuDeviceGetAttribute hipDeviceGetAttribute
 #define gpuMalloc hipMalloc
 #define gpuFree hipFree

@@ -162,10 +162,6 @@ TEST_P(CudaKernelTest, MatchesCpuBackend) {
 TEST_P(CudaKernelTest, OneStepPerRegionWritesExactlyItsPoints) {
   MINIMOD_SKIP_WITHOUT_GPU();
 #if defined(MINIMOD_HAVE_GPU)
-  if (kernel().whole_grid())
-    GTEST_SKIP() << kernel().name()
-                 << " advances the whole grid in its passes and has no region launch "
-                    "(test_gpu_tblock.cpp, TblockBackend)";
   ProblemSpec spec = spec_for_layer(GetParam().n_layer);
   spec.steps = 1;
   const AcousticProblem p = build_acoustic_problem(spec);

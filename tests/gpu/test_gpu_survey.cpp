@@ -1,6 +1,5 @@
 /// The survey-scale paths of the CUDA backend against the CPU backend: the free surface's mirror
-/// kernel, switching shots (Backend::set_taps + reset) on one backend, and a whole-grid kernel
-/// (two steps a pass) driven by the solver. Skipped without a GPU.
+/// kernel and switching shots (Backend::set_taps + reset) on one backend. Skipped without a GPU.
 #include "kernels/backend.hpp"
 #include "solver/simulation.hpp"
 #include "tests/gpu/compare.hpp"
@@ -8,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <string>
 #include <vector>
 
 namespace minimod {
@@ -57,10 +55,9 @@ struct TwoShots {
   std::vector<float> traces0, traces1, field1;
 };
 
-TwoShots run_two_shots(const Survey& s, BackendChoice backend, const std::string& kernel = "") {
+TwoShots run_two_shots(const Survey& s, BackendChoice backend) {
   SimulationOptions o;
   o.backend = backend;
-  o.kernel_spec = kernel;
   Simulation sim(survey_for_shot(s, 0), layered_velocity(s), o);
   TwoShots out;
   sim.run({}, nullptr);
@@ -89,18 +86,6 @@ TEST(GpuSurvey, FreeSurfaceMatchesCpu) {
   const TwoShots cpu = run_two_shots(s, BackendChoice::Cpu);
   expect_close(gpu.traces0, cpu.traces0, "free surface, shot 0 traces");
   expect_close(gpu.field1, cpu.field1, "free surface, shot 1 final wavefield");
-}
-
-/// The temporally blocked family chosen by its family name: the solver steps it in passes of two
-/// (Backend::pass_steps), with the layer, the free surface and a second shot's taps inside them.
-TEST(GpuSurvey, WholeGridKernelMatchesCpu) {
-  MINIMOD_SKIP_WITHOUT_GPU();
-  const Survey s = layered_survey(true);
-  const TwoShots gpu = run_two_shots(s, BackendChoice::Cuda, "tb2_25d");
-  const TwoShots cpu = run_two_shots(s, BackendChoice::Cpu);
-  expect_close(gpu.traces0, cpu.traces0, "tb2_25d, shot 0 traces");
-  expect_close(gpu.traces1, cpu.traces1, "tb2_25d, shot 1 traces (after set_taps and reset)");
-  expect_close(gpu.field1, cpu.field1, "tb2_25d, shot 1 final wavefield");
 }
 
 } // namespace
