@@ -134,7 +134,7 @@ void cpml_run(const IsoFields& f, const StencilCoefs& coefs, const CpmlView& v, 
   float* __restrict__ zzeta = rz.zeta;
   const std::int64_t xp = rx.psi_at, xz = rx.zeta_at, yp = ry.psi_at, yz = ry.zeta_at,
                      zp = rz.psi_at, zz = rz.zeta_at, ys = ry.psi_stride, zs = rz.psi_stride;
-#pragma omp simd
+#pragma omp simd simdlen(16)
   for (int i = i0; i < i1; ++i) {
     const std::int64_t p = row + i;
     float sum = cpml_second_derivative(u, p, 1, cx);
@@ -189,7 +189,7 @@ void cpml_memory_run(float* __restrict__ psi, std::int64_t at, const float* __re
   for (int m = 0; m <= kHalo; ++m)
     w[m] = d1[m];
   const float a0 = aa[0], b0 = bb[0];
-#pragma omp simd
+#pragma omp simd simdlen(16)
   for (int i = i0; i < i1; ++i) {
     const float b = PerPoint ? bb[i] : b0, a = PerPoint ? aa[i] : a0;
     psi[at + i] = b * psi[at + i] + a * cpml_first_derivative(u, i, stride, w);
