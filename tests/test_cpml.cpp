@@ -4,6 +4,7 @@
 #include "io/survey.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpml.hpp"
+#include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/selection.hpp"
 #include "solver/plan.hpp"
@@ -16,6 +17,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -108,6 +111,109 @@ TEST(CpmlProfile, CoefficientsAndSlabs) {
   EXPECT_GT(k.dik[0][0], 0.0f);  // low face: 1/kappa grows with the index
   EXPECT_LT(k.dik[0][29], 0.0f); // high face: it falls
   EXPECT_THROW(make_cpml_profile(g, w, 1e-3, 3000, CpmlParams{2, 2, 0, 1}), std::invalid_argument);
+}
+
+/// The mirror of the free surface (kernels/cpu/cpu_backend.cpp): u(k = 0) = 0, u(-m) = -u(m).
+void mirror_free_surface(std::vector<float>& u, const FieldLayout& l) {
+  for (int j = 0; j < l.ny; ++j)
+    for (int i = 0; i < l.nx; ++i) {
+      u[static_cast<std::size_t>(l.index(i, j, 0))] = 0.0f;
+      for (int m = 1; m <= kHalo && m < l.nz; ++m)
+        u[static_cast<std::size_t>(l.index(i, j, -m))] =
+            -u[static_cast<std::size_t>(l.index(i, j, m))];
+    }
+}
+
+/// The memory variables of a view as one vector, for comparison.
+std::vector<float> memory_of(const Grid& g, const LayerWidths& w, const CpmlView& v) {
+  std::vector<float> out;
+  for (int axis = 0; axis < 3; ++axis)
+    for (int face = 0; face < 2; ++face) {
+      if (v.psi[axis][face] == nullptr) continue;
+      const std::size_t np = cpml_slab_points(g, w, axis, face == 1, kHalo);
+      const std::size_t nz = cpml_slab_points(g, w, axis, face == 1, 0);
+      out.insert(out.end(), v.psi[axis][face], v.psi[axis][face] + np);
+      out.insert(out.end(), v.zeta[axis][face], v.zeta[axis][face] + nz);
+    }
+  return out;
+}
+
+// The kernel `cpu`'s C-PML (the vectorised memory pass, the row runs of cpml_layer_segment in its
+// tiled sweep) against the point-by-point formulation of kernels/cpml.hpp (cpml_memory_point,
+// cpml_axis_term): on a grid that is no multiple of a tile or a vector, with a different layer
+// width on every face, none on the free surface, kappa > 1 (so that d(1/kappa) is not zero),
+// random fields and several steps (memory variables that are not zero). The same bits.
+TEST(CpmlCpu, RowRunsGiveTheBitsOfThePerPointFormulation) {
+  const Grid g{45, 38, 41, 10, 12, 9, 0, 0, 0};
+  const LayerWidths w{7, 11, 5, 9, 0, 6};
+  const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, w.x_lo);
+  const auto regions = make_regions(g, w);
+  const StencilCoefs coefs = make_stencil_coefs(g);
+  const double vmax = 3000, dt = 0.5 * stable_dt_limit(g, vmax);
+  const CpmlProfile profile = make_cpml_profile(g, w, dt, vmax, CpmlParams{1e-4, 2, 30, 2.5});
+  CpmlHostMemory fast, reference;
+  fast.setup(g, w, profile);
+  reference.setup(g, w, profile);
+  const auto size = static_cast<std::size_t>(l.size);
+  std::vector<float> u(size), v(size), vp2dt2(size);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> field(-1.0f, 1.0f), speed(0.1f, 0.3f);
+  for (std::size_t n = 0; n < size; ++n) {
+    u[n] = field(rng);
+    v[n] = field(rng);
+    vp2dt2[n] = speed(rng);
+  }
+  mirror_free_surface(u, l);
+  std::vector<float> u_ref = u, v_ref = v;
+  const StencilKernel* cpu = kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic);
+  ASSERT_NE(cpu, nullptr);
+  for (int step = 0; step < 4; ++step) {
+    IsoFields f;
+    f.u = u.data();
+    f.v = v.data();
+    f.vp2dt2 = vp2dt2.data();
+    f.cpml = &fast.view();
+    cpml_memory_pass_cpu(fast.view(), u.data(), l);
+    cpu->launch_regions(f, l, coefs, regions.data(), kRegionCount, nullptr);
+    IsoFields r = f;
+    r.u = u_ref.data();
+    r.v = v_ref.data();
+    r.cpml = &reference.view();
+    cpml_memory_pass_reference(reference.view(), u_ref.data(), l);
+    for (const Region& region : regions) {
+      if (region.box.empty()) continue;
+      if (region.kind() == RegionKind::Layer) {
+        cpml_update_layer_reference(r, l, coefs, region.box);
+      } else {
+        IsoFields inner = r;
+        inner.cpml = nullptr;
+        cpu->launch_regions(inner, l, coefs, &region, 1, nullptr);
+      }
+    }
+    std::swap(u, v);
+    std::swap(u_ref, v_ref);
+    mirror_free_surface(u, l);
+    mirror_free_surface(u_ref, l);
+    std::size_t differ = 0;
+    for (int k = 0; k < g.nz; ++k)
+      for (int j = 0; j < g.ny; ++j)
+        for (int i = 0; i < g.nx; ++i) {
+          const auto p = static_cast<std::size_t>(l.index(i, j, k));
+          if (std::memcmp(&u[p], &u_ref[p], sizeof(float)) != 0 && ++differ <= 5)
+            ADD_FAILURE() << "step " << step << " u(" << i << ", " << j << ", " << k
+                          << "): " << u[p] << " against " << u_ref[p];
+        }
+    EXPECT_EQ(differ, 0u) << "step " << step;
+    const std::vector<float> m = memory_of(g, w, fast.view());
+    const std::vector<float> m_ref = memory_of(g, w, reference.view());
+    ASSERT_EQ(m.size(), m_ref.size());
+    EXPECT_EQ(std::memcmp(m.data(), m_ref.data(), m.size() * sizeof(float)), 0)
+        << "step " << step << ": the memory variables differ";
+  }
+  float peak = 0;
+  for (const float x : memory_of(g, w, fast.view()))
+    peak = std::max(peak, std::fabs(x));
+  EXPECT_GT(peak, 0.0f) << "the memory variables stayed zero: nothing was compared";
 }
 
 TEST(CpmlReflection, MeetsTheTargetsAtTheDefaultWidth) {

@@ -26,7 +26,7 @@ void CpmlHostMemory::reset() {
   }
 }
 
-void cpml_memory_pass_cpu(const CpmlView& v, const float* u, const FieldLayout& l) {
+void cpml_memory_pass_reference(const CpmlView& v, const float* u, const FieldLayout& l) {
   const std::int64_t stride[3] = {1, l.pitch, l.plane};
   for (int axis = 0; axis < 3; ++axis) {
     for (int face = 0; face < 2; ++face) {
@@ -49,8 +49,8 @@ void cpml_memory_pass_cpu(const CpmlView& v, const float* u, const FieldLayout& 
   }
 }
 
-void cpml_update_layer_cpu(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
-                           const Box& b) {
+void cpml_update_layer_reference(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
+                                 const Box& b) {
   const CpmlView& v = *f.cpml;
   const std::int64_t sy = l.pitch, sz = l.plane;
   const float* __restrict__ u = f.u;
@@ -68,6 +68,189 @@ void cpml_update_layer_cpu(const IsoFields& f, const FieldLayout& l, const Stenc
         next[p] = inner_update(u[p], next[p], vp2dt2[p], sum);
       }
     }
+  }
+}
+
+namespace {
+
+/// One axis of a row run: where its memory variables of the row start (psi with its padding, so
+/// that psi[psi_at + c] is the point of coordinate c along x, or the row's point for y and z), its
+/// psi stride, and for y and z the coefficients at the row's coordinate.
+struct CpmlRowAxis {
+  const float* psi = nullptr;
+  float* zeta = nullptr;
+  std::int64_t psi_at = 0, zeta_at = 0, psi_stride = 0;
+  float a = 0, b = 1, ik = 1, dik = 0;
+};
+
+/// The row offsets of the slab (axis, face) for row (j, k): the slab index of the row's point
+/// x = 0 in the padded psi layout and in zeta's (cpml_slab_index, without its per-point sums).
+CpmlRowAxis cpml_row_axis(const CpmlView& v, int axis, int face, int j, int k) {
+  CpmlRowAxis r;
+  r.psi = v.psi[axis][face];
+  r.zeta = v.zeta[axis][face];
+  r.psi_at = cpml_slab_index(v, axis, face, 0, j, k, kHalo);
+  r.zeta_at = cpml_slab_index(v, axis, face, 0, j, k, 0);
+  r.psi_stride = cpml_psi_stride(v, axis);
+  if (axis > 0) {
+    const int c = axis == 1 ? j : k;
+    r.a = v.a[axis][c];
+    r.b = v.b[axis][c];
+    r.ik = v.ik[axis][c];
+    r.dik = v.dik[axis][c];
+  }
+  return r;
+}
+
+/// Points [i0, i1) of the row at `row` (linear index of x = 0), all in the x slab X or not, the
+/// row in the y slab Y or not and the z slab Z or not: cpml_axis_term and the update of
+/// cpml_update_layer_reference, the same expressions in the same order, with the slab tests and
+/// indices taken once a run so that the loop vectorises.
+template <bool X, bool Y, bool Z>
+void cpml_run(const IsoFields& f, const StencilCoefs& coefs, const CpmlView& v, std::int64_t row,
+              int i0, int i1, std::int64_t sy, std::int64_t sz, const CpmlRowAxis& rx,
+              const CpmlRowAxis& ry, const CpmlRowAxis& rz) {
+  const float* __restrict__ u = f.u;
+  float* __restrict__ next = f.v;
+  const float* __restrict__ vp2dt2 = f.vp2dt2;
+  float cx[kHalo + 1], cy[kHalo + 1], cz[kHalo + 1], wx[kHalo + 1], wy[kHalo + 1], wz[kHalo + 1];
+  for (int m = 0; m <= kHalo; ++m) {
+    cx[m] = coefs.cx[m];
+    cy[m] = coefs.cy[m];
+    cz[m] = coefs.cz[m];
+    wx[m] = v.d1[0][m];
+    wy[m] = v.d1[1][m];
+    wz[m] = v.d1[2][m];
+  }
+  const float* __restrict__ xa = v.a[0];
+  const float* __restrict__ xb = v.b[0];
+  const float* __restrict__ xik = v.ik[0];
+  const float* __restrict__ xdik = v.dik[0];
+  const float* __restrict__ xpsi = rx.psi;
+  float* __restrict__ xzeta = rx.zeta;
+  const float* __restrict__ ypsi = ry.psi;
+  float* __restrict__ yzeta = ry.zeta;
+  const float* __restrict__ zpsi = rz.psi;
+  float* __restrict__ zzeta = rz.zeta;
+  const std::int64_t xp = rx.psi_at, xz = rx.zeta_at, yp = ry.psi_at, yz = ry.zeta_at,
+                     zp = rz.psi_at, zz = rz.zeta_at, ys = ry.psi_stride, zs = rz.psi_stride;
+#pragma omp simd simdlen(16)
+  for (int i = i0; i < i1; ++i) {
+    const std::int64_t p = row + i;
+    float sum = cpml_second_derivative(u, p, 1, cx);
+    if constexpr (X) {
+      const float dpsi = cpml_first_derivative(xpsi, xp + i, 1, wx);
+      const float ik = xik[i];
+      const float g = ik * sum + xdik[i] * cpml_first_derivative(u, p, 1, wx) + dpsi;
+      const float z = xb[i] * xzeta[xz + i] + xa[i] * g;
+      xzeta[xz + i] = z;
+      sum = ik * g + z;
+    }
+    float t = cpml_second_derivative(u, p, sy, cy);
+    if constexpr (Y) {
+      const float dpsi = cpml_first_derivative(ypsi, yp + i, ys, wy);
+      const float g = ry.ik * t + ry.dik * cpml_first_derivative(u, p, sy, wy) + dpsi;
+      const float z = ry.b * yzeta[yz + i] + ry.a * g;
+      yzeta[yz + i] = z;
+      t = ry.ik * g + z;
+    }
+    sum += t;
+    t = cpml_second_derivative(u, p, sz, cz);
+    if constexpr (Z) {
+      const float dpsi = cpml_first_derivative(zpsi, zp + i, zs, wz);
+      const float g = rz.ik * t + rz.dik * cpml_first_derivative(u, p, sz, wz) + dpsi;
+      const float z = rz.b * zzeta[zz + i] + rz.a * g;
+      zzeta[zz + i] = z;
+      t = rz.ik * g + z;
+    }
+    sum += t;
+    next[p] = inner_update(u[p], next[p], vp2dt2[p], sum);
+  }
+}
+
+template <bool Y, bool Z>
+void cpml_run_x(bool x, const IsoFields& f, const StencilCoefs& c, const CpmlView& v,
+                std::int64_t row, int i0, int i1, std::int64_t sy, std::int64_t sz,
+                const CpmlRowAxis& rx, const CpmlRowAxis& ry, const CpmlRowAxis& rz) {
+  if (x)
+    cpml_run<true, Y, Z>(f, c, v, row, i0, i1, sy, sz, rx, ry, rz);
+  else
+    cpml_run<false, Y, Z>(f, c, v, row, i0, i1, sy, sz, rx, ry, rz);
+}
+
+/// The psi update of points [i0, i1) of one row of a slab (psi[at + i] the point at x = i, u at
+/// the row's x = 0): b and a from the arrays bb and aa at i
+/// (x slabs) or at index 0 (the row's value, y and z slabs).
+template <bool PerPoint>
+void cpml_memory_run(float* __restrict__ psi, std::int64_t at, const float* __restrict__ u,
+                     const float* aa, const float* bb, const float* d1, std::int64_t stride, int i0,
+                     int i1) {
+  float w[kHalo + 1];
+  for (int m = 0; m <= kHalo; ++m)
+    w[m] = d1[m];
+  const float a0 = aa[0], b0 = bb[0];
+#pragma omp simd simdlen(16)
+  for (int i = i0; i < i1; ++i) {
+    const float b = PerPoint ? bb[i] : b0, a = PerPoint ? aa[i] : a0;
+    psi[at + i] = b * psi[at + i] + a * cpml_first_derivative(u, i, stride, w);
+  }
+}
+
+} // namespace
+
+void cpml_memory_pass_cpu(const CpmlView& v, const float* u, const FieldLayout& l) {
+  const std::int64_t stride[3] = {1, l.pitch, l.plane};
+#pragma omp parallel
+  for (int axis = 0; axis < 3; ++axis) {
+    for (int face = 0; face < 2; ++face) {
+      const int w = face == 0 ? v.lo[axis] : v.hi[axis];
+      if (w == 0) continue;
+      const int start = face == 0 ? 0 : v.n[axis] - w;
+      int lo[3] = {0, 0, 0}, hi[3] = {v.n[0], v.n[1], v.n[2]};
+      lo[axis] = start;
+      hi[axis] = start + w;
+      float* psi = v.psi[axis][face];
+#pragma omp for collapse(2) schedule(static) nowait
+      for (int k = lo[2]; k < hi[2]; ++k) {
+        for (int j = lo[1]; j < hi[1]; ++j) {
+          const std::int64_t row = l.index(0, j, k);
+          const std::int64_t at = cpml_slab_index(v, axis, face, 0, j, k, kHalo);
+          if (axis == 0) {
+            cpml_memory_run<true>(psi, at, u + row, v.a[0], v.b[0], v.d1[0], 1, lo[0], hi[0]);
+          } else {
+            const int c = axis == 1 ? j : k;
+            cpml_memory_run<false>(psi, at, u + row, v.a[axis] + c, v.b[axis] + c, v.d1[axis],
+                                   stride[axis], 0, v.n[0]);
+          }
+        }
+      }
+    }
+  }
+}
+
+void cpml_layer_segment(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c, int j,
+                        int k, int x0, int x1) {
+  const CpmlView& v = *f.cpml;
+  const std::int64_t sy = l.pitch, sz = l.plane;
+  const std::int64_t row = l.index(0, j, k);
+  const int fy = cpml_face(v, 1, j), fz = cpml_face(v, 2, k);
+  const CpmlRowAxis ry = fy < 0 ? CpmlRowAxis{} : cpml_row_axis(v, 1, fy, j, k);
+  const CpmlRowAxis rz = fz < 0 ? CpmlRowAxis{} : cpml_row_axis(v, 2, fz, j, k);
+  // The row's runs along x: the low x slab, the points between, the high x slab.
+  const int cuts[4] = {x0, std::clamp(v.lo[0], x0, x1), std::clamp(v.n[0] - v.hi[0], x0, x1), x1};
+  for (int run = 0; run < 3; ++run) {
+    const int i0 = cuts[run], i1 = cuts[run + 1];
+    if (i1 <= i0) continue;
+    const bool in_x = run != 1;
+    const CpmlRowAxis rx = in_x ? cpml_row_axis(v, 0, run == 0 ? 0 : 1, j, k) : CpmlRowAxis{};
+    if (fy >= 0 && fz >= 0)
+      cpml_run_x<true, true>(in_x, f, c, v, row, i0, i1, sy, sz, rx, ry, rz);
+    else if (fy >= 0)
+      cpml_run_x<true, false>(in_x, f, c, v, row, i0, i1, sy, sz, rx, ry, rz);
+    else if (fz >= 0)
+      cpml_run_x<false, true>(in_x, f, c, v, row, i0, i1, sy, sz, rx, ry, rz);
+    else
+      cpml_run_x<false, false>(in_x, f, c, v, row, i0, i1, sy, sz, rx, ry, rz);
   }
 }
 

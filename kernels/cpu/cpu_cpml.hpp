@@ -29,11 +29,24 @@ private:
   CpmlView m_view;
 };
 
-/// The memory pass of a step: psi of every axis over its slabs from u^n (padded layout `l`).
+/// The memory pass of a step: psi of every axis over its slabs from u^n (padded layout `l`), one
+/// parallel region, each slab row one vectorised loop.
 void cpml_memory_pass_cpu(const CpmlView& v, const float* u, const FieldLayout& l);
 
-/// The acoustic C-PML layer update of the points of box `b` (f.cpml set, after the memory pass).
-void cpml_update_layer_cpu(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
-                           const Box& b);
+/// The acoustic C-PML layer update of points [x0, x1) of row (j, k) (f.cpml set, after the memory
+/// pass): the row's y and z slabs taken once, its x slab points and the others as runs of their
+/// own, each one vectorised loop. Called by the kernel `cpu`'s sweep for its layer pieces; the
+/// same expressions in the same order as cpml_update_layer_reference.
+void cpml_layer_segment(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c, int j,
+                        int k, int x0, int x1);
+
+/// The memory pass point by point (cpml_memory_point), the formulation the tests hold the
+/// vectorised pass to.
+void cpml_memory_pass_reference(const CpmlView& v, const float* u, const FieldLayout& l);
+
+/// The layer update of box `b` point by point (cpml_axis_term per axis), the formulation the tests
+/// hold cpml_layer_segment to.
+void cpml_update_layer_reference(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
+                                 const Box& b);
 
 } // namespace minimod

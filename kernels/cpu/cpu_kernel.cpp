@@ -4,8 +4,8 @@
 /// Every point computes exactly the expressions of stencil_K.hpp in their order, its fmaf as fused
 /// multiply-adds and nothing else fused (the build's -ffp-contract=off holds for the intrinsics
 /// too), so results do not depend on the tiling, the thread count, the vector width or the path.
-/// Under a C-PML the layer pieces take the C-PML update (kernels/cpu/cpu_cpml.cpp) and the inner
-/// pieces this sweep.
+/// Under a C-PML the layer pieces take the C-PML row update (kernels/cpu/cpu_cpml.cpp) in the same
+/// sweep.
 #include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
@@ -440,14 +440,14 @@ public:
       update_regions(f, l, c, regions, count);
       return;
     }
-    for (int i = 0; i < count; ++i) {
-      const Region& r = regions[i];
-      if (r.box.empty()) continue;
+    // Under a C-PML the layer pieces take its row update, in the same sweep as the inner ones.
+    const std::int64_t sy = l.pitch, sz = l.plane;
+    cpu_sweep(regions, count, CpuTile{}, [&](const Region& r, int j, int k) {
       if (r.kind() == RegionKind::Inner)
-        update_regions(f, l, c, &r, 1);
+        inner_row(f, l.index(0, j, k), r.box.x0, r.box.x1, sy, sz, c);
       else
-        cpml_update_layer_cpu(f, l, c, r.box);
-    }
+        cpml_layer_segment(f, l, c, j, k, r.box.x0, r.box.x1);
+    });
   }
 };
 
