@@ -60,15 +60,21 @@ def test_gpu_run_equals_the_program(acoustic_files, tmp_path):
             assert same_bits(g.traces, reference[g.shot])
 
 
-def test_device_models_and_device_gathers(acoustic_files, tmp_path):
-    """A model on the GPU (each library found, a tensor that requires grad included) gives the
-    program's gathers; device_arrays returns them on the GPU in the library named."""
+def gpu_reference(acoustic_files, tmp_path):
+    """The GPU backend, the survey and model of acoustic_files, the GPU array libraries found and
+    the program's GPU gathers of the survey (written to tmp_path/gpu.h5); skips as above."""
     backend = gpu_backend()
     survey, vp = acoustic_files
     require_gpu(backend, survey)
     libraries = gpu_libraries()
     cli("run", str(survey), "-o", str(tmp_path / "gpu.h5"), "--backend", backend, "--quiet")
-    reference = read_gathers(tmp_path / "gpu.h5")
+    return backend, survey, vp, libraries, read_gathers(tmp_path / "gpu.h5")
+
+
+def test_device_models_and_device_gathers(acoustic_files, tmp_path):
+    """A model on the GPU (each library found, a tensor that requires grad included) gives the
+    program's gathers; device_arrays returns them on the GPU in the library named."""
+    backend, survey, vp, libraries, reference = gpu_reference(acoustic_files, tmp_path)
     for kind, lib in libraries:
         models = [lib.asarray(vp)] if kind == "cupy" else [
             lib.from_numpy(vp).to("cuda"), lib.from_numpy(vp).to("cuda").requires_grad_(True),
@@ -129,12 +135,7 @@ def test_gpu_model_is_used_in_place(acoustic_files, tmp_path):
     """A GPU array model stays on the GPU (Survey.model_on_device) in every memory layout and
     gives the program's gathers and stored model bit for bit, with output= too."""
     import h5py
-    backend = gpu_backend()
-    survey, vp = acoustic_files
-    require_gpu(backend, survey)
-    libraries = gpu_libraries()
-    cli("run", str(survey), "-o", str(tmp_path / "gpu.h5"), "--backend", backend, "--quiet")
-    reference = read_gathers(tmp_path / "gpu.h5")
+    backend, survey, vp, libraries, reference = gpu_reference(acoustic_files, tmp_path)
     with h5py.File(tmp_path / "gpu.h5", "r") as f:
         stored = f["model"]["vp"][...]
     for kind, layout, model in gpu_models(libraries, vp):
