@@ -27,12 +27,9 @@ std::size_t AcousticProblem::device_bytes() const {
   const std::size_t field = static_cast<std::size_t>(p.layout.size) * sizeof(float);
   // u, v, vp2dt2 always; phi and eta only with an absorbing layer.
   const std::size_t fields = field * (p.eta.empty() ? 3 : 5);
-  // The C-PML's psi and zeta in the slabs, and its profile (four floats an index of each axis).
+  // The C-PML: its memory variables, profile and taps (kernels/gpu/cpml_gpu.cuh).
   const std::size_t cpml =
-      p.boundary == BoundaryType::Cpml
-          ? sizeof(float) * cpml_memory_points(p.grid, p.layer) +
-                4 * sizeof(float) * static_cast<std::size_t>(p.grid.nx + p.grid.ny + p.grid.nz)
-          : 0;
+      p.boundary == BoundaryType::Cpml ? sizeof(float) * cpml_device_floats(p.grid, p.layer) : 0;
   const std::size_t taps =
       (p.sources.index.size() + p.receivers.index.size()) * (sizeof(std::int64_t) + sizeof(float)) +
       (p.sources.begin.size() + p.receivers.begin.size()) * sizeof(std::int64_t);

@@ -88,12 +88,56 @@ std::size_t cpml_memory_points(const Grid& grid, const LayerWidths& layer) {
   return n;
 }
 
+std::size_t cpml_device_floats(const Grid& grid, const LayerWidths& layer) {
+  std::size_t psi = 0;
+  for (int axis = 0; axis < 3; ++axis)
+    for (const bool hi : {false, true})
+      psi += cpml_slab_points(grid, layer, axis, hi, kHalo);
+  return cpml_memory_points(grid, layer) + psi +
+         (4 + kCpmlTaps) * static_cast<std::size_t>(grid.nx + grid.ny + grid.nz);
+}
+
 std::size_t tti_cpml_memory_points(const Grid& grid, const LayerWidths& layer) {
   std::size_t mix = 0;
   for (int axis = 0; axis < 3; ++axis)
     for (const bool hi : {false, true})
       mix += cpml_slab_points(grid, layer, axis, hi, 0) * kTtiCpmlMix;
   return 2 * cpml_memory_points(grid, layer) + mix;
+}
+
+std::vector<float> cpml_psi_taps(const CpmlProfile& profile, const LayerWidths& layer, int axis) {
+  const int n = static_cast<int>(profile.a[static_cast<std::size_t>(axis)].size());
+  const std::vector<float>& a = profile.a[static_cast<std::size_t>(axis)];
+  const std::vector<float>& b = profile.b[static_cast<std::size_t>(axis)];
+  const auto& d1 = profile.d1[static_cast<std::size_t>(axis)];
+  const int lo = layer.on(axis, false), hi = layer.on(axis, true);
+  const auto face = [&](int c) { return c >= 0 && c < lo ? 0 : (c >= n - hi && c < n ? 1 : -1); };
+  std::vector<float> taps(static_cast<std::size_t>(n) * kCpmlTaps, 0.0f);
+  for (int c = 0; c < n; ++c) {
+    const int f = face(c);
+    if (f < 0) continue;
+    double t[kCpmlTaps] = {};
+    for (int m = 1; m <= kHalo; ++m) {
+      for (const int s : {1, -1}) {
+        // +-w_m psi^n(q) at q = c + s m, with psi^n(q) = b(q) psi^(n-1)(q) + a(q) d_a u(q).
+        const int q = c + s * m;
+        if (face(q) != f) continue;
+        const double wm = s * static_cast<double>(d1[static_cast<std::size_t>(m)]);
+        t[4 * kHalo + 1 + (s > 0 ? 0 : kHalo) + m - 1] =
+            static_cast<double>(d1[static_cast<std::size_t>(m)]) * b[static_cast<std::size_t>(q)];
+        const double aq = a[static_cast<std::size_t>(q)];
+        for (int mm = 1; mm <= kHalo; ++mm) {
+          const double w = wm * aq * d1[static_cast<std::size_t>(mm)];
+          t[2 * kHalo + s * m + mm] += w;
+          t[2 * kHalo + s * m - mm] -= w;
+        }
+      }
+    }
+    for (int o = 0; o < kCpmlTaps; ++o)
+      taps[static_cast<std::size_t>(c) * kCpmlTaps + static_cast<std::size_t>(o)] =
+          static_cast<float>(t[o]);
+  }
+  return taps;
 }
 
 CpmlView make_cpml_view(const Grid& grid, const LayerWidths& layer, const CpmlProfile& profile) {

@@ -65,6 +65,9 @@ std::size_t cpml_slab_points(const Grid& grid, const LayerWidths& layer, int axi
                              int pad = 0);
 /// Floats of the memory variables of all six slabs: zeta, and psi with its zero padding.
 std::size_t cpml_memory_points(const Grid& grid, const LayerWidths& layer);
+/// Floats of one field's C-PML on a GPU: zeta, psi twice (the fused update reads psi^(n-1) and
+/// writes psi^n), and the profile and taps of every axis (4 + kCpmlTaps floats an index).
+std::size_t cpml_device_floats(const Grid& grid, const LayerWidths& layer);
 
 /// Pointers (host or device) to a run's C-PML: the profile arrays and the memory variables psi
 /// and zeta of each axis and face (null where the face has no layer). Passed to kernels by value.
@@ -79,7 +82,24 @@ struct CpmlView {
   const float* dik[3] = {nullptr, nullptr, nullptr};
   float* psi[3][2] = {};
   float* zeta[3][2] = {};
+  /// The fused update only (GPU, cpml_psi_taps): psi^n written here while psi above holds
+  /// psi^(n-1), the two swapped after each step; and each axis's taps, kCpmlTaps an index.
+  float* psi_next[3][2] = {};
+  const float* taps[3] = {nullptr, nullptr, nullptr};
 };
+
+/// Floats an index of cpml_psi_taps: the 4 kHalo + 1 weights of u, then the 2 kHalo of psi.
+inline constexpr int kCpmlTaps = 6 * kHalo + 1;
+
+/// The fused C-PML update's weights along `axis` (kCpmlTaps floats per grid index c): with them
+/// d_a psi^n at c comes from psi^(n-1) and u^n alone, without psi^n of the neighbours,
+///   d_a psi^n(c) = sum_{o=-8..8} T[o + 8] u(c + o)
+///                + sum_{m=1..4} (T[17 + m - 1] psi^(n-1)(c + m) - T[21 + m - 1] psi^(n-1)(c - m)),
+/// which is sum_m w_m (psi^n(c + m) - psi^n(c - m)) with psi^n(q) = b(q) psi^(n-1)(q) + a(q)
+/// d_a u(q) written out (T[o] = sum over m, m' of w_m w_m' a(q) at q = c +- m, o = +-m +- m').
+/// Only neighbours q in the slab of c's face count (the reference reads psi of that slab, zero
+/// outside it); rows of indices outside the slabs are zero. Weights computed in double.
+std::vector<float> cpml_psi_taps(const CpmlProfile& profile, const LayerWidths& layer, int axis);
 
 /// The view of `profile` (its arrays at `a`, `b`, `ik`, `dik`, per axis, on the backend's device)
 /// with memory variables at psi/zeta[axis][face]; the sizes from grid and layer.

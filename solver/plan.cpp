@@ -837,10 +837,12 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
   const double receivers = static_cast<double>(s.receivers.size());
   const double sources = static_cast<double>(s.sources.size());
   const double steps = static_cast<double>(p.steps);
-  // u, v, vp2dt2; Minimod's layer adds phi and eta, the C-PML psi and zeta in its slabs.
+  // u, v, vp2dt2; Minimod's layer adds phi and eta, the C-PML psi and zeta in its slabs (psi
+  // twice on a GPU, whose update is fused, with the taps: cpml_device_floats).
   const bool cpml = s.boundary.type == BoundaryType::Cpml;
   const double memory = 4.0 * static_cast<double>(cpml_memory_points(g, p.layer));
-  const double device = field * (p.layer.any() && !cpml ? 5 : 3) + (cpml ? memory : 0) +
+  const double device_memory = 4.0 * static_cast<double>(cpml_device_floats(g, p.layer));
+  const double device = field * (p.layer.any() && !cpml ? 5 : 3) + (cpml ? device_memory : 0) +
                         receivers * (steps + 1) * 4 + sources * steps * 4 +
                         (receivers + sources) * 8 * 12;
   p.device_bytes = static_cast<std::size_t>(device);

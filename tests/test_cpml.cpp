@@ -113,6 +113,74 @@ TEST(CpmlProfile, CoefficientsAndSlabs) {
   EXPECT_THROW(make_cpml_profile(g, w, 1e-3, 3000, CpmlParams{2, 2, 0, 1}), std::invalid_argument);
 }
 
+// The fused update's taps (cpml_psi_taps) against d_a psi^n formed as the reference forms it: the
+// memory pass's psi^n = b psi^(n-1) + a d_a u^n at the neighbours, then its first derivative,
+// reading psi of the point's own slab only. Random psi^(n-1) and u, u also outside the ghost
+// (where the taps must have no weight); a wide grid and one whose interior is narrower than the
+// stencil (the faces' slabs within 4 points of each other), along each axis, kappa > 1.
+TEST(CpmlProfile, FusedTapsGiveTheDerivativeOfTheNextMemory) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> value(-1, 1);
+  for (const int n : {31, 14}) {
+    for (int axis = 0; axis < 3; ++axis) {
+      int shape[3] = {12, 12, 12};
+      shape[axis] = n;
+      const Grid g{shape[0], shape[1], shape[2], 10, 12.5, 8, 0, 0, 0};
+      int widths[6] = {3, 3, 3, 3, 3, 3};
+      widths[2 * axis] = 6;
+      widths[2 * axis + 1] = 5;
+      const LayerWidths w{widths[0], widths[1], widths[2], widths[3], widths[4], widths[5]};
+      const CpmlProfile prof = make_cpml_profile(g, w, 1e-3, 3000, CpmlParams{1e-4, 2, 30, 2});
+      const std::vector<float> taps = cpml_psi_taps(prof, w, axis);
+      ASSERT_EQ(taps.size(), static_cast<std::size_t>(n) * kCpmlTaps);
+      const auto face = [&](int c) {
+        return c >= 0 && c < w.on(axis, false) ? 0 : (c >= n - w.on(axis, true) && c < n ? 1 : -1);
+      };
+      // u at indices -12 .. n + 11 and psi^(n-1) of each slab point.
+      std::vector<double> u(static_cast<std::size_t>(n + 24)), psi(static_cast<std::size_t>(n));
+      for (double& x : u)
+        x = value(rng);
+      for (int c = 0; c < n; ++c)
+        psi[static_cast<std::size_t>(c)] = face(c) >= 0 ? value(rng) : 0.0;
+      const auto U = [&](int c) { return u[static_cast<std::size_t>(c + 12)]; };
+      const auto* w1 = prof.d1[static_cast<std::size_t>(axis)].data();
+      const auto& a = prof.a[static_cast<std::size_t>(axis)];
+      const auto& b = prof.b[static_cast<std::size_t>(axis)];
+      for (int c = 0; c < n; ++c) {
+        const int f = face(c);
+        const float* t = taps.data() + static_cast<std::size_t>(c) * kCpmlTaps;
+        if (f < 0) {
+          for (int o = 0; o < kCpmlTaps; ++o)
+            EXPECT_EQ(t[o], 0.0f) << "axis " << axis << " index " << c << " tap " << o;
+          continue;
+        }
+        const auto old = [&](int q) {
+          return face(q) == f ? psi[static_cast<std::size_t>(q)] : 0.0;
+        };
+        const auto next = [&](int q) {
+          if (face(q) != f) return 0.0;
+          double d = 0;
+          for (int m = 1; m <= kHalo; ++m)
+            d += w1[m] * (U(q + m) - U(q - m));
+          return b[static_cast<std::size_t>(q)] * old(q) + a[static_cast<std::size_t>(q)] * d;
+        };
+        double want = 0, scale = 0;
+        for (int m = 1; m <= kHalo; ++m) {
+          want += w1[m] * (next(c + m) - next(c - m));
+          scale += std::abs(w1[m]) * (std::abs(next(c + m)) + std::abs(next(c - m)));
+        }
+        double got = 0;
+        for (int o = -2 * kHalo; o <= 2 * kHalo; ++o)
+          got += t[o + 2 * kHalo] * U(c + o);
+        for (int m = 1; m <= kHalo; ++m)
+          got += t[4 * kHalo + m] * old(c + m) - t[5 * kHalo + m] * old(c - m);
+        EXPECT_NEAR(got, want, 1e-6 * scale + 1e-12)
+            << "n " << n << " axis " << axis << " index " << c;
+      }
+    }
+  }
+}
+
 /// The mirror of the free surface (kernels/cpu/cpu_backend.cpp): u(k = 0) = 0, u(-m) = -u(m).
 void mirror_free_surface(std::vector<float>& u, const FieldLayout& l) {
   for (int j = 0; j < l.ny; ++j)

@@ -1,9 +1,14 @@
 #include "kernels/gpu/cpml_gpu.cuh"
 
+#include "kernels/gpu/gmem_3d_f4.cuh"
 #include "kernels/gpu/gpu_check.hpp"
 #include "kernels/gpu/gpu_support.cuh"
+#include "kernels/gpu/launch_limits.hpp"
 
+#include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace minimod::gpu {
 namespace {
@@ -21,33 +26,209 @@ __global__ void cpml_memory_kernel(const CpmlView v, int axis, int face,
   cpml_memory_point(v, axis, face, u, l.index(i, j, k), stride, i, j, k);
 }
 
-/// The C-PML layer update of box b (one thread a point).
-__global__ void cpml_layer_kernel(const CpmlView v, const float* __restrict__ u,
-                                  float* __restrict__ next, const float* __restrict__ vp2dt2,
-                                  const FieldLayout l, const StencilCoefs c, Box b) {
-  const int i = b.x0 + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = b.y0 + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  const int k = b.z0 + static_cast<int>(blockIdx.z * blockDim.z + threadIdx.z);
-  if (i >= b.x1 || j >= b.y1 || k >= b.z1) return;
-  const std::int64_t sy = l.pitch, sz = l.plane, p = l.index(i, j, k);
-  float sum = cpml_axis_term(v, 0, u, p, 1, i, j, k, cpml_second_derivative(u, p, 1, c.cx));
-  sum += cpml_axis_term(v, 1, u, p, sy, i, j, k, cpml_second_derivative(u, p, sy, c.cy));
-  sum += cpml_axis_term(v, 2, u, p, sz, i, j, k, cpml_second_derivative(u, p, sz, c.cz));
-  next[p] = inner_update(u[p], next[p], vp2dt2[p], sum);
+// The fused layer update's block, at most: 4 x points a thread, deep along z, where the z slabs'
+// psi is read at 9 planes (the block's own planes and 4 on each side come from L1 and L2 once).
+// 3 blocks an SM (80 registers): more registers, other tiles or block extents fitted to the slab
+// depth measured no faster (docs/kernels.md, "C-PML").
+constexpr int kFx = 8, kFy = 4, kFz = 8, kFmin = 3;
+
+/// The x term of the C-PML at the quad's lanes: d~_xx u where the lane is in an x slab, the plain
+/// d_xx u elsewhere. ux holds u(i0 - 8 .. i0 + 11); psi^n of x is formed at the 12 points
+/// i0 - 4 .. i0 + 7 from psi^(n-1) (the reference's memory pass, the same expression), its
+/// derivative read from them, and psi^n of the lanes written to psi_next.
+template <bool Slab>
+__device__ __forceinline__ void cpml_x_terms(const CpmlView& v, const float* ux, int i0, int j,
+                                             int k, int lo, int hi, const float* cx, float* term) {
+  const float* w = v.d1[0];
+  float d2[kQuad];
+  MINIMOD_UNROLL
+  for (int l = 0; l < kQuad; ++l) {
+    float d = cx[0] * ux[8 + l];
+    MINIMOD_UNROLL
+    for (int m = 1; m <= kHalo; ++m)
+      d += cx[m] * (ux[8 + l + m] + ux[8 + l - m]);
+    d2[l] = d;
+    term[l] = d;
+  }
+  if constexpr (!Slab) return;
+  // The slab faces of the 12 points (-1 outside both slabs and outside the grid).
+  int fq[3 * kQuad];
+  bool any = false;
+  MINIMOD_UNROLL
+  for (int t = 0; t < 3 * kQuad; ++t) {
+    fq[t] = cpml_face(v, 0, i0 - kHalo + t);
+    any |= fq[t] >= 0;
+  }
+  if (!any) return;
+  float psin[3 * kQuad], du[3 * kQuad];
+  MINIMOD_UNROLL
+  for (int t = 0; t < 3 * kQuad; ++t) {
+    psin[t] = 0.0f;
+    du[t] = 0.0f;
+    const int q = i0 - kHalo + t;
+    float d = 0.0f;
+    MINIMOD_UNROLL
+    for (int m = 1; m <= kHalo; ++m)
+      d += w[m] * (ux[t + kHalo + m] - ux[t + kHalo - m]);
+    du[t] = d;
+    if (fq[t] >= 0) {
+      const float old = v.psi[0][fq[t]][cpml_slab_index(v, 0, fq[t], q, j, k, kHalo)];
+      psin[t] = v.b[0][q] * old + v.a[0][q] * d;
+    }
+  }
+  MINIMOD_UNROLL
+  for (int l = 0; l < kQuad; ++l) {
+    const int f = fq[kHalo + l];
+    if (f < 0 || l < lo || l >= hi) continue;
+    const int i = i0 + l;
+    float dpsi = 0.0f;
+    MINIMOD_UNROLL
+    for (int m = 1; m <= kHalo; ++m)
+      dpsi += w[m] * ((fq[kHalo + l + m] == f ? psin[kHalo + l + m] : 0.0f) -
+                      (fq[kHalo + l - m] == f ? psin[kHalo + l - m] : 0.0f));
+    v.psi_next[0][f][cpml_slab_index(v, 0, f, i, j, k, kHalo)] = psin[kHalo + l];
+    const float ik = v.ik[0][i];
+    const float g = ik * d2[l] + v.dik[0][i] * du[kHalo + l] + dpsi;
+    float& zeta = v.zeta[0][f][cpml_slab_index(v, 0, f, i, j, k, 0)];
+    const float z = v.b[0][i] * zeta + v.a[0][i] * g;
+    zeta = z;
+    term[l] = ik * g + z;
+  }
 }
 
-dim3 grid_of(const Box& b, const dim3& block) {
-  return dim3(static_cast<unsigned>((b.nx() + block.x - 1) / block.x),
-              static_cast<unsigned>((b.ny() + block.y - 1) / block.y),
-              static_cast<unsigned>((b.nz() + block.z - 1) / block.z));
+/// The y (Axis 1) or z (Axis 2) term of the C-PML at the quad's lanes, added to sum: d~_aa u in
+/// the axis's slabs, where d_a psi^n comes from the taps (cpml_psi_taps) and psi^n of the point
+/// is written to psi_next; the plain d_aa u elsewhere. u_c: the quad's own u.
+template <int Axis, bool Slab>
+__device__ __forceinline__ void cpml_yz_terms(const CpmlView& v, const float* __restrict__ u,
+                                              std::int64_t p, std::int64_t stride,
+                                              const float4& u_c, int i0, int j, int k, int lo,
+                                              int hi, const float* ca, float* sum) {
+  const int c = Axis == 1 ? j : k;
+  const int f = Slab ? cpml_face(v, Axis, c) : -1;
+  if (f < 0) {
+    float d2[kQuad];
+    MINIMOD_UNROLL
+    for (int l = 0; l < kQuad; ++l)
+      d2[l] = ca[0] * quad_lane(u_c, l);
+    MINIMOD_UNROLL
+    for (int m = 1; m <= kHalo; ++m) {
+      const float4 up = load_quad_ro(u, p + m * stride), um = load_quad_ro(u, p - m * stride);
+      MINIMOD_UNROLL
+      for (int l = 0; l < kQuad; ++l)
+        d2[l] += ca[m] * (quad_lane(up, l) + quad_lane(um, l));
+    }
+    MINIMOD_UNROLL
+    for (int l = 0; l < kQuad; ++l)
+      sum[l] += d2[l];
+    return;
+  }
+  const float* w = v.d1[Axis];
+  const float* tap = v.taps[Axis] + static_cast<std::int64_t>(c) * kCpmlTaps;
+  const int n = v.n[Axis];
+  float d2[kQuad], d1[kQuad], tu[kQuad];
+  MINIMOD_UNROLL
+  for (int l = 0; l < kQuad; ++l) {
+    d2[l] = ca[0] * quad_lane(u_c, l);
+    d1[l] = 0.0f;
+    tu[l] = __ldg(tap + 2 * kHalo) * quad_lane(u_c, l);
+  }
+  MINIMOD_UNROLL
+  for (int m = 1; m <= kHalo; ++m) {
+    const float4 up = load_quad_ro(u, p + m * stride), um = load_quad_ro(u, p - m * stride);
+    const float tp = __ldg(tap + 2 * kHalo + m), tm = __ldg(tap + 2 * kHalo - m);
+    MINIMOD_UNROLL
+    for (int l = 0; l < kQuad; ++l) {
+      d2[l] += ca[m] * (quad_lane(up, l) + quad_lane(um, l));
+      d1[l] += w[m] * (quad_lane(up, l) - quad_lane(um, l));
+      tu[l] += tp * quad_lane(up, l) + tm * quad_lane(um, l);
+    }
+  }
+  // The taps 5..8 away: rows outside the ghost have zero weight and are read at its edge.
+  MINIMOD_UNROLL
+  for (int m = kHalo + 1; m <= 2 * kHalo; ++m) {
+    const int rp = min(c + m, n + kHalo - 1) - c, rm = max(c - m, -kHalo) - c;
+    const float4 up = load_quad_ro(u, p + rp * stride), um = load_quad_ro(u, p + rm * stride);
+    const float tp = __ldg(tap + 2 * kHalo + m), tm = __ldg(tap + 2 * kHalo - m);
+    MINIMOD_UNROLL
+    for (int l = 0; l < kQuad; ++l)
+      tu[l] += tp * quad_lane(up, l) + tm * quad_lane(um, l);
+  }
+  const float* psi = v.psi[Axis][f];
+  const std::int64_t ps = cpml_psi_stride(v, Axis);
+  const float ac = __ldg(v.a[Axis] + c), bc = __ldg(v.b[Axis] + c);
+  const float ik = __ldg(v.ik[Axis] + c), dik = __ldg(v.dik[Axis] + c);
+  MINIMOD_UNROLL
+  for (int l = 0; l < kQuad; ++l) {
+    if (l < lo || l >= hi) continue;
+    const int i = i0 + l;
+    const std::int64_t q = cpml_slab_index(v, Axis, f, i, j, k, kHalo);
+    float dpsi = tu[l];
+    MINIMOD_UNROLL
+    for (int m = 1; m <= kHalo; ++m)
+      dpsi += __ldg(tap + 4 * kHalo + m) * psi[q + m * ps] -
+              __ldg(tap + 5 * kHalo + m) * psi[q - m * ps];
+    v.psi_next[Axis][f][q] = bc * psi[q] + ac * d1[l];
+    const float g = ik * d2[l] + dik * d1[l] + dpsi;
+    float& zeta = v.zeta[Axis][f][cpml_slab_index(v, Axis, f, i, j, k, 0)];
+    const float z = bc * zeta + ac * g;
+    zeta = z;
+    sum[l] += ik * g + z;
+  }
+}
+
+/// The fused acoustic C-PML layer update of `box`: 4 x points a thread (gmem_3d_f4's quads and
+/// block reshape), psi^n and zeta^(n+1) of every slab the point is in, and u^(n+1).
+/// \tparam Dx threads along x (4 Dx points); blockDim.y and blockDim.z set the other extents
+/// \tparam X, Y, Z whether the box meets the slabs of that axis (if not, its plain d_aa u only).
+template <int Dx, bool X, bool Y, bool Z>
+__global__ void MINIMOD_LAUNCH_BOUNDS(kFx* kFy* kFz, kFmin)
+    cpml_fused_kernel(const CpmlView v, const float* __restrict__ u, float* __restrict__ next,
+                      const float* __restrict__ vp2dt2, const FieldLayout l, const StencilCoefs c,
+                      const Box box, const int quad_x0, const int x_shift) {
+  const int xy = static_cast<int>(threadIdx.x) + Dx * static_cast<int>(threadIdx.y);
+  const int tx = xy & ((Dx >> x_shift) - 1);
+  const int ty = xy >> (log2_of(Dx) - x_shift);
+  const int i0 = quad_x0 + kQuad * (static_cast<int>(blockIdx.x) * (Dx >> x_shift) + tx);
+  const int j = box.y0 + static_cast<int>(blockIdx.y * (blockDim.y << x_shift)) + ty;
+  const int k = box.z0 + static_cast<int>(blockIdx.z * blockDim.z + threadIdx.z);
+  if (i0 >= box.x1 || j >= box.y1 || k >= box.z1) return;
+  const int lo = box.x0 - i0, hi = box.x1 - i0;
+  const std::int64_t p = l.index(i0, j, k);
+
+  float sum[kQuad];
+  float4 u_c;
+  {
+    float ux[5 * kQuad];
+    MINIMOD_UNROLL
+    for (int qd = 0; qd < 5; ++qd) {
+      const float4 q = load_quad_ro(u, p + (qd - 2) * kQuad);
+      MINIMOD_UNROLL
+      for (int ln = 0; ln < kQuad; ++ln)
+        ux[qd * kQuad + ln] = quad_lane(q, ln);
+    }
+    u_c = make_float4(ux[8], ux[9], ux[10], ux[11]);
+    cpml_x_terms<X>(v, ux, i0, j, k, lo, hi, c.cx, sum);
+  }
+  cpml_yz_terms<1, Y>(v, u, p, l.pitch, u_c, i0, j, k, lo, hi, c.cy, sum);
+  cpml_yz_terms<2, Z>(v, u, p, l.plane, u_c, i0, j, k, lo, hi, c.cz, sum);
+
+  const float4 v_c = load_quad_rw(next, p);
+  const float4 m_c = load_quad_ro(vp2dt2, p);
+  float out[kQuad];
+  MINIMOD_UNROLL
+  for (int ln = 0; ln < kQuad; ++ln)
+    out[ln] = inner_update(quad_lane(u_c, ln), quad_lane(v_c, ln), quad_lane(m_c, ln), sum[ln]);
+  store_quad(next, p, make_float4(out[0], out[1], out[2], out[3]), lo, hi);
 }
 
 } // namespace
 
 void CpmlDevice::setup(const Grid& grid, const LayerWidths& layer, const CpmlProfile& profile,
-                       gpuStream_t stream) {
+                       gpuStream_t stream, bool fused) {
   release();
   m_view = make_cpml_view(grid, layer, profile);
+  m_fused = fused;
   const char* names[4] = {"C-PML a", "C-PML b", "C-PML 1/kappa", "C-PML d(1/kappa)"};
   for (int axis = 0; axis < 3; ++axis) {
     const std::vector<float>* arrays[4] = {&profile.a[axis], &profile.b[axis], &profile.ik[axis],
@@ -58,12 +239,18 @@ void CpmlDevice::setup(const Grid& grid, const LayerWidths& layer, const CpmlPro
     m_view.b[axis] = m_profile[axis][1].as<const float>();
     m_view.ik[axis] = m_profile[axis][2].as<const float>();
     m_view.dik[axis] = m_profile[axis][3].as<const float>();
+    if (fused) {
+      m_taps[axis] = upload_new(cpml_psi_taps(profile, layer, axis), "C-PML taps", stream);
+      m_view.taps[axis] = m_taps[axis].as<const float>();
+    }
     for (int face = 0; face < 2; ++face) {
       const std::size_t psi = cpml_slab_points(grid, layer, axis, face == 1, kHalo);
       const std::size_t zeta = cpml_slab_points(grid, layer, axis, face == 1, 0);
       m_psi[axis][face] = psi ? DeviceBuffer(psi * sizeof(float), "C-PML psi") : DeviceBuffer();
       m_zeta[axis][face] = zeta ? DeviceBuffer(zeta * sizeof(float), "C-PML zeta") : DeviceBuffer();
+      if (psi) m_psi_next[axis][face] = DeviceBuffer(psi * sizeof(float), "C-PML psi (next step)");
       m_view.psi[axis][face] = m_psi[axis][face].as<float>();
+      m_view.psi_next[axis][face] = m_psi_next[axis][face].as<float>();
       m_view.zeta[axis][face] = m_zeta[axis][face].as<float>();
     }
   }
@@ -76,7 +263,7 @@ void CpmlDevice::setup(const Grid& grid, const LayerWidths& layer, const CpmlPro
 void CpmlDevice::zero(gpuStream_t stream) {
   for (int axis = 0; axis < 3; ++axis)
     for (int face = 0; face < 2; ++face)
-      for (DeviceBuffer* b : {&m_psi[axis][face], &m_zeta[axis][face]})
+      for (DeviceBuffer* b : {&m_psi[axis][face], &m_psi_next[axis][face], &m_zeta[axis][face]})
         if (!b->empty())
           MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(b->as<void>(), 0, b->bytes(), stream),
                                  "zeroing " + std::to_string(b->bytes()) + " B of C-PML memory");
@@ -87,16 +274,27 @@ void CpmlDevice::release() {
   for (int axis = 0; axis < 3; ++axis) {
     for (auto& b : m_profile[axis])
       b = DeviceBuffer();
+    m_taps[axis] = DeviceBuffer();
     for (int face = 0; face < 2; ++face) {
       m_psi[axis][face] = DeviceBuffer();
+      m_psi_next[axis][face] = DeviceBuffer();
       m_zeta[axis][face] = DeviceBuffer();
     }
   }
   m_view = CpmlView{};
+  m_fused = false;
+}
+
+void CpmlDevice::end_step() {
+  if (!m_on || !m_fused) return;
+  for (int axis = 0; axis < 3; ++axis)
+    for (int face = 0; face < 2; ++face)
+      std::swap(m_view.psi[axis][face], m_view.psi_next[axis][face]);
 }
 
 void CpmlDevice::memory_pass(const float* u, const FieldLayout& l, gpuStream_t stream) const {
   if (!m_on) return;
+  if (m_fused) throw std::logic_error("C-PML memory pass asked of a fused C-PML");
   const dim3 block(kBx, kBy, kBz);
   for (int axis = 0; axis < 3; ++axis) {
     for (int face = 0; face < 2; ++face) {
@@ -107,7 +305,9 @@ void CpmlDevice::memory_pass(const float* u, const FieldLayout& l, gpuStream_t s
       int* hi[3] = {&b.x1, &b.y1, &b.z1};
       *lo[axis] = face == 0 ? 0 : m_view.n[axis] - w;
       *hi[axis] = *lo[axis] + w;
-      const dim3 grid = grid_of(b, block);
+      const dim3 grid(static_cast<unsigned>(ceil_div(b.nx(), kBx)),
+                      static_cast<unsigned>(ceil_div(b.ny(), kBy)),
+                      static_cast<unsigned>(ceil_div(b.nz(), kBz)));
       cpml_memory_kernel<<<grid, block, 0, stream>>>(m_view, axis, face, u, l, b);
       MINIMOD_GPU_CHECK_LAUNCH("cpml_memory_kernel", grid, block, 0);
     }
@@ -117,10 +317,68 @@ void CpmlDevice::memory_pass(const float* u, const FieldLayout& l, gpuStream_t s
 void cpml_layer_update_gpu(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
                            const Box& b, gpuStream_t stream) {
   if (b.empty()) return;
-  const dim3 block(kBx, kBy, kBz);
-  const dim3 grid = grid_of(b, block);
-  cpml_layer_kernel<<<grid, block, 0, stream>>>(*f.cpml, f.u, f.v, f.vp2dt2, l, c, b);
-  MINIMOD_GPU_CHECK_LAUNCH("cpml_layer_kernel", grid, block, 0);
+  const CpmlView& v = *f.cpml;
+  if (v.taps[0] == nullptr)
+    throw std::logic_error("the acoustic C-PML layer update needs a fused CpmlDevice");
+  const auto bits = reinterpret_cast<std::uintptr_t>(f.u) | reinterpret_cast<std::uintptr_t>(f.v) |
+                    reinterpret_cast<std::uintptr_t>(f.vp2dt2);
+  if (bits % (kQuad * sizeof(float)) != 0 || l.pitch % kQuad != 0 || l.x_offset < kQuad)
+    throw std::invalid_argument(
+        "C-PML layer update: float4 loads need 16-byte aligned fields, a pitch that is a multiple "
+        "of 4 floats and 4 floats before x = 0 (pitch " +
+        std::to_string(l.pitch) + ", x offset " + std::to_string(l.x_offset) + ")");
+  // The quad grid of the box (aligned on the padded row), reshaped for slabs a few quads wide.
+  const long long first = static_cast<long long>(b.x0 + l.x_offset) / kQuad * kQuad;
+  const long long end = ceil_div(static_cast<long long>(b.x1) + l.x_offset, kQuad) * kQuad;
+  const long long quads = (end - first) / kQuad;
+  int shift = 0;
+  while ((kFx >> (shift + 1)) >= quads && (kFx >> (shift + 1)) >= 1)
+    ++shift;
+  const dim3 block(kFx, kFy, kFz);
+  const dim3 grid(static_cast<unsigned>(ceil_div(quads, kFx >> shift)),
+                  static_cast<unsigned>(ceil_div(b.ny(), kFy << shift)),
+                  static_cast<unsigned>(ceil_div(b.nz(), kFz)));
+  // Which axes' slabs the box meets: the kernel's other axes have the plain d_aa u only.
+  const int b0[3] = {b.x0, b.y0, b.z0}, b1[3] = {b.x1, b.y1, b.z1};
+  int mask = 0;
+  for (int a = 0; a < 3; ++a)
+    if (b0[a] < v.lo[a] || b1[a] > v.n[a] - v.hi[a]) mask |= 1 << a;
+  const int x0 = static_cast<int>(first - l.x_offset);
+  static const char* const names[8] = {
+      "cpml_fused_kernel (no slab axis)", "cpml_fused_kernel (x slab)",
+      "cpml_fused_kernel (y slab)",       "cpml_fused_kernel (x, y slabs)",
+      "cpml_fused_kernel (z slab)",       "cpml_fused_kernel (x, z slabs)",
+      "cpml_fused_kernel (y, z slabs)",   "cpml_fused_kernel (x, y, z slabs)"};
+  const auto go = [&](auto kernel) {
+    kernel<<<grid, block, 0, stream>>>(v, f.u, f.v, f.vp2dt2, l, c, b, x0, shift);
+    MINIMOD_GPU_CHECK_LAUNCH(names[mask], grid, block, 0);
+  };
+  switch (mask) {
+  case 0:
+    go(cpml_fused_kernel<kFx, false, false, false>);
+    break;
+  case 1:
+    go(cpml_fused_kernel<kFx, true, false, false>);
+    break;
+  case 2:
+    go(cpml_fused_kernel<kFx, false, true, false>);
+    break;
+  case 3:
+    go(cpml_fused_kernel<kFx, true, true, false>);
+    break;
+  case 4:
+    go(cpml_fused_kernel<kFx, false, false, true>);
+    break;
+  case 5:
+    go(cpml_fused_kernel<kFx, true, false, true>);
+    break;
+  case 6:
+    go(cpml_fused_kernel<kFx, false, true, true>);
+    break;
+  default:
+    go(cpml_fused_kernel<kFx, true, true, true>);
+    break;
+  }
 }
 
 } // namespace minimod::gpu

@@ -1,8 +1,12 @@
 #pragma once
-/// The C-PML on CUDA (kernels/cpml.hpp): the device copy of a run's profile and memory variables,
-/// the memory pass of a step, and the acoustic C-PML layer update that the layer kernels with
-/// `handles_cpml()` launch for their layer regions: one thread a point, the per-point math of the
-/// CPU reference.
+/// The C-PML on CUDA and HIP (kernels/cpml.hpp): the device copy of a run's profile and memory
+/// variables, and the acoustic C-PML layer update that the layer kernels with `handles_cpml()`
+/// launch for their layer regions. The update is fused, with no memory pass over the slabs: one
+/// pass over each layer region, 4 x points a thread (gmem_3d_f4's quads), forms psi^n of every
+/// slab the point is in from psi^(n-1) and u^n (the neighbours' psi^n through cpml_psi_taps),
+/// writes it to the second psi buffer and steps zeta and u; the buffers swap after the step. The
+/// TTI C-PML (tti_cpml_gpu.cuh) keeps one psi buffer of p and of q and a memory pass a step: its
+/// one-thread-a-point update through the taps measured slower than the pass (docs/kernels.md).
 
 #include "core/field_layout.hpp"
 #include "core/grid.hpp"
@@ -17,9 +21,11 @@ namespace minimod::gpu {
 /// A run's C-PML in device memory.
 class CpmlDevice {
 public:
-  /// Upload `profile` and allocate zeroed memory variables for `grid` with `layer`.
+  /// Upload `profile` and allocate zeroed memory variables for `grid` with `layer`. `fused`: for
+  /// cpml_layer_update_gpu, with the taps (cpml_psi_taps) and psi twice (psi^(n-1) read, psi^n
+  /// written); else for memory_pass (the TTI C-PML), psi once.
   void setup(const Grid& grid, const LayerWidths& layer, const CpmlProfile& profile,
-             gpuStream_t stream);
+             gpuStream_t stream, bool fused = false);
   /// Queue zeros over the memory variables.
   void zero(gpuStream_t stream);
   /// Free everything; on() is false after.
@@ -27,18 +33,22 @@ public:
   bool on() const { return m_on; }
   /// The view (device pointers), for kernels.
   const CpmlView& view() const { return m_view; }
-  /// Queue the memory pass of a step: psi of every slab point from u^n.
+  /// Queue the memory pass of a step (not fused): psi of every slab point from u^n.
   void memory_pass(const float* u, const FieldLayout& layout, gpuStream_t stream) const;
+  /// After every step's layer update (fused): psi^n becomes the step's psi^(n-1).
+  void end_step();
 
 private:
   bool m_on = false;
+  bool m_fused = false;
   DeviceBuffer m_profile[3][4]; ///< a, b, 1/kappa, d(1/kappa)/dx per axis
-  DeviceBuffer m_psi[3][2], m_zeta[3][2];
+  DeviceBuffer m_taps[3];       ///< cpml_psi_taps per axis
+  DeviceBuffer m_psi[3][2], m_psi_next[3][2], m_zeta[3][2];
   CpmlView m_view;
 };
 
-/// Queue the acoustic C-PML layer update of box `b` (f.cpml: a host pointer to a view of device
-/// memory; the memory pass of the step queued before on the same stream or joined into it).
+/// Queue the fused acoustic C-PML layer update of box `b` (f.cpml: a host pointer to the view of a
+/// fused CpmlDevice). Every layer point of a step must be updated before CpmlDevice::end_step.
 void cpml_layer_update_gpu(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
                            const Box& b, gpuStream_t stream);
 

@@ -139,7 +139,8 @@ public:
     upload_medium(p, eta_table.get(), eta_array);
     if (phi) m_phi = DeviceBuffer(bytes, "phi");
     if (m_cpml_requested && tti) m_tti_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
-    if (m_cpml_requested && !tti) m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
+    if (m_cpml_requested && !tti)
+      m_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main(), /*fused=*/true);
     upload_taps(p);
     m_grid = p.grid;
     // The uploads read pageable host memory that the caller may free once setup returns.
@@ -225,10 +226,9 @@ public:
 
   void update(StepPart part) override {
     require_ready("update");
-    // The C-PML's memory pass reads u^n at every slab point: once a step, before any region (the
-    // layer stream forks from the main one after it).
-    if (m_cpml.on() && part == StepPart::Shell)
-      m_cpml.memory_pass(m_current[0].as<const float>(), m_layout, m_streams.main());
+    // The TTI C-PML's memory pass reads p^n and q^n at every slab point: once a step, before any
+    // region (the layer stream forks from the main one after it). The acoustic one is fused into
+    // its layer update.
     if (m_tti_cpml.on() && part == StepPart::Shell)
       m_tti_cpml.memory_pass(m_current[0].as<const float>(), m_current[1].as<const float>(),
                              m_layout, m_streams.main());
@@ -263,6 +263,8 @@ public:
     m_taps.inject(m_next[0].as<float>(), n, s,
                   tti ? "inject_sources_kernel (TTI p)" : "inject_sources_kernel");
     std::swap(m_current, m_next);
+    // The C-PML's psi^n, written by this step's layer update, is the next step's psi^(n-1).
+    if (m_cpml.on()) m_cpml.end_step();
     if (m_free_surface) {
       const dim3 block(32, 8);
       const dim3 grid(static_cast<unsigned>((m_layout.nx + 31) / 32),
