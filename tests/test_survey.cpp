@@ -123,7 +123,8 @@ TEST(SurveyParse, MinimalSurveyGetsTheDocumentedDefaults) {
   EXPECT_FALSE(s.time.dt);
   EXPECT_DOUBLE_EQ(s.time.cfl, 0.8);
   EXPECT_FALSE(s.boundary.width);
-  EXPECT_DOUBLE_EQ(s.boundary.ntaper, 3);
+  EXPECT_FALSE(s.boundary.ntaper) << "unset: kDefaultNtaper, " << kDefaultNtaper;
+  EXPECT_FALSE(s.boundary.reflection_db);
   EXPECT_FALSE(s.boundary.fmax);
   ASSERT_EQ(s.sources.size(), 1u);
   EXPECT_EQ(s.sources[0].position, (Vec3{100, 100, 50}));
