@@ -585,9 +585,10 @@ double layer_limit_angle(BoundaryType type, int width, double db) {
 }
 
 std::optional<double> layer_target_db(const BoundarySpec& b) {
-  if (b.reflection_db) return b.reflection_db;
-  if (b.type == BoundaryType::Cpml && !b.width && !b.ntaper) return kDefaultCpmlReturnDb;
-  return std::nullopt;
+  // The survey parser allows reflection_db only alone and with a C-PML; a survey built in code is
+  // held to the same: a width or ntaper given wins, Minimod's layer has no target.
+  if (b.type != BoundaryType::Cpml || b.width || b.ntaper) return std::nullopt;
+  return b.reflection_db.value_or(kDefaultCpmlReturnDb);
 }
 
 double layer_worst_return_db(BoundaryType type, int width) {
@@ -683,8 +684,9 @@ std::string describe_boundary(const Survey& s, const LayerWidths& layer) {
     }
     if (w > kWidestMeasuredLayer)
       out += ", as the widest measured row (" + std::to_string(kWidestMeasuredLayer) + " points)";
-    else if (w < 10)
-      out += ", extended below the narrowest measured row (10 points)";
+    else if (w < kNarrowestMeasuredLayer)
+      out += ", extended below the narrowest measured row (" +
+             std::to_string(kNarrowestMeasuredLayer) + " points)";
     out += " (docs/physics-checks.md)";
     if (n + 1 == widths.size()) out += surface;
     out += "\n";

@@ -133,6 +133,8 @@ double layer_worst_return_db(BoundaryType type, int width);
 
 /// The widest layer the measured table distinguishes: wider ones return as its widest row.
 inline constexpr int kWidestMeasuredLayer = 30;
+/// The narrowest measured layer: narrower ones extend the slope between its two narrowest rows.
+inline constexpr int kNarrowestMeasuredLayer = 10;
 
 /// The smallest C-PML width whose layer_worst_return_db is at or below `target_db`; 0 when no
 /// width up to kWidestMeasuredLayer meets it.
