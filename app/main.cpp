@@ -54,7 +54,8 @@ std::string utc_now() {
 /// written with the fewest digits that read back exactly; a non-finite value (a wavefield that
 /// blew up) is written as null, JSON having no NaN or Inf; bytes that are not UTF-8 (an output
 /// path in another encoding) become U+FFFD rather than failing the run at its end.
-std::string summary_json(const RunReport& r, int steps, const SurveyRunReport& survey) {
+std::string summary_json(const Survey& s, const RunReport& r, int steps,
+                         const SurveyRunReport& survey) {
   using Json = nlohmann::ordered_json;
   const Plan& p = r.plan;
   Json j;
@@ -70,6 +71,11 @@ std::string summary_json(const RunReport& r, int steps, const SurveyRunReport& s
   j["grid"] = {{"shape", {p.grid.nx, p.grid.ny, p.grid.nz}},
                {"spacing", {p.grid.dx, p.grid.dy, p.grid.dz}},
                {"layer", layer}};
+  // The layer's formulation, and the one-face return its width was chosen for when the survey
+  // gave a target (or a C-PML took the default one) instead of a width.
+  j["boundary"] = {{"type", boundary_type_name(s.boundary.type)}};
+  if (const std::optional<double> target = layer_target_db(s.boundary))
+    j["boundary"]["reflection_db"] = *target;
   j["dt"] = p.dt;
   j["steps"] = steps;
   j["backend"] = r.backend;
@@ -310,7 +316,7 @@ int cmd_run(const RunArgs& args) {
     return kExitRuntime;
   }
   if (!args.summary.empty())
-    write_file_durably(args.summary, summary_json(r, r.plan.steps, report));
+    write_file_durably(args.summary, summary_json(s, r, r.plan.steps, report));
   return kExitOk;
 }
 

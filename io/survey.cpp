@@ -493,6 +493,7 @@ Survey SurveyParser::parse(const std::string& document) {
   parse_time(top.require("time", "the time span: duration (s) or steps"), survey.time);
   survey.boundary.loc = loc_at(0, "boundary");
   survey.boundary.width_loc = loc_at(0, "boundary.width");
+  survey.boundary.reflection_db_loc = loc_at(0, "boundary.reflection_db");
   if (auto node = top.find("boundary")) parse_boundary(*node, survey.boundary);
   const auto sources = top.find("sources");
   const auto shots = top.find("shots");
@@ -846,9 +847,9 @@ void SurveyParser::parse_time(const YAML::Node& node, TimeSpec& time) const {
 }
 
 void SurveyParser::parse_boundary(const YAML::Node& node, BoundarySpec& boundary) const {
-  const MapFields fields(
-      *this, node, "boundary",
-      {"type", "width", "ntaper", "fmax", "free_surface", "reflection", "power", "alpha", "kappa"});
+  const MapFields fields(*this, node, "boundary",
+                         {"type", "width", "ntaper", "reflection_db", "fmax", "free_surface",
+                          "reflection", "power", "alpha", "kappa"});
   if (auto type = fields.find("type")) {
     boundary.type = choice(*type, "boundary.type", {"minimod", "cpml"}) == 0 ? BoundaryType::Minimod
                                                                              : BoundaryType::Cpml;
@@ -879,6 +880,7 @@ void SurveyParser::parse_boundary(const YAML::Node& node, BoundarySpec& boundary
   }
   boundary.loc = loc(node, "boundary");
   boundary.width_loc = loc_at(line_of(node), "boundary.width");
+  boundary.reflection_db_loc = loc_at(line_of(node), "boundary.reflection_db");
 
   const auto width = fields.find("width");
   if (width) {
@@ -903,6 +905,30 @@ void SurveyParser::parse_boundary(const YAML::Node& node, BoundarySpec& boundary
     }
     boundary.ntaper =
         number(*ntaper, "boundary.ntaper", {is_positive, "a number of wavelengths > 0"});
+  }
+  // The C-PML's width from its measured return (solver/plan.hpp, cpml_width_for_return): a
+  // third way to give the width, so it excludes the other two.
+  if (auto target = fields.find("reflection_db")) {
+    if (boundary.type != BoundaryType::Cpml) {
+      reject(*target, "boundary.reflection_db",
+             std::string("no reflection_db with boundary.type: ") +
+                 boundary_type_name(boundary.type) +
+                 " (the width from a reflection target needs boundary.type: cpml; give "
+                 "boundary.width or boundary.ntaper)");
+    }
+    for (const char* other : {"width", "ntaper"}) {
+      if (auto given = fields.find(other)) {
+        reject(*target, "boundary.reflection_db",
+               std::string("only one of boundary.reflection_db and boundary.") + other +
+                   " (boundary." + other + " is given on line " + std::to_string(line_of(*given)) +
+                   ")");
+      }
+    }
+    boundary.reflection_db =
+        number(*target, "boundary.reflection_db",
+               {[](double v) { return std::isfinite(v) && v < 0; },
+                "a negative number of dB, e.g. -50 (the one-face return from 0 to 60 degrees)"});
+    boundary.reflection_db_loc = loc(*target, "boundary.reflection_db");
   }
   if (auto fmax = fields.find("fmax")) {
     boundary.fmax = number(*fmax, "boundary.fmax", {is_positive_float32, kFrequencyAllowed});

@@ -107,16 +107,24 @@ enum class Interpolation { Trilinear, Sinc };
 /// The layer's formulation when a survey names none (docs/physics.md, "C-PML").
 inline constexpr BoundaryType kDefaultBoundaryType = BoundaryType::Minimod;
 
-/// boundary: layer width in points, or ntaper wavelengths of vmax/fmax.
+/// The layer's width in wavelengths of vmax/fmax when a survey gives neither boundary.width nor
+/// boundary.ntaper (a C-PML without them is chosen from a reflection target instead).
+inline constexpr double kDefaultNtaper = 3;
+
+/// boundary: layer width in points, ntaper wavelengths of vmax/fmax, or (C-PML only) the width
+/// whose measured return meets reflection_db.
 struct BoundarySpec {
   /// The layer's formulation; its C-PML parameters (unset: the defaults of docs/physics.md).
   BoundaryType type = kDefaultBoundaryType;
   std::optional<double> reflection, power, alpha, kappa;
-  std::optional<int> width; ///< points on every face
-  double ntaper = 3;
+  std::optional<int> width;     ///< points on every face
+  std::optional<double> ntaper; ///< wavelengths; unset: kDefaultNtaper (Minimod's layer)
+  /// C-PML only: the one-face return (dB, < 0) the layer must meet from 0 to 60 degrees; unset:
+  /// the plan's default target when neither width nor ntaper is given (solver/plan.hpp).
+  std::optional<double> reflection_db;
   std::optional<double> fmax; ///< Hz; default: highest source fmax
   bool free_surface = false; ///< pressure-free top face (no layer there), docs/physics.md section 3
-  SourceLoc loc, width_loc;
+  SourceLoc loc, width_loc, reflection_db_loc;
 };
 
 /// A source wavelet.

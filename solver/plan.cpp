@@ -584,6 +584,116 @@ double layer_limit_angle(BoundaryType type, int width, double db) {
   return 90;
 }
 
+std::optional<double> layer_target_db(const BoundarySpec& b) {
+  // The survey parser allows reflection_db only alone and with a C-PML; a survey built in code is
+  // held to the same: a width or ntaper given wins, Minimod's layer has no target.
+  if (b.type != BoundaryType::Cpml || b.width || b.ntaper) return std::nullopt;
+  return b.reflection_db.value_or(kDefaultCpmlReturnDb);
+}
+
+double layer_worst_return_db(BoundaryType type, int width) {
+  double worst = -std::numeric_limits<double>::infinity();
+  for (int angle = 0; angle <= kLayerTargetAngle; ++angle)
+    worst = std::max(worst, layer_return_db(type, width, angle));
+  return worst;
+}
+
+int cpml_width_for_return(double target_db) {
+  for (int width = 1; width <= kWidestMeasuredLayer; ++width)
+    if (layer_worst_return_db(BoundaryType::Cpml, width) <= target_db) return width;
+  return 0;
+}
+
+std::string layer_target_text(const BoundarySpec& b) {
+  const std::optional<double> target = layer_target_db(b);
+  if (!target) return "";
+  return std::string("chosen for ") +
+         (b.reflection_db ? "boundary.reflection_db " : "the default ") + num(*target) + " dB to " +
+         std::to_string(kLayerTargetAngle) + " degrees";
+}
+
+int chosen_cpml_width(const BoundarySpec& b) {
+  const double target = *layer_target_db(b);
+  const int width = cpml_width_for_return(target);
+  if (width > 0) return width;
+  const double best = layer_worst_return_db(BoundaryType::Cpml, kWidestMeasuredLayer);
+  char reach[32];
+  std::snprintf(reach, sizeof reach, "%.1f", best);
+  throw InputError(b.reflection_db_loc.where() + ": " + num(target) +
+                   " dB is not allowed: no C-PML width meets it from 0 to " +
+                   std::to_string(kLayerTargetAngle) + " degrees; the best reachable is " + reach +
+                   " dB (" + std::to_string(kWidestMeasuredLayer) +
+                   " points, the widest of the measured table, docs/physics-checks.md); "
+                   "allowed: a target >= " +
+                   reach + " dB, or boundary.width");
+}
+
+void check_layer_fits_grid(const Grid& g, const LayerWidths& layer, const SourceLoc& loc,
+                           const std::string& origin) {
+  for (int a = 0; a < 3; ++a) {
+    if (layer.on(a, false) + layer.on(a, true) < g.extent(a)) continue;
+    const std::string axis(1, "xyz"[a]);
+    // The low face's width, or the high one's under a free surface (no top layer).
+    const int width = std::max(layer.on(a, false), layer.on(a, true));
+    throw InputError(loc.where() + ": a layer of " + std::to_string(width) + " points" + origin +
+                     " on each " + axis + " face is wider than half the grid (" +
+                     std::to_string(g.extent(a)) + " points along " + axis +
+                     "); allowed: 2 x width < " + std::to_string(g.extent(a)));
+  }
+}
+
+std::string describe_boundary(const Survey& s, const LayerWidths& layer) {
+  const BoundaryType type = s.boundary.type;
+  // The faces of each distinct width, in the order x-, x+, y-, y+, z-, z+.
+  std::vector<std::pair<int, std::vector<std::string>>> widths;
+  for (int a = 0; a < 3; ++a) {
+    for (const bool hi : {false, true}) {
+      const int w = layer.on(a, hi);
+      if (w <= 0) continue;
+      const std::string face = std::string(1, "xyz"[a]) + (hi ? "+" : "-");
+      const auto same = std::find_if(widths.begin(), widths.end(),
+                                     [w](const auto& entry) { return entry.first == w; });
+      if (same == widths.end())
+        widths.push_back({w, {face}});
+      else
+        same->second.push_back(face);
+    }
+  }
+  const std::string name = boundary_type_name(type);
+  const std::string surface =
+      s.boundary.free_surface ? "; the top (z-) is a free surface, no layer" : "";
+  if (widths.empty()) return "boundary    " + name + ", no absorbing layer" + surface + "\n";
+  const std::string target = layer_target_text(s.boundary);
+  std::string out;
+  for (std::size_t n = 0; n < widths.size(); ++n) {
+    const int w = widths[n].first;
+    std::string faces;
+    if (widths.size() > 1) {
+      for (const std::string& f : widths[n].second)
+        faces += (faces.empty() ? "" : ", ") + f;
+      faces += ": ";
+    }
+    out += n == 0 ? "boundary    " + name + ", " : "            ";
+    out += faces + std::to_string(w) + " points a face" +
+           (target.empty() ? "" : " (" + target + ")") + ": expected return";
+    for (const int angle : {0, 30, 45, 60, 70}) {
+      char db[32];
+      std::snprintf(db, sizeof db, "%.1f", layer_return_db(type, w, angle));
+      out += angle == 0 ? std::string(" 0 deg ") + db + " dB"
+                        : ", " + std::to_string(angle) + " " + db;
+    }
+    if (w > kWidestMeasuredLayer)
+      out += ", as the widest measured row (" + std::to_string(kWidestMeasuredLayer) + " points)";
+    else if (w < kNarrowestMeasuredLayer)
+      out += ", extended below the narrowest measured row (" +
+             std::to_string(kNarrowestMeasuredLayer) + " points)";
+    out += " (docs/physics-checks.md)";
+    if (n + 1 == widths.size()) out += surface;
+    out += "\n";
+  }
+  return out;
+}
+
 int cpu_threads() {
   return std::max(1, omp_get_max_threads());
 }
@@ -753,9 +863,12 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
   }
   p.duration = p.steps * p.dt;
 
-  // Absorbing layer.
-  if (s.boundary.width) {
-    const int w = *s.boundary.width;
+  // Absorbing layer: the survey's width, the C-PML's width from its reflection target, or ntaper
+  // wavelengths.
+  const std::optional<double> target = layer_target_db(s.boundary);
+  const double ntaper = s.boundary.ntaper.value_or(kDefaultNtaper);
+  if (s.boundary.width || target) {
+    const int w = s.boundary.width ? *s.boundary.width : chosen_cpml_width(s.boundary);
     p.layer = LayerWidths{w, w, w, w, w, w};
   } else {
     if (p.fmax <= 0) {
@@ -765,29 +878,23 @@ Plan make_plan(const Survey& s, const VelocityRange& velocity, int steps_overrid
     int w[3];
     for (int a = 0; a < 3; ++a) {
       // In double first: ntaper x vmax / fmax may be far more points than an int holds.
-      const double points = std::ceil(s.boundary.ntaper * p.vmax / p.fmax / g.spacing(a) - 1e-9);
-      w[a] = points < g.extent(a)
-                 ? layer_width_points(s.boundary.ntaper, p.vmax, p.fmax, g.spacing(a))
-                 : g.extent(a);
+      const double points = std::ceil(ntaper * p.vmax / p.fmax / g.spacing(a) - 1e-9);
+      w[a] = points < g.extent(a) ? layer_width_points(ntaper, p.vmax, p.fmax, g.spacing(a))
+                                  : g.extent(a);
     }
     p.layer = LayerWidths{w[0], w[0], w[1], w[1], w[2], w[2]};
   }
   // A free surface replaces the top layer (physics.md section 3).
   if (s.boundary.free_surface) p.layer.z_lo = 0;
-  for (int a = 0; a < 3; ++a) {
-    const int w = p.layer.on(a, false) + p.layer.on(a, true);
-    if (w >= g.extent(a)) {
-      const char* axis = a == 0 ? "x" : (a == 1 ? "y" : "z");
-      const SourceLoc& loc = s.boundary.width ? s.boundary.width_loc : s.boundary.loc;
-      const std::string key = s.boundary.width
-                                  ? ""
-                                  : " (ntaper " + num(s.boundary.ntaper) +
-                                        " x vmax/fmax = " + num(p.vmax) + "/" + num(p.fmax) + ")";
-      throw InputError(
-          loc.where() + ": a layer of " + std::to_string(p.layer.on(a, false)) + " points" + key +
-          " on each " + axis + " face is wider than half the grid (" + std::to_string(g.extent(a)) +
-          " points along " + axis + "); allowed: 2 x width < " + std::to_string(g.extent(a)));
-    }
+  if (s.boundary.width) {
+    check_layer_fits_grid(g, p.layer, s.boundary.width_loc, "");
+  } else if (target) {
+    check_layer_fits_grid(g, p.layer, s.boundary.reflection_db_loc,
+                          " (" + layer_target_text(s.boundary) + ")");
+  } else {
+    check_layer_fits_grid(g, p.layer, s.boundary.loc,
+                          " (ntaper " + num(ntaper) + " x vmax/fmax = " + num(p.vmax) + "/" +
+                              num(p.fmax) + ")");
   }
 
   // Dispersion.
@@ -890,6 +997,7 @@ std::string describe_plan(const Survey& s, const Plan& p) {
   o << "layer       x " << p.layer.x_lo << "/" << p.layer.x_hi << ", y " << p.layer.y_lo << "/"
     << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points (low/high face), "
     << boundary_type_name(s.boundary.type) << "\n";
+  o << describe_boundary(s, p.layer);
   o << "wavelength  fmax " << num(p.fmax) << " Hz, " << num(p.points_per_wavelength)
     << " points per shortest wavelength\n";
   const std::size_t shots = std::max<std::size_t>(1, s.shots.size());

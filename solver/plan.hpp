@@ -8,6 +8,7 @@
 #include "io/survey.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,55 @@ double layer_return_db(BoundaryType type, int width, double angle);
 
 /// The smallest angle (degrees, to 0.1) at which layer_return_db exceeds `db`; 90 when none does.
 double layer_limit_angle(BoundaryType type, int width, double db);
+
+/// The largest angle from a face's normal, in degrees, that a reflection target
+/// (boundary.reflection_db) holds for: up to 60 the C-PML's return hardly depends on the angle
+/// (docs/physics-checks.md), beyond it the return from the outer face takes over.
+inline constexpr int kLayerTargetAngle = 60;
+
+/// The one-face return, in dB, that a C-PML whose survey gives none of boundary.width,
+/// boundary.ntaper and boundary.reflection_db is chosen to meet from 0 to kLayerTargetAngle
+/// degrees. -49 dB picks the measured table's 10-point layer: its largest return to 60 degrees
+/// is -49.4 dB (at normal incidence), while 9 points, the 10-16 slope extended, return -47.3 dB;
+/// about -50 dB to 60 degrees. A round -50 dB would take 11 points.
+inline constexpr double kDefaultCpmlReturnDb = -49;
+
+/// The target the plan chooses the layer's width from: boundary.reflection_db, or
+/// kDefaultCpmlReturnDb for a C-PML given neither width nor ntaper; none otherwise.
+std::optional<double> layer_target_db(const BoundarySpec& boundary);
+
+/// The largest layer_return_db(type, width, angle) over 0 to kLayerTargetAngle degrees in
+/// 1-degree steps: what a reflection target is held against.
+double layer_worst_return_db(BoundaryType type, int width);
+
+/// The widest layer the measured table distinguishes: wider ones return as its widest row.
+inline constexpr int kWidestMeasuredLayer = 30;
+/// The narrowest measured layer: narrower ones extend the slope between its two narrowest rows.
+inline constexpr int kNarrowestMeasuredLayer = 10;
+
+/// The smallest C-PML width whose layer_worst_return_db is at or below `target_db`; 0 when no
+/// width up to kWidestMeasuredLayer meets it.
+int cpml_width_for_return(double target_db);
+
+/// The C-PML width for `boundary`'s target (layer_target_db, which must be set). Throws
+/// InputError, at boundary.reflection_db, for a target no width of the table meets, naming the
+/// value and the best return reachable.
+int chosen_cpml_width(const BoundarySpec& boundary);
+
+/// "chosen for boundary.reflection_db -55 dB to 60 degrees" or "chosen for the default -49 dB
+/// to 60 degrees": how the plan came to a width chosen from a target.
+std::string layer_target_text(const BoundarySpec& boundary);
+
+/// Throws InputError at `loc` when the layer on an axis is wider than half the grid (2 x width
+/// >= the grid's points along it); `origin` (" (ntaper 3 x ...)") says where the width came from.
+void check_layer_fits_grid(const Grid& grid, const LayerWidths& layer, const SourceLoc& loc,
+                           const std::string& origin);
+
+/// What `validate` prints of the boundary: its type and width a face (one line for each distinct
+/// width, naming the faces when they differ; a free-surface top has no layer), why the width when
+/// a target chose it, and the expected one-face return by angle from the measured table
+/// (layer_return_db at 0, 30, 45, 60 and 70 degrees).
+std::string describe_boundary(const Survey& survey, const LayerWidths& layer);
 
 /// The stepping time of a survey, estimated from the rates measured in docs/perf/README.md.
 struct SteppingEstimate {

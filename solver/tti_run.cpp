@@ -59,7 +59,16 @@ TtiPlan plan_tti(const Survey& s, const TtiModel& m, int steps_override) {
   o.dt = s.time.dt;
   o.vmax = s.model.vmax;
   o.layer_width = s.boundary.width;
-  o.ntaper = s.boundary.ntaper;
+  // A C-PML given neither width nor ntaper: the width that meets its reflection target, refused
+  // here, at the survey's key, when it is wider than half the grid.
+  if (layer_target_db(s.boundary)) {
+    const int w = chosen_cpml_width(s.boundary);
+    const LayerWidths layer{w, w, w, w, s.boundary.free_surface ? 0 : w, w};
+    check_layer_fits_grid(make_grid(s.grid), layer, s.boundary.reflection_db_loc,
+                          " (" + layer_target_text(s.boundary) + ")");
+    o.layer_width = w;
+  }
+  o.ntaper = s.boundary.ntaper.value_or(kDefaultNtaper);
   o.fmax = survey_fmax(s);
   o.free_surface = s.boundary.free_surface;
   o.duration_key = SourceLoc{s.time.loc.file, s.time.loc.line, "time.duration"}.where();
@@ -105,6 +114,7 @@ std::string describe_tti_plan(const Survey& s, const TtiModel& m, const TtiPlan&
   o << "layer       x " << p.layer.x_lo << "/" << p.layer.x_hi << ", y " << p.layer.y_lo << "/"
     << p.layer.y_hi << ", z " << p.layer.z_lo << "/" << p.layer.z_hi << " points"
     << (cpml ? " (C-PML)" : "") << "\n";
+  o << describe_boundary(s, p.layer);
   o << "wavelength  fmax " << p.fmax << " Hz, " << p.points_per_wavelength
     << " points per shortest wavelength (the slowest P wave of any direction)\n";
   o << "shots       " << s.shots.size() << ", receivers " << s.receivers.size() << "\n";

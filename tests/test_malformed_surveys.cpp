@@ -51,6 +51,9 @@ const MalformedCase kCases[] = {
     {"receiver_line_outside.yaml", "receivers.lines[0].end", 17, "[250, 100, 20]"},
     {"layer_too_wide.yaml", "boundary.width", 10, "10"},
     {"width_and_ntaper.yaml", "boundary.ntaper", 11, "3"},
+    {"reflection_db_with_minimod.yaml", "boundary.reflection_db", 11, "-50"},
+    {"reflection_db_unreachable.yaml", "boundary.reflection_db", 11, "-90"},  // checked by the plan
+    {"cpml_target_too_wide.yaml", "boundary.reflection_db", 10, "10 points"}, // checked by the plan
     {"dt_unstable.yaml", "time.dt", 9, "0.01"}, // checked by the solver's plan
     {"duration_and_steps.yaml", "time.steps", 9, "10"},
     {"no_duration_no_steps.yaml", "time.duration", 8, ""},

@@ -74,10 +74,10 @@ TEST_F(SummaryDir, FieldsInOrderWithTheirValues) {
 
   const Json doc = Json::parse(text);
   EXPECT_EQ(keys_of(doc),
-            (std::vector<std::string>{"program", "version", "commit", "date", "grid", "dt", "steps",
-                                      "backend", "device", "kernels", "ms_per_step_median",
-                                      "ms_total", "mpoints_per_s", "final_wavefield", "output",
-                                      "startup", "wall", "shots"}));
+            (std::vector<std::string>{"program", "version", "commit", "date", "grid", "boundary",
+                                      "dt", "steps", "backend", "device", "kernels",
+                                      "ms_per_step_median", "ms_total", "mpoints_per_s",
+                                      "final_wavefield", "output", "startup", "wall", "shots"}));
   EXPECT_EQ(doc["program"], "minimod-gpu");
   const std::string date = doc["date"].get<std::string>();
   EXPECT_EQ(date.size(), 20u) << date;
@@ -88,6 +88,7 @@ TEST_F(SummaryDir, FieldsInOrderWithTheirValues) {
   EXPECT_EQ(grid["shape"], Json({24, 22, 20}));
   EXPECT_EQ(grid["spacing"], Json({10.0, 10.0, 10.0}));
   EXPECT_EQ(grid["layer"], Json({4, 4, 4, 4, 4, 4}));
+  EXPECT_EQ(doc["boundary"], Json({{"type", "minimod"}})) << "the width given: no target";
 
   ASSERT_TRUE(doc["dt"].is_number_float());
   EXPECT_GT(doc["dt"].get<double>(), 0.0);
@@ -136,6 +137,19 @@ TEST_F(SummaryDir, FieldsInOrderWithTheirValues) {
               100.0 * (shot["setup_ms"].get<double>() + shot["output_ms"].get<double>()) /
                   shot["step_ms"].get<double>(),
               1e-9);
+}
+
+// A C-PML whose width the plan chose from its reflection target names the target beside the
+// type, and the layer is the width it chose (-47 dB: 9 points, which the 20-point z axis holds).
+TEST_F(SummaryDir, NamesTheReflectionTargetThatChoseTheWidth) {
+  std::string survey = read("s.yaml");
+  const std::string width = "boundary: {width: 4}\n";
+  survey.replace(survey.find(width), width.size(), "boundary: {type: cpml, reflection_db: -47}\n");
+  std::ofstream(at("s.yaml")) << survey;
+  ASSERT_EQ(run(at("out.h5")), 0) << read("log");
+  const Json doc = Json::parse(read("sum.json"));
+  EXPECT_EQ(doc["boundary"], Json({{"type", "cpml"}, {"reflection_db", -47.0}}));
+  EXPECT_EQ(doc["grid"]["layer"], Json({9, 9, 9, 9, 9, 9}));
 }
 
 // A path in another encoding than UTF-8 is written with U+FFFD for the stray byte: the summary

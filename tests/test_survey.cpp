@@ -123,7 +123,8 @@ TEST(SurveyParse, MinimalSurveyGetsTheDocumentedDefaults) {
   EXPECT_FALSE(s.time.dt);
   EXPECT_DOUBLE_EQ(s.time.cfl, 0.8);
   EXPECT_FALSE(s.boundary.width);
-  EXPECT_DOUBLE_EQ(s.boundary.ntaper, 3);
+  EXPECT_FALSE(s.boundary.ntaper) << "unset: kDefaultNtaper, " << kDefaultNtaper;
+  EXPECT_FALSE(s.boundary.reflection_db);
   EXPECT_FALSE(s.boundary.fmax);
   ASSERT_EQ(s.sources.size(), 1u);
   EXPECT_EQ(s.sources[0].position, (Vec3{100, 100, 50}));
@@ -324,6 +325,19 @@ TEST(SurveyParse, BoundaryNtaper) {
   EXPECT_EQ(s.boundary.ntaper, 2.5);
 }
 
+TEST(SurveyParse, BoundaryReflectionDb) {
+  const Survey s =
+      parse(kGrid + kModel + kTime + kSources + "boundary:\n  type: cpml\n  reflection_db: -60\n");
+  EXPECT_EQ(s.boundary.reflection_db, -60.0);
+  EXPECT_EQ(s.boundary.reflection_db_loc.where(), "t.yaml:14: boundary.reflection_db");
+  EXPECT_FALSE(s.boundary.width);
+  EXPECT_FALSE(s.boundary.ntaper);
+  // A C-PML without the key leaves the target to the plan's default.
+  const Survey d = parse(kGrid + kModel + kTime + kSources + "boundary: {type: cpml}\n");
+  EXPECT_FALSE(d.boundary.reflection_db);
+  EXPECT_EQ(d.boundary.reflection_db_loc.where(), "t.yaml:12: boundary.reflection_db");
+}
+
 TEST(SurveyParse, ShippedSurveysLoad) {
   const Survey demo = load_survey(std::string(MINIMOD_SOURCE_DIR) + "/input/demo.yaml");
   EXPECT_EQ(demo.grid.shape, (std::array<int, 3>{101, 101, 81}));
@@ -397,6 +411,33 @@ TEST(SurveyErrors, UnknownKeysListTheAllowedOnes) {
   // Keys of another model type are unknown for this one.
   expect_error(kGrid + "model: {type: constant, velocity: 2000, v0: 10}\n" + kTime + kSources,
                {"t.yaml:4: model.v0: unknown key", "type constant", "velocity, vmax"});
+}
+
+// boundary.reflection_db: C-PML only, one of the three ways to give the width, a negative number.
+TEST(SurveyErrors, ReflectionDbRefusals) {
+  const std::string base = kGrid + kModel + kTime + kSources;
+  expect_error(base + "boundary: {type: minimod, reflection_db: -50}\n",
+               {"t.yaml:12: boundary.reflection_db: -50 is not allowed",
+                "no reflection_db with boundary.type: minimod", "needs boundary.type: cpml"});
+  expect_error(base + "boundary: {reflection_db: -50}\n",
+               {"boundary.reflection_db: -50", "boundary.type: minimod"});
+  expect_error(base + "boundary:\n  type: cpml\n  width: 8\n  reflection_db: -50\n",
+               {"t.yaml:15: boundary.reflection_db: -50 is not allowed",
+                "only one of boundary.reflection_db and boundary.width",
+                "boundary.width is given on line 14"});
+  expect_error(base + "boundary:\n  type: cpml\n  reflection_db: -50\n  ntaper: 2\n",
+               {"t.yaml:14: boundary.reflection_db: -50 is not allowed",
+                "only one of boundary.reflection_db and boundary.ntaper",
+                "boundary.ntaper is given on line 15"});
+  for (const char* value : {"10", "0", "-.inf", "fifty", "[-50]"}) {
+    const std::string message =
+        error_of(base + "boundary: {type: cpml, reflection_db: " + value + "}\n");
+    for (const std::string& piece :
+         {"boundary.reflection_db: " + std::string(value) + " is not allowed",
+          std::string("a negative number of dB, e.g. -50")}) {
+      EXPECT_NE(message.find(piece), std::string::npos) << message << "\nlacks: " << piece;
+    }
+  }
 }
 
 TEST(SurveyErrors, MissingFieldsNameTheKey) {

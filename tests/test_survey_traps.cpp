@@ -15,6 +15,7 @@
 
 #include <sys/wait.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -221,6 +222,81 @@ TEST(LayerTraps, ReturnByAngleFollowsTheMeasuredTable) {
   EXPECT_DOUBLE_EQ(layer_limit_angle(BoundaryType::Minimod, 10, -20), 49.2);
   EXPECT_DOUBLE_EQ(layer_limit_angle(BoundaryType::Minimod, 16, -20), 63.8);
   EXPECT_GT(layer_limit_angle(BoundaryType::Cpml, 16, -20), 83.0);
+}
+
+TEST(LayerTraps, CpmlWidthIsTheSmallestThatMeetsTheTarget) {
+  // The 10-point layer's largest return to 60 degrees is its normal incidence's; 9 points, the
+  // 10-16 slope extended, return 12.4 / 6 dB more.
+  EXPECT_DOUBLE_EQ(layer_worst_return_db(BoundaryType::Cpml, 10), -49.4);
+  EXPECT_NEAR(layer_worst_return_db(BoundaryType::Cpml, 9), -49.4 + 12.4 / 6, 1e-9);
+  EXPECT_DOUBLE_EQ(layer_worst_return_db(BoundaryType::Cpml, 30), -78.2);
+  // Minimod's layer is held at its 60-degree return.
+  EXPECT_DOUBLE_EQ(layer_worst_return_db(BoundaryType::Minimod, 16), -22.8);
+  EXPECT_EQ(cpml_width_for_return(kDefaultCpmlReturnDb), 10) << "the default: the 10-point row";
+  EXPECT_EQ(cpml_width_for_return(-49.4), 10) << "at the target is enough";
+  EXPECT_EQ(cpml_width_for_return(-49.5), 11);
+  EXPECT_EQ(cpml_width_for_return(-50), 11);
+  EXPECT_EQ(cpml_width_for_return(-47), 9);
+  EXPECT_EQ(cpml_width_for_return(-45), 8);
+  EXPECT_EQ(cpml_width_for_return(-60), 16) << "15 points: -59.7 dB";
+  EXPECT_EQ(cpml_width_for_return(-61.8), 16);
+  EXPECT_EQ(cpml_width_for_return(-70), 23);
+  EXPECT_EQ(cpml_width_for_return(-78.2), 30) << "the widest row";
+  EXPECT_EQ(cpml_width_for_return(-78.3), 0) << "beyond the table";
+  EXPECT_EQ(cpml_width_for_return(-5), 1);
+}
+
+TEST(LayerTraps, PlanChoosesTheCpmlWidthFromTheTarget) {
+  const std::string src = "sources:\n  - position: [200, 200, 200]\n    wavelet: " + kRicker + "\n";
+  const auto layer_of = [&](const std::string& boundary) {
+    const LayerWidths l =
+        plan_of(kGrid + kModel + kTime + src + "boundary: " + boundary + "\n").layer;
+    return std::array<int, 6>{l.x_lo, l.x_hi, l.y_lo, l.y_hi, l.z_lo, l.z_hi};
+  };
+  const auto all = [](int w) { return std::array<int, 6>{w, w, w, w, w, w}; };
+  EXPECT_EQ(layer_of("{type: cpml}"), all(10)) << "the default target";
+  EXPECT_EQ(layer_of("{type: cpml, fmax: 100}"), all(10)) << "the target needs no fmax";
+  EXPECT_EQ(layer_of("{type: cpml, reflection_db: -60}"), all(16));
+  EXPECT_EQ(layer_of("{type: cpml, reflection_db: -47}"), all(9));
+  EXPECT_EQ(layer_of("{type: cpml, reflection_db: -60, free_surface: true}"),
+            (std::array<int, 6>{16, 16, 16, 16, 0, 16}));
+  // A width or ntaper given: no target. ntaper 3 x 2000 / 100 / 10 = 6 points.
+  EXPECT_EQ(layer_of("{type: cpml, width: 7}"), all(7));
+  EXPECT_EQ(layer_of("{type: cpml, ntaper: 3, fmax: 100}"), all(6));
+  // Minimod's layer as before: ntaper 3 of the fmax.
+  EXPECT_EQ(layer_of("{fmax: 100}"), all(6));
+  EXPECT_EQ(layer_of("{type: minimod, fmax: 100}"), all(6));
+  EXPECT_EQ(layer_target_db(parse_survey(kGrid + kModel + kTime + src, "t.yaml", ".").boundary),
+            std::nullopt)
+      << "the default boundary type chooses no target";
+}
+
+TEST(LayerTraps, TargetsTheTableCannotMeetOrTheGridCannotHoldAreRefused) {
+  const std::string src = "sources:\n  - position: [200, 200, 200]\n    wavelet: " + kRicker + "\n";
+  const std::string unreachable =
+      error_of(kGrid + kModel + kTime + src + "boundary:\n  type: cpml\n  reflection_db: -80\n");
+  for (const char* piece :
+       {"t.yaml:12: boundary.reflection_db: -80 dB is not allowed",
+        "no C-PML width meets it from 0 to 60 degrees", "the best reachable is -78.2 dB (30 points",
+        "allowed: a target >= -78.2 dB"})
+    EXPECT_NE(unreachable.find(piece), std::string::npos) << unreachable << "\nlacks: " << piece;
+  // 2 x 16 points on a grid of 30 along x, as the ntaper path refuses it.
+  const std::string grid = "grid:\n  shape: [30, 40, 40]\n  spacing: 10\n";
+  const std::string wide =
+      error_of(grid + kModel + kTime + src + "boundary:\n  type: cpml\n  reflection_db: -60\n");
+  EXPECT_NE(wide.find("t.yaml:12: boundary.reflection_db: a layer of 16 points (chosen for "
+                      "boundary.reflection_db -60 dB to 60 degrees) on each x face is wider than "
+                      "half the grid (30 points along x); allowed: 2 x width < 30"),
+            std::string::npos)
+      << wide;
+  const std::string fallback =
+      error_of("grid:\n  shape: [20, 40, 40]\n  spacing: 10\n" + kModel + kTime +
+               "sources:\n  - position: [100, 200, 200]\n    wavelet: " + kRicker +
+               "\nboundary: {type: cpml}\n");
+  EXPECT_NE(fallback.find("a layer of 10 points (chosen for the default -49 dB to 60 degrees) on "
+                          "each x face is wider than half the grid (20 points along x)"),
+            std::string::npos)
+      << fallback;
 }
 
 TEST(UnitTraps, KilometresAndLongDurationsAreWarned) {
@@ -581,6 +657,78 @@ TEST(ValidateTraps, EstimateCountsTheBoundaryAndTheThreads) {
   options.backend = "cpu";
   EXPECT_NE(validate_survey(cpml, options).find("the C-PML 1.47 times Minimod's layer's cost"),
             std::string::npos);
+}
+
+/// `validate` prints the boundary's expected one-face return by angle from the measured table,
+/// with the target that chose a C-PML's width, for both equations; the TTI plan refuses a chosen
+/// width that the grid cannot hold as the acoustic one does.
+TEST(ValidateTraps, PrintsTheExpectedReturnOfTheBoundary) {
+  const TempDir dir;
+  const std::string body = "model: {type: constant, velocity: 2000}\ntime: {steps: 2}\n"
+                           "sources: [{position: [150, 150, 150], wavelet: " +
+                           kRicker + "}]\nreceivers: {points: [[160, 150, 150]]}\n";
+  const std::string tti =
+      "physics: tti\nanisotropy: {angle_unit: degrees, epsilon: 0.1, delta: 0.05, theta: 0}\n";
+  const std::string grid = "grid: {shape: [40, 40, 40], spacing: 10}\n";
+  std::ofstream(dir.path() / "cpml.yaml") << grid + body + "boundary: {type: cpml}\n";
+  std::ofstream(dir.path() / "tti.yaml") << tti + grid + body + "boundary: {type: cpml}\n";
+  const std::string line =
+      "\nboundary    cpml, 10 points a face (chosen for the default -49 dB to 60 degrees): "
+      "expected return 0 deg -49.4 dB, 30 -50.0, 45 -50.6, 60 -51.1, 70 -51.4 "
+      "(docs/physics-checks.md)\n";
+  for (const char* name : {"cpml.yaml", "tti.yaml"}) {
+    const CommandResult validate = run_in(dir.path(), std::string("validate ") + name);
+    EXPECT_EQ(validate.status, 0) << validate.out;
+    EXPECT_EQ(count_of(validate.out, line), 1u) << name << ":\n" << validate.out;
+  }
+  std::ofstream(dir.path() / "target.yaml")
+      << grid + body + "boundary: {type: cpml, reflection_db: -60, free_surface: true}\n";
+  const CommandResult target = run_in(dir.path(), "validate target.yaml");
+  EXPECT_EQ(target.status, 0) << target.out;
+  EXPECT_NE(target.out.find("\nboundary    cpml, 16 points a face (chosen for "
+                            "boundary.reflection_db -60 dB to 60 degrees): expected return 0 deg "
+                            "-61.8 dB, 30 -62.3, 45 -62.9, 60 -63.4, 70 -62.6 "
+                            "(docs/physics-checks.md); the top (z-) is a free surface, no layer\n"),
+            std::string::npos)
+      << target.out;
+  // Minimod's layer from ntaper on a coarser z: one line for each width, naming its faces.
+  // ntaper 3 x 2000 / 100 Hz: 6 points at 10 m, 3 at 20 m; the free surface takes z-.
+  std::ofstream(dir.path() / "minimod.yaml")
+      << "grid: {shape: [40, 40, 40], spacing: [10, 10, 20]}\n" + body +
+             "boundary: {fmax: 100, free_surface: true}\n";
+  const CommandResult minimod = run_in(dir.path(), "validate minimod.yaml");
+  EXPECT_EQ(minimod.status, 0) << minimod.out;
+  char first[256], second[256];
+  std::snprintf(
+      first, sizeof first,
+      "\nboundary    minimod, x-, x+, y-, y+: 6 points a face: expected return 0 deg "
+      "%.1f dB, 30 %.1f, 45 %.1f, 60 %.1f, 70 %.1f, extended below",
+      layer_return_db(BoundaryType::Minimod, 6, 0), layer_return_db(BoundaryType::Minimod, 6, 30),
+      layer_return_db(BoundaryType::Minimod, 6, 45), layer_return_db(BoundaryType::Minimod, 6, 60),
+      layer_return_db(BoundaryType::Minimod, 6, 70));
+  std::snprintf(second, sizeof second,
+                "\n            z+: 3 points a face: expected return 0 deg %.1f dB",
+                layer_return_db(BoundaryType::Minimod, 3, 0));
+  EXPECT_NE(minimod.out.find(first), std::string::npos) << first << "\nin:\n" << minimod.out;
+  EXPECT_NE(minimod.out.find(second), std::string::npos) << second << "\nin:\n" << minimod.out;
+  EXPECT_NE(
+      minimod.out.find("(docs/physics-checks.md); the top (z-) is a free surface, no layer\n"),
+      std::string::npos)
+      << minimod.out;
+  EXPECT_EQ(minimod.out.find("chosen for"), std::string::npos) << "no target" << minimod.out;
+  // A TTI grid too narrow for the chosen width: refused at the key, as the acoustic plan does.
+  std::ofstream(dir.path() / "narrow.yaml")
+      << tti + "grid: {shape: [40, 40, 20], spacing: 10}\n" +
+             "model: {type: constant, velocity: 2000}\ntime: {steps: 2}\n"
+             "sources: [{position: [150, 150, 100], wavelet: " +
+             kRicker + "}]\nboundary: {type: cpml}\n";
+  const CommandResult narrow = run_in(dir.path(), "validate narrow.yaml");
+  EXPECT_EQ(narrow.status, 2) << narrow.out;
+  EXPECT_NE(narrow.out.find("narrow.yaml:7: boundary.reflection_db: a layer of 10 points (chosen "
+                            "for the default -49 dB to 60 degrees) on each z face is wider than "
+                            "half the grid (20 points along z)"),
+            std::string::npos)
+      << narrow.out;
 }
 
 /// TTI surveys get the acoustic survey's checks in `validate`: points a wavelength, the trace
