@@ -22,7 +22,24 @@ namespace {
 
 using test_support::ProblemSpec;
 
-/// An awkward grid (no size a multiple of a tile) with a C-PML instead of Minimod's layer.
+/// The problem of `s` with a C-PML of `layer` instead of Minimod's layer (x_lo must be s's
+/// n_layer: the fields' layout was made for it), free surface on top or not.
+AcousticProblem cpml_problem(const ProblemSpec& s, const LayerWidths& layer, double kappa,
+                             bool free_surface) {
+  AcousticProblem p = test_support::build_acoustic_problem(s);
+  p.eta.clear();
+  p.boundary = BoundaryType::Cpml;
+  p.free_surface = free_surface;
+  p.layer = layer;
+  p.regions = make_regions(p.grid, p.layer);
+  const float c2 = *std::max_element(p.vp2dt2.begin(), p.vp2dt2.end());
+  const double vmax = std::sqrt(static_cast<double>(c2)) / p.dt;
+  p.cpml = make_cpml_profile(p.grid, p.layer, p.dt, vmax,
+                             CpmlParams{1e-4, 2, 3.14159265358979 * 15.0, kappa});
+  return p;
+}
+
+/// An awkward grid (no size a multiple of a tile) with a C-PML of 9 points on every face.
 AcousticProblem cpml_problem(double kappa) {
   ProblemSpec s;
   s.nx = 67;
@@ -30,14 +47,7 @@ AcousticProblem cpml_problem(double kappa) {
   s.nz = 38;
   s.n_layer = 9;
   s.steps = 160;
-  AcousticProblem p = test_support::build_acoustic_problem(s);
-  p.eta.clear();
-  p.boundary = BoundaryType::Cpml;
-  const float c2 = *std::max_element(p.vp2dt2.begin(), p.vp2dt2.end());
-  const double vmax = std::sqrt(static_cast<double>(c2)) / p.dt;
-  p.cpml = make_cpml_profile(p.grid, p.layer, p.dt, vmax,
-                             CpmlParams{1e-4, 2, 3.14159265358979 * 15.0, kappa});
-  return p;
+  return cpml_problem(s, LayerWidths{9, 9, 9, 9, 9, 9}, kappa, false);
 }
 
 struct Result {
@@ -91,17 +101,7 @@ TEST(GpuCpml, UnequalFacesANarrowInteriorAndAFreeSurfaceMatchTheCpuReference) {
   s.nz = 26;
   s.n_layer = 9;
   s.steps = 220;
-  AcousticProblem p = test_support::build_acoustic_problem(s);
-  p.eta.clear();
-  p.boundary = BoundaryType::Cpml;
-  p.free_surface = true;
-  // x_lo stays 9: the fields' layout was made for it.
-  p.layer = LayerWidths{9, 8, 7, 9, 0, 9};
-  p.regions = make_regions(p.grid, p.layer);
-  const float c2 = *std::max_element(p.vp2dt2.begin(), p.vp2dt2.end());
-  const double vmax = std::sqrt(static_cast<double>(c2)) / p.dt;
-  p.cpml = make_cpml_profile(p.grid, p.layer, p.dt, vmax,
-                             CpmlParams{1e-4, 2, 3.14159265358979 * 15.0, 2.0});
+  const AcousticProblem p = cpml_problem(s, LayerWidths{9, 8, 7, 9, 0, 9}, 2.0, true);
   RegionKernels cpu_k;
   cpu_k.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
   auto cpu = make_cpu_backend();
