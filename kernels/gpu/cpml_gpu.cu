@@ -5,6 +5,8 @@
 #include "kernels/gpu/gpu_support.cuh"
 #include "kernels/gpu/launch_limits.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -177,21 +179,18 @@ __device__ __forceinline__ void cpml_yz_terms(const CpmlView& v, const float* __
   }
 }
 
-/// The fused acoustic C-PML layer update of `box`: 4 x points a thread (gmem_3d_f4's quads and
-/// block reshape), psi^n and zeta^(n+1) of every slab the point is in, and u^(n+1).
-/// \tparam Dx threads along x (4 Dx points); blockDim.y and blockDim.z set the other extents
+/// The fused acoustic C-PML layer update of `box` point by point, for the x slabs (the left and
+/// right regions) and the edges of the z slabs: 4 x points a thread (gmem_3d_f4's quads and block
+/// reshape), psi^n and zeta^(n+1) of every slab the point is in, and u^(n+1).
+/// The block is kFx x kFy x kFz threads (4 kFx x points), reshaped like gmem_3d_f4's.
 /// \tparam X, Y, Z whether the box meets the slabs of that axis (if not, its plain d_aa u only).
-template <int Dx, bool X, bool Y, bool Z>
+template <bool X, bool Y, bool Z>
 __global__ void MINIMOD_LAUNCH_BOUNDS(kFx* kFy* kFz, kFmin)
     cpml_fused_kernel(const CpmlView v, const float* __restrict__ u, float* __restrict__ next,
                       const float* __restrict__ vp2dt2, const FieldLayout l, const StencilCoefs c,
                       const Box box, const int quad_x0, const int x_shift) {
-  const int xy = static_cast<int>(threadIdx.x) + Dx * static_cast<int>(threadIdx.y);
-  const int tx = xy & ((Dx >> x_shift) - 1);
-  const int ty = xy >> (log2_of(Dx) - x_shift);
-  const int i0 = quad_x0 + kQuad * (static_cast<int>(blockIdx.x) * (Dx >> x_shift) + tx);
-  const int j = box.y0 + static_cast<int>(blockIdx.y * (blockDim.y << x_shift)) + ty;
-  const int k = box.z0 + static_cast<int>(blockIdx.z * blockDim.z + threadIdx.z);
+  const QuadPoint qp = quad_point<kFx, kFy, kFz>(box, quad_x0, x_shift);
+  const int i0 = qp.i0, j = qp.j, k = qp.k;
   if (i0 >= box.x1 || j >= box.y1 || k >= box.z1) return;
   const int lo = box.x0 - i0, hi = box.x1 - i0;
   const std::int64_t p = l.index(i0, j, k);
@@ -220,6 +219,174 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kFx* kFy* kFz, kFmin)
   for (int ln = 0; ln < kQuad; ++ln)
     out[ln] = inner_update(quad_lane(u_c, ln), quad_lane(v_c, ln), quad_lane(m_c, ln), sum[ln]);
   store_quad(next, p, make_float4(out[0], out[1], out[2], out[3]), lo, hi);
+}
+
+// The streaming layer update's block: kSx quads along x by kSy rows of the cross axis, each thread
+// one column along the stream axis.
+constexpr int kSx = 32, kSy = 4;
+
+/// The streaming acoustic C-PML layer update of `box`, for the boxes that meet the slabs of axis S
+/// (1: y, 2: z): each thread walks one column of 4 x points (a quad) along S through the box and
+/// keeps in registers u at the 13 planes c - 4 .. c + 8 and psi^n of S at the 9 planes c - 4 ..
+/// c + 4 of its point c. Each plane costs one load of u (c + 8) and of psi^(n-1) (c + 4), from
+/// which psi^n (c + 4) is formed with the reference's expression; d_S psi^n at c reads the queue
+/// (neighbours in the slab of c's face only), so S needs neither taps nor stencil loads.
+/// x takes its term point by point as in cpml_fused_kernel, the cross axis (the other of y and z,
+/// whose slabs the box must not meet) its plain d_aa u. Columns start 12 planes before the box (16
+/// where the plane before it is in a slab, whose psi^n the first points read), loads clamped to
+/// the ghost; the next plane's loads are issued one step ahead. 3 blocks an SM (168 registers):
+/// at 2 (176) and 4 (128, spilling) the H200 measured slower (docs/kernels.md, "C-PML").
+/// \tparam X whether the box meets the x slabs
+template <int S, bool X>
+__global__ void MINIMOD_LAUNCH_BOUNDS(kSx* kSy, 3)
+    cpml_stream_kernel(const CpmlView v, const float* __restrict__ u, float* __restrict__ next,
+                       const float* __restrict__ vp2dt2, const FieldLayout l, const StencilCoefs c,
+                       const Box box, const int quad_x0) {
+  constexpr int Cross = S == 1 ? 2 : 1;
+  const int i0 = quad_x0 + kQuad * static_cast<int>(blockIdx.x * kSx + threadIdx.x);
+  const int o = (S == 1 ? box.z0 : box.y0) + static_cast<int>(blockIdx.y * kSy + threadIdx.y);
+  if (i0 >= box.x1 || o >= (S == 1 ? box.z1 : box.y1)) return;
+  const int lo = box.x0 - i0, hi = box.x1 - i0;
+  const int c0 = S == 1 ? box.y0 : box.z0, c1 = S == 1 ? box.y1 : box.z1;
+  const int n = v.n[S];
+  const std::int64_t ss = S == 1 ? l.pitch : l.plane;
+  const std::int64_t cs = S == 1 ? l.plane : l.pitch;
+  const std::int64_t col = l.index(i0, S == 1 ? 0 : o, S == 1 ? o : 0);
+  const float* w = v.d1[S];
+  const float* ca = S == 1 ? c.cy : c.cz;
+  const float* cc = Cross == 1 ? c.cy : c.cz;
+
+  float4 uq[3 * kHalo + 1]; // u at c - 4 .. c + 8
+  float4 pq[2 * kHalo + 1]; // psi^n of S at c - 4 .. c + 4 (zero outside the slabs)
+  MINIMOD_UNROLL
+  for (int t = 0; t < 3 * kHalo + 1; ++t)
+    uq[t] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  MINIMOD_UNROLL
+  for (int t = 0; t < 2 * kHalo + 1; ++t)
+    pq[t] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  const int start = c0 - 3 * kHalo - (cpml_face(v, S, c0 - 1) >= 0 ? kHalo : 0);
+  // Plane cp + 8 of u, and psi^(n-1) of S at q = cp + 4 with its face, for the walk's step cp:
+  // loaded one step ahead, so that they are in flight during the step before.
+  const auto u_at = [&](int cp) {
+    return load_quad_ro(u, col + max(min(cp + 2 * kHalo, n + kHalo - 1), -kHalo) * ss);
+  };
+  const auto face_at = [&](int cp) {
+    return cp + kHalo >= start + 3 * kHalo ? cpml_face(v, S, cp + kHalo) : -1;
+  };
+  const auto psi_at = [&](int cp, int face) {
+    float old[kQuad];
+    const int q = cp + kHalo;
+    MINIMOD_UNROLL
+    for (int ln = 0; ln < kQuad; ++ln)
+      old[ln] = face >= 0 && ln >= lo && ln < hi
+                    ? v.psi[S][face][cpml_slab_index(v, S, face, i0 + ln, S == 1 ? q : o,
+                                                     S == 1 ? o : q, kHalo)]
+                    : 0.0f;
+    return make_float4(old[0], old[1], old[2], old[3]);
+  };
+  float4 u_ahead = u_at(start);
+  int f_ahead = face_at(start);
+  float4 psi_ahead = psi_at(start, f_ahead);
+  for (int cp = start; cp < c1; ++cp) {
+    // Shift the queues and take plane cp + 8 of u and psi^n at cp + 4.
+    MINIMOD_UNROLL
+    for (int t = 0; t < 3 * kHalo; ++t)
+      uq[t] = uq[t + 1];
+    MINIMOD_UNROLL
+    for (int t = 0; t < 2 * kHalo; ++t)
+      pq[t] = pq[t + 1];
+    uq[3 * kHalo] = u_ahead;
+    const int q = cp + kHalo;
+    const int fnew = f_ahead;
+    const float4 old = psi_ahead;
+    if (cp + 1 < c1) {
+      u_ahead = u_at(cp + 1);
+      f_ahead = face_at(cp + 1);
+      psi_ahead = psi_at(cp + 1, f_ahead);
+    }
+    float4 pn = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (fnew >= 0) {
+      // psi^n(q) = b psi^(n-1) + a d_S u(q), u(q -+ m) at uq[8 -+ m].
+      const float aq = __ldg(v.a[S] + q), bq = __ldg(v.b[S] + q);
+      float out[kQuad];
+      MINIMOD_UNROLL
+      for (int ln = 0; ln < kQuad; ++ln) {
+        float d = 0.0f;
+        MINIMOD_UNROLL
+        for (int m = 1; m <= kHalo; ++m)
+          d += w[m] * (quad_lane(uq[2 * kHalo + m], ln) - quad_lane(uq[2 * kHalo - m], ln));
+        out[ln] = bq * quad_lane(old, ln) + aq * d;
+      }
+      pn = make_float4(out[0], out[1], out[2], out[3]);
+    }
+    pq[2 * kHalo] = pn;
+    if (cp < c0) continue;
+
+    // The point c = cp: u(c -+ m) at uq[4 -+ m], psi^n(c -+ m) at pq[4 -+ m].
+    const int j = S == 1 ? cp : o, k = S == 1 ? o : cp;
+    const std::int64_t p = col + cp * ss;
+    const float4 u_c = uq[kHalo];
+    float sum[kQuad];
+    {
+      float ux[5 * kQuad];
+      MINIMOD_UNROLL
+      for (int qd = 0; qd < 5; ++qd) {
+        const float4 uqd = qd == 2 ? u_c : load_quad_ro(u, p + (qd - 2) * kQuad);
+        MINIMOD_UNROLL
+        for (int ln = 0; ln < kQuad; ++ln)
+          ux[qd * kQuad + ln] = quad_lane(uqd, ln);
+      }
+      cpml_x_terms<X>(v, ux, i0, j, k, lo, hi, c.cx, sum);
+    }
+    cpml_yz_terms<Cross, false>(v, u, p, cs, u_c, i0, j, k, lo, hi, cc, sum);
+    const int f = cpml_face(v, S, cp);
+    float d2[kQuad], d1[kQuad];
+    MINIMOD_UNROLL
+    for (int ln = 0; ln < kQuad; ++ln) {
+      d2[ln] = ca[0] * quad_lane(u_c, ln);
+      d1[ln] = 0.0f;
+    }
+    MINIMOD_UNROLL
+    for (int m = 1; m <= kHalo; ++m) {
+      MINIMOD_UNROLL
+      for (int ln = 0; ln < kQuad; ++ln) {
+        const float up = quad_lane(uq[kHalo + m], ln), um = quad_lane(uq[kHalo - m], ln);
+        d2[ln] += ca[m] * (up + um);
+        d1[ln] += w[m] * (up - um);
+      }
+    }
+    if (f < 0) {
+      MINIMOD_UNROLL
+      for (int ln = 0; ln < kQuad; ++ln)
+        sum[ln] += d2[ln];
+    } else {
+      const float ac = __ldg(v.a[S] + cp), bc = __ldg(v.b[S] + cp);
+      const float ik = __ldg(v.ik[S] + cp), dik = __ldg(v.dik[S] + cp);
+      MINIMOD_UNROLL
+      for (int ln = 0; ln < kQuad; ++ln) {
+        if (ln < lo || ln >= hi) continue;
+        const int i = i0 + ln;
+        float dpsi = 0.0f;
+        MINIMOD_UNROLL
+        for (int m = 1; m <= kHalo; ++m)
+          dpsi += w[m] * ((cpml_face(v, S, cp + m) == f ? quad_lane(pq[kHalo + m], ln) : 0.0f) -
+                          (cpml_face(v, S, cp - m) == f ? quad_lane(pq[kHalo - m], ln) : 0.0f));
+        v.psi_next[S][f][cpml_slab_index(v, S, f, i, j, k, kHalo)] = quad_lane(pq[kHalo], ln);
+        const float g = ik * d2[ln] + dik * d1[ln] + dpsi;
+        float& zeta = v.zeta[S][f][cpml_slab_index(v, S, f, i, j, k, 0)];
+        const float z = bc * zeta + ac * g;
+        zeta = z;
+        sum[ln] += ik * g + z;
+      }
+    }
+    const float4 v_c = load_quad_rw(next, p);
+    const float4 m_c = load_quad_ro(vp2dt2, p);
+    float out[kQuad];
+    MINIMOD_UNROLL
+    for (int ln = 0; ln < kQuad; ++ln)
+      out[ln] = inner_update(quad_lane(u_c, ln), quad_lane(v_c, ln), quad_lane(m_c, ln), sum[ln]);
+    store_quad(next, p, make_float4(out[0], out[1], out[2], out[3]), lo, hi);
+  }
 }
 
 } // namespace
@@ -314,71 +481,108 @@ void CpmlDevice::memory_pass(const float* u, const FieldLayout& l, gpuStream_t s
   }
 }
 
+namespace {
+
+/// Which axes' slabs box b meets: bit 0 x, bit 1 y, bit 2 z.
+int slab_mask(const CpmlView& v, const Box& b) {
+  const int b0[3] = {b.x0, b.y0, b.z0}, b1[3] = {b.x1, b.y1, b.z1};
+  int mask = 0;
+  for (int a = 0; a < 3; ++a)
+    if (b0[a] < v.lo[a] || b1[a] > v.n[a] - v.hi[a]) mask |= 1 << a;
+  return mask;
+}
+
+/// Queue the update of box b (not empty): boxes in the z slabs that meet no x or y slab stream
+/// along z, boxes in the y slabs that meet no z slab along y (cpml_stream_kernel), the others
+/// (the x slabs, and the edges of the z slabs) point by point (cpml_fused_kernel).
+void launch_layer_box(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c, const Box& b,
+                      gpuStream_t stream) {
+  const CpmlView& v = *f.cpml;
+  const QuadSpan quads = quad_span(b, l);
+  const int mask = slab_mask(v, b);
+  const bool x = (mask & 1) != 0;
+  const bool z_stream = mask == 4, y_stream = (mask & 6) == 2;
+  if (z_stream || y_stream) {
+    const dim3 block(kSx, kSy);
+    const dim3 grid(static_cast<unsigned>(ceil_div(quads.count, kSx)),
+                    static_cast<unsigned>(ceil_div(z_stream ? b.ny() : b.nz(), kSy)));
+    if (z_stream)
+      cpml_stream_kernel<2, false>
+          <<<grid, block, 0, stream>>>(v, f.u, f.v, f.vp2dt2, l, c, b, quads.x0);
+    else if (x)
+      cpml_stream_kernel<1, true>
+          <<<grid, block, 0, stream>>>(v, f.u, f.v, f.vp2dt2, l, c, b, quads.x0);
+    else
+      cpml_stream_kernel<1, false>
+          <<<grid, block, 0, stream>>>(v, f.u, f.v, f.vp2dt2, l, c, b, quads.x0);
+    MINIMOD_GPU_CHECK_LAUNCH(
+        z_stream ? "cpml_stream_kernel (along z)" : "cpml_stream_kernel (along y)", grid, block, 0);
+    return;
+  }
+  using Kernel = void (*)(const CpmlView, const float* __restrict__, float* __restrict__,
+                          const float* __restrict__, const FieldLayout, const StencilCoefs,
+                          const Box, const int, const int);
+  // Indexed by the mask: bit 0 x, bit 1 y, bit 2 z.
+  static constexpr Kernel kernels[8] = {
+      cpml_fused_kernel<false, false, false>, cpml_fused_kernel<true, false, false>,
+      cpml_fused_kernel<false, true, false>,  cpml_fused_kernel<true, true, false>,
+      cpml_fused_kernel<false, false, true>,  cpml_fused_kernel<true, false, true>,
+      cpml_fused_kernel<false, true, true>,   cpml_fused_kernel<true, true, true>};
+  static const char* const names[8] = {
+      "cpml_fused_kernel (no slab axis)", "cpml_fused_kernel (x slab)",
+      "cpml_fused_kernel (y slab)",       "cpml_fused_kernel (x, y slabs)",
+      "cpml_fused_kernel (z slab)",       "cpml_fused_kernel (x, z slabs)",
+      "cpml_fused_kernel (y, z slabs)",   "cpml_fused_kernel (x, y, z slabs)"};
+  // The quad grid of the box (aligned on the padded row), reshaped for slabs a few quads wide.
+  const int shift = quad_x_shift(kFx, quads.count);
+  const dim3 block(kFx, kFy, kFz);
+  const dim3 grid(static_cast<unsigned>(ceil_div(quads.count, kFx >> shift)),
+                  static_cast<unsigned>(ceil_div(b.ny(), kFy << shift)),
+                  static_cast<unsigned>(ceil_div(b.nz(), kFz)));
+  kernels[mask]<<<grid, block, 0, stream>>>(v, f.u, f.v, f.vp2dt2, l, c, b, quads.x0, shift);
+  MINIMOD_GPU_CHECK_LAUNCH(names[mask], grid, block, 0);
+}
+
+/// Box b cut along `axis` at the inner edges of that axis's slabs: the pieces in the low slab,
+/// between and in the high slab (empty ones included).
+std::array<Box, 3> split_at_slabs(const CpmlView& v, const Box& b, int axis) {
+  std::array<Box, 3> p = {b, b, b};
+  const int edge[2] = {v.lo[axis], v.n[axis] - v.hi[axis]};
+  int *b0[3], *b1[3];
+  for (int n = 0; n < 3; ++n) {
+    b0[n] = axis == 0 ? &p[n].x0 : (axis == 1 ? &p[n].y0 : &p[n].z0);
+    b1[n] = axis == 0 ? &p[n].x1 : (axis == 1 ? &p[n].y1 : &p[n].z1);
+  }
+  const int lo = *b0[0], hi = *b1[0];
+  *b1[0] = std::min(hi, edge[0]);
+  *b0[1] = std::max(lo, edge[0]);
+  *b1[1] = std::min(hi, edge[1]);
+  *b0[2] = std::max(lo, edge[1]);
+  return p;
+}
+
+} // namespace
+
 void cpml_layer_update_gpu(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
                            const Box& b, gpuStream_t stream) {
   if (b.empty()) return;
   const CpmlView& v = *f.cpml;
   if (v.taps[0] == nullptr)
     throw std::logic_error("the acoustic C-PML layer update needs a fused CpmlDevice");
-  const auto bits = reinterpret_cast<std::uintptr_t>(f.u) | reinterpret_cast<std::uintptr_t>(f.v) |
-                    reinterpret_cast<std::uintptr_t>(f.vp2dt2);
-  if (bits % (kQuad * sizeof(float)) != 0 || l.pitch % kQuad != 0 || l.x_offset < kQuad)
+  if (!quad_aligned(f) || l.pitch % kQuad != 0 || l.x_offset < kQuad)
     throw std::invalid_argument(
         "C-PML layer update: float4 loads need 16-byte aligned fields, a pitch that is a multiple "
         "of 4 floats and 4 floats before x = 0 (pitch " +
         std::to_string(l.pitch) + ", x offset " + std::to_string(l.x_offset) + ")");
-  // The quad grid of the box (aligned on the padded row), reshaped for slabs a few quads wide.
-  const long long first = static_cast<long long>(b.x0 + l.x_offset) / kQuad * kQuad;
-  const long long end = ceil_div(static_cast<long long>(b.x1) + l.x_offset, kQuad) * kQuad;
-  const long long quads = (end - first) / kQuad;
-  int shift = 0;
-  while ((kFx >> (shift + 1)) >= quads && (kFx >> (shift + 1)) >= 1)
-    ++shift;
-  const dim3 block(kFx, kFy, kFz);
-  const dim3 grid(static_cast<unsigned>(ceil_div(quads, kFx >> shift)),
-                  static_cast<unsigned>(ceil_div(b.ny(), kFy << shift)),
-                  static_cast<unsigned>(ceil_div(b.nz(), kFz)));
-  // Which axes' slabs the box meets: the kernel's other axes have the plain d_aa u only.
-  const int b0[3] = {b.x0, b.y0, b.z0}, b1[3] = {b.x1, b.y1, b.z1};
-  int mask = 0;
-  for (int a = 0; a < 3; ++a)
-    if (b0[a] < v.lo[a] || b1[a] > v.n[a] - v.hi[a]) mask |= 1 << a;
-  const int x0 = static_cast<int>(first - l.x_offset);
-  static const char* const names[8] = {
-      "cpml_fused_kernel (no slab axis)", "cpml_fused_kernel (x slab)",
-      "cpml_fused_kernel (y slab)",       "cpml_fused_kernel (x, y slabs)",
-      "cpml_fused_kernel (z slab)",       "cpml_fused_kernel (x, z slabs)",
-      "cpml_fused_kernel (y, z slabs)",   "cpml_fused_kernel (x, y, z slabs)"};
-  const auto go = [&](auto kernel) {
-    kernel<<<grid, block, 0, stream>>>(v, f.u, f.v, f.vp2dt2, l, c, b, x0, shift);
-    MINIMOD_GPU_CHECK_LAUNCH(names[mask], grid, block, 0);
-  };
-  switch (mask) {
-  case 0:
-    go(cpml_fused_kernel<kFx, false, false, false>);
-    break;
-  case 1:
-    go(cpml_fused_kernel<kFx, true, false, false>);
-    break;
-  case 2:
-    go(cpml_fused_kernel<kFx, false, true, false>);
-    break;
-  case 3:
-    go(cpml_fused_kernel<kFx, true, true, false>);
-    break;
-  case 4:
-    go(cpml_fused_kernel<kFx, false, false, true>);
-    break;
-  case 5:
-    go(cpml_fused_kernel<kFx, true, false, true>);
-    break;
-  case 6:
-    go(cpml_fused_kernel<kFx, false, true, true>);
-    break;
-  default:
-    go(cpml_fused_kernel<kFx, true, true, true>);
-    break;
+  if ((slab_mask(v, b) & 4) == 0) {
+    launch_layer_box(f, l, c, b, stream);
+    return;
   }
+  // A box in the z slabs is cut at the x and y slabs' edges: most of it streams along z, with no x
+  // or y memory terms; its edges, which carry those, go point by point.
+  for (const Box& by : split_at_slabs(v, b, 1))
+    for (const Box& bx : split_at_slabs(v, by, 0))
+      if (!bx.empty()) launch_layer_box(f, l, c, bx, stream);
 }
 
 } // namespace minimod::gpu

@@ -14,44 +14,6 @@
 
 namespace minimod::gpu {
 
-namespace {
-
-/// Quads of the box's x range: first x of the quad grid and number of quads. The quad grid is
-/// aligned on the padded row (row starts are 128-byte aligned), not on the box.
-struct QuadSpan {
-  int x0 = 0;
-  long long count = 0;
-};
-
-QuadSpan quad_span(const Box& b, const FieldLayout& layout) {
-  // Padded-row positions are >= 0 (x >= -x_offset), so plain division rounds down.
-  const long long first = static_cast<long long>(b.x0 + layout.x_offset) / kQuad * kQuad;
-  const long long end = ceil_div(static_cast<long long>(b.x1) + layout.x_offset, kQuad) * kQuad;
-  QuadSpan s;
-  s.x0 = static_cast<int>(first - layout.x_offset);
-  s.count = (end - first) / kQuad;
-  return s;
-}
-
-/// Whether every field pointer is 16-byte aligned (null ones count as aligned).
-bool quad_aligned(const IsoFields& f) {
-  const auto bits = reinterpret_cast<std::uintptr_t>(f.u) | reinterpret_cast<std::uintptr_t>(f.v) |
-                    reinterpret_cast<std::uintptr_t>(f.vp2dt2) |
-                    reinterpret_cast<std::uintptr_t>(f.phi) |
-                    reinterpret_cast<std::uintptr_t>(f.eta);
-  return (bits % (kQuad * sizeof(float))) == 0;
-}
-
-} // namespace
-
-template <int Dx, int Dy, int Dz> int Gmem3dF4Kernel<Dx, Dy, Dz>::x_shift_for(long long quads) {
-  // The narrowest block row, Dx >> shift, that still covers the quads in one block.
-  int shift = 0;
-  while ((Dx >> (shift + 1)) >= quads && (Dx >> (shift + 1)) >= 1)
-    ++shift;
-  return shift;
-}
-
 template <int Dx, int Dy, int Dz> std::string Gmem3dF4Kernel<Dx, Dy, Dz>::description() const {
   return "3D blocking, " + tile() + " threads, 4 consecutive x points per thread (a tile of " +
          std::to_string(kQuad * Dx) + "x" + std::to_string(Dy) + "x" + std::to_string(Dz) +
@@ -73,7 +35,7 @@ std::string Gmem3dF4Kernel<Dx, Dy, Dz>::can_run(const Region& region,
            "before x = 0 (pitch " +
            std::to_string(layout.pitch) + ", x offset " + std::to_string(layout.x_offset) + ")";
   const long long quads = quad_span(b, layout).count;
-  const int shift = x_shift_for(quads);
+  const int shift = quad_x_shift(Dx, quads);
   const long long gx = ceil_div(quads, Dx >> shift);
   const long long gy = ceil_div(b.ny(), Dy << shift), gz = ceil_div(b.nz(), Dz);
   if (auto limit = launch_grid_limit(gx, gy, gz); !limit.empty()) return limit;
@@ -93,7 +55,7 @@ void Gmem3dF4Kernel<Dx, Dy, Dz>::launch(const IsoFields& f, const FieldLayout& l
   if (!quad_aligned(f))
     throw std::invalid_argument(name() + ": float4 loads need 16-byte aligned field pointers");
   const QuadSpan quads = quad_span(b, layout);
-  const int shift = x_shift_for(quads.count);
+  const int shift = quad_x_shift(Dx, quads.count);
   const dim3 block(Dx, Dy, Dz);
   const dim3 grid(static_cast<unsigned>(ceil_div(quads.count, Dx >> shift)),
                   static_cast<unsigned>(ceil_div(b.ny(), Dy << shift)),

@@ -15,6 +15,7 @@
 #include "core/field_layout.hpp"
 #include "core/grid.hpp"
 #include "kernels/gpu/gpu_runtime.hpp"
+#include "kernels/gpu/launch_limits.hpp"
 #include "kernels/gpu/tiled_kernel.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/stencil_K.hpp"
@@ -61,6 +62,62 @@ constexpr int log2_of(int n) {
   return n <= 1 ? 0 : 1 + log2_of(n / 2);
 }
 
+/// Quads of a box's x range: first x of the quad grid and number of quads. The quad grid is
+/// aligned on the padded row (row starts are 128-byte aligned), not on the box.
+struct QuadSpan {
+  int x0 = 0;
+  long long count = 0;
+};
+
+/// The quad grid of box `b` in `layout`.
+inline QuadSpan quad_span(const Box& b, const FieldLayout& layout) {
+  // Padded-row positions are >= 0 (x >= -x_offset), so plain division rounds down.
+  const long long first = static_cast<long long>(b.x0 + layout.x_offset) / kQuad * kQuad;
+  const long long end = ceil_div(static_cast<long long>(b.x1) + layout.x_offset, kQuad) * kQuad;
+  QuadSpan s;
+  s.x0 = static_cast<int>(first - layout.x_offset);
+  s.count = (end - first) / kQuad;
+  return s;
+}
+
+/// Reshape of a block of `dx` threads along x for a region `quads` quads wide: 0 for regions at
+/// least dx quads wide, else the largest s with dx >> s >= quads (one block row covers the width).
+inline int quad_x_shift(int dx, long long quads) {
+  int shift = 0;
+  while ((dx >> (shift + 1)) >= quads && (dx >> (shift + 1)) >= 1)
+    ++shift;
+  return shift;
+}
+
+/// The first point of the quad a thread updates: x of its first lane, y and z.
+struct QuadPoint {
+  int i0, j, k;
+};
+
+/// The quad of this thread in `box`, for blocks of Dx x Dy x Dz threads whose xy threads are
+/// reshaped to (Dx >> x_shift) x (Dy << x_shift) (quad_x_shift); `quad_x0` is the first x of the
+/// box's quad grid (quad_span). The point may lie past the box's end: callers test it.
+template <int Dx, int Dy, int Dz>
+__device__ __forceinline__ QuadPoint quad_point(const Box& box, int quad_x0, int x_shift) {
+  const int xy = static_cast<int>(threadIdx.x) + Dx * static_cast<int>(threadIdx.y);
+  const int tx = xy & ((Dx >> x_shift) - 1);
+  const int ty = xy >> (log2_of(Dx) - x_shift);
+  QuadPoint q;
+  q.i0 = quad_x0 + kQuad * (static_cast<int>(blockIdx.x) * (Dx >> x_shift) + tx);
+  q.j = box.y0 + static_cast<int>(blockIdx.y) * (Dy << x_shift) + ty;
+  q.k = box.z0 + static_cast<int>(blockIdx.z) * Dz + static_cast<int>(threadIdx.z);
+  return q;
+}
+
+/// Whether every field pointer of `f` is 16-byte aligned (null ones count as aligned).
+inline bool quad_aligned(const IsoFields& f) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(f.u) | reinterpret_cast<std::uintptr_t>(f.v) |
+                    reinterpret_cast<std::uintptr_t>(f.vp2dt2) |
+                    reinterpret_cast<std::uintptr_t>(f.phi) |
+                    reinterpret_cast<std::uintptr_t>(f.eta);
+  return (bits % (kQuad * sizeof(float))) == 0;
+}
+
 /// One step of the update on the points of `box` (absolute grid coordinates), 4 x points per
 /// thread. `quad_x0` is the first x of the quad grid: the last x <= box.x0 whose padded-row
 /// position is a multiple of 4. `x_shift` reshapes the block's xy threads to
@@ -79,13 +136,8 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy* Dz)
                       const float* __restrict__ eta, const EtaTableView table,
                       const FieldLayout layout, const StencilCoefs coefs, const Box box,
                       const int quad_x0, const int x_shift) {
-  // The block's xy threads as (Dx >> x_shift) x (Dy << x_shift): see Gmem3dF4Kernel::launch.
-  const int xy = static_cast<int>(threadIdx.x) + Dx * static_cast<int>(threadIdx.y);
-  const int tx = xy & ((Dx >> x_shift) - 1);
-  const int ty = xy >> (log2_of(Dx) - x_shift);
-  const int i0 = quad_x0 + kQuad * (static_cast<int>(blockIdx.x) * (Dx >> x_shift) + tx);
-  const int j = box.y0 + static_cast<int>(blockIdx.y) * (Dy << x_shift) + ty;
-  const int k = box.z0 + static_cast<int>(blockIdx.z) * Dz + static_cast<int>(threadIdx.z);
+  const QuadPoint q = quad_point<Dx, Dy, Dz>(box, quad_x0, x_shift);
+  const int i0 = q.i0, j = q.j, k = q.k;
   if (i0 >= box.x1 || j >= box.y1 || k >= box.z1) return;
   // Lanes [lo, hi) of this quad lie inside the box.
   const int lo = box.x0 - i0;
@@ -237,11 +289,6 @@ public:
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
               const Region& region, void* stream) const override;
-
-private:
-  /// Reshape of the block for a region `quads` quads wide: 0 for regions at least Dx quads wide,
-  /// else the largest s with Dx >> s >= quads (one block row covers the region's width).
-  static int x_shift_for(long long quads);
 };
 
 /// Add every gmem_3d_f4 tile to `registry`, the best measured one as the family default.

@@ -118,6 +118,30 @@ TEST(GpuCpml, UnequalFacesANarrowInteriorAndAFreeSurfaceMatchTheCpuReference) {
   test_support::expect_close(got.traces, ref.traces, "C-PML, unequal faces, free surface: traces");
 }
 
+// The streaming update where the z slabs meet the y and x slabs: y and z interiors of 3 points,
+// narrower than the stencil (each slab's column reads only its own face's psi), unequal widths, a
+// z slab box cut at the x and y slabs' edges into pieces that are not quad or block multiples.
+TEST(GpuCpml, NarrowYAndZInteriorsMatchTheCpuReference) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  ProblemSpec s;
+  s.nx = 31;
+  s.ny = 20;
+  s.nz = 22;
+  s.n_layer = 7;
+  s.steps = 200;
+  const AcousticProblem p = cpml_problem(s, LayerWidths{7, 10, 9, 8, 11, 8}, 1.5, false);
+  RegionKernels cpu_k;
+  cpu_k.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
+  auto cpu = make_cpu_backend();
+  const Result ref = run(*cpu, p, cpu_k);
+  const RegionKernels gpu_k =
+      resolve_kernels("", kGpuBackend, Physics::Acoustic, p.regions, p.layout, "test");
+  auto gpu = make_cuda_backend();
+  const Result got = run(*gpu, p, gpu_k);
+  test_support::expect_close(got.field, ref.field, "C-PML, narrow y and z interiors: field", 3e-5);
+  test_support::expect_close(got.traces, ref.traces, "C-PML, narrow y and z interiors: traces");
+}
+
 TEST(GpuCpml, BaselineMatchesTheCpuReference) {
   MINIMOD_SKIP_WITHOUT_GPU();
   compare_spec("gmem_3d", 1.0);
