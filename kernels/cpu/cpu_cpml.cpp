@@ -198,8 +198,22 @@ void cpml_memory_run(float* __restrict__ psi, std::int64_t at, const float* __re
 
 } // namespace
 
+void cpml_memory_row(const CpmlView& v, int axis, int face, const float* u, const FieldLayout& l,
+                     int j, int k) {
+  const std::int64_t row = l.index(0, j, k);
+  const std::int64_t at = cpml_slab_index(v, axis, face, 0, j, k, kHalo);
+  float* psi = v.psi[axis][face];
+  if (axis == 0) {
+    const int i0 = face == 0 ? 0 : v.n[0] - v.hi[0], i1 = face == 0 ? v.lo[0] : v.n[0];
+    cpml_memory_run<true>(psi, at, u + row, v.a[0], v.b[0], v.d1[0], 1, i0, i1);
+  } else {
+    const int c = axis == 1 ? j : k;
+    cpml_memory_run<false>(psi, at, u + row, v.a[axis] + c, v.b[axis] + c, v.d1[axis],
+                           axis == 1 ? l.pitch : l.plane, 0, v.n[0]);
+  }
+}
+
 void cpml_memory_pass_cpu(const CpmlView& v, const float* u, const FieldLayout& l) {
-  const std::int64_t stride[3] = {1, l.pitch, l.plane};
 #pragma omp parallel
   for (int axis = 0; axis < 3; ++axis) {
     for (int face = 0; face < 2; ++face) {
@@ -209,21 +223,10 @@ void cpml_memory_pass_cpu(const CpmlView& v, const float* u, const FieldLayout& 
       int lo[3] = {0, 0, 0}, hi[3] = {v.n[0], v.n[1], v.n[2]};
       lo[axis] = start;
       hi[axis] = start + w;
-      float* psi = v.psi[axis][face];
 #pragma omp for collapse(2) schedule(static) nowait
-      for (int k = lo[2]; k < hi[2]; ++k) {
-        for (int j = lo[1]; j < hi[1]; ++j) {
-          const std::int64_t row = l.index(0, j, k);
-          const std::int64_t at = cpml_slab_index(v, axis, face, 0, j, k, kHalo);
-          if (axis == 0) {
-            cpml_memory_run<true>(psi, at, u + row, v.a[0], v.b[0], v.d1[0], 1, lo[0], hi[0]);
-          } else {
-            const int c = axis == 1 ? j : k;
-            cpml_memory_run<false>(psi, at, u + row, v.a[axis] + c, v.b[axis] + c, v.d1[axis],
-                                   stride[axis], 0, v.n[0]);
-          }
-        }
-      }
+      for (int k = lo[2]; k < hi[2]; ++k)
+        for (int j = lo[1]; j < hi[1]; ++j)
+          cpml_memory_row(v, axis, face, u, l, j, k);
     }
   }
 }
