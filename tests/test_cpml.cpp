@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -206,19 +207,23 @@ std::vector<float> memory_of(const Grid& g, const LayerWidths& w, const CpmlView
   return out;
 }
 
-// The kernel `cpu`'s C-PML (the vectorised memory pass, the row runs of cpml_layer_segment in its
-// tiled sweep) against the point-by-point formulation of kernels/cpml.hpp (cpml_memory_point,
-// cpml_axis_term): on a grid that is no multiple of a tile or a vector, with a different layer
-// width on every face, none on the free surface, kappa > 1 (so that d(1/kappa) is not zero),
-// random fields and several steps (memory variables that are not zero). The same bits.
-TEST(CpmlCpu, RowRunsGiveTheBitsOfThePerPointFormulation) {
-  const Grid g{45, 38, 41, 10, 12, 9, 0, 0, 0};
-  const LayerWidths w{7, 11, 5, 9, 0, 6};
+/// One step of a C-PML path under test: u^n in u, u^(n-1) in v (overwritten with u^(n+1)), the
+/// memory variables in f.cpml.
+using CpmlStep = std::function<void(const IsoFields& f, const FieldLayout& l,
+                                    const StencilCoefs& coefs, const Region* regions)>;
+
+/// Steps a C-PML problem on grid g with widths w with `step` and with the point-by-point
+/// formulation of kernels/cpml.hpp (cpml_memory_pass_reference, cpml_update_layer_reference, the
+/// inner region by the kernel `cpu`) from the same random fields (u mirrored under a free surface
+/// when w has no layer on the top face, kappa 2.5 so that d(1/kappa) is not zero) and expects the
+/// same bits in u and in every memory variable after each of `steps` steps.
+void expect_reference_bits(const Grid& g, const LayerWidths& w, int steps, const CpmlStep& step) {
   const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, w.x_lo);
   const auto regions = make_regions(g, w);
   const StencilCoefs coefs = make_stencil_coefs(g);
   const double vmax = 3000, dt = 0.5 * stable_dt_limit(g, vmax);
   const CpmlProfile profile = make_cpml_profile(g, w, dt, vmax, CpmlParams{1e-4, 2, 30, 2.5});
+  const bool free_surface = w.z_lo == 0;
   CpmlHostMemory fast, reference;
   fast.setup(g, w, profile);
   reference.setup(g, w, profile);
@@ -231,18 +236,17 @@ TEST(CpmlCpu, RowRunsGiveTheBitsOfThePerPointFormulation) {
     v[n] = field(rng);
     vp2dt2[n] = speed(rng);
   }
-  mirror_free_surface(u, l);
+  if (free_surface) mirror_free_surface(u, l);
   std::vector<float> u_ref = u, v_ref = v;
   const StencilKernel* cpu = kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic);
   ASSERT_NE(cpu, nullptr);
-  for (int step = 0; step < 4; ++step) {
+  for (int s = 0; s < steps; ++s) {
     IsoFields f;
     f.u = u.data();
     f.v = v.data();
     f.vp2dt2 = vp2dt2.data();
     f.cpml = &fast.view();
-    cpml_memory_pass_cpu(fast.view(), u.data(), l);
-    cpu->launch_regions(f, l, coefs, regions.data(), kRegionCount, nullptr);
+    step(f, l, coefs, regions.data());
     IsoFields r = f;
     r.u = u_ref.data();
     r.v = v_ref.data();
@@ -260,28 +264,86 @@ TEST(CpmlCpu, RowRunsGiveTheBitsOfThePerPointFormulation) {
     }
     std::swap(u, v);
     std::swap(u_ref, v_ref);
-    mirror_free_surface(u, l);
-    mirror_free_surface(u_ref, l);
+    if (free_surface) {
+      mirror_free_surface(u, l);
+      mirror_free_surface(u_ref, l);
+    }
     std::size_t differ = 0;
     for (int k = 0; k < g.nz; ++k)
       for (int j = 0; j < g.ny; ++j)
         for (int i = 0; i < g.nx; ++i) {
           const auto p = static_cast<std::size_t>(l.index(i, j, k));
           if (std::memcmp(&u[p], &u_ref[p], sizeof(float)) != 0 && ++differ <= 5)
-            ADD_FAILURE() << "step " << step << " u(" << i << ", " << j << ", " << k
-                          << "): " << u[p] << " against " << u_ref[p];
+            ADD_FAILURE() << "step " << s << " u(" << i << ", " << j << ", " << k << "): " << u[p]
+                          << " against " << u_ref[p];
         }
-    EXPECT_EQ(differ, 0u) << "step " << step;
+    EXPECT_EQ(differ, 0u) << "step " << s;
     const std::vector<float> m = memory_of(g, w, fast.view());
     const std::vector<float> m_ref = memory_of(g, w, reference.view());
     ASSERT_EQ(m.size(), m_ref.size());
     EXPECT_EQ(std::memcmp(m.data(), m_ref.data(), m.size() * sizeof(float)), 0)
-        << "step " << step << ": the memory variables differ";
+        << "step " << s << ": the memory variables differ";
   }
   float peak = 0;
   for (const float x : memory_of(g, w, fast.view()))
     peak = std::max(peak, std::fabs(x));
   EXPECT_GT(peak, 0.0f) << "the memory variables stayed zero: nothing was compared";
+}
+
+// The kernel `cpu`'s C-PML after the vectorised memory pass (the path of a step cut into shell and
+// interior parts: the row runs of cpml_layer_segment in its tiled sweep) against the
+// point-by-point formulation: on a grid that is no multiple of a tile or a vector, with a
+// different layer width on every face, none on the free surface, four steps. The same bits.
+TEST(CpmlCpu, RowRunsGiveTheBitsOfThePerPointFormulation) {
+  expect_reference_bits(Grid{45, 38, 41, 10, 12, 9, 0, 0, 0}, LayerWidths{7, 11, 5, 9, 0, 6}, 4,
+                        [](const IsoFields& f, const FieldLayout& l, const StencilCoefs& coefs,
+                           const Region* regions) {
+                          cpml_memory_pass_cpu(*f.cpml, f.u, l);
+                          kernel_registry()
+                              .find("cpu", BackendKind::Cpu, Physics::Acoustic)
+                              ->launch_regions(f, l, coefs, regions, kRegionCount, nullptr);
+                        });
+}
+
+// The step with the memory update fused into the sweep (cpml_fused_step_cpu, the CPU backend's
+// path for a whole grid) against the point-by-point formulation, on grids no multiple of a tile or
+// a vector with a different width on every face and a free surface: an interior of 7 points along
+// x (narrower than the stencil), a y slab of 35 rows (wider than a tile) and two interior tiles
+// along y and z; and one whose interior is 3 points along y and 1 along z. Five steps, on one
+// thread and on up to three (the tiles' order differs). The same bits.
+TEST(CpmlCpu, FusedStepGivesTheBitsOfThePerPointFormulation) {
+  const CpmlStep fused = [](const IsoFields& f, const FieldLayout& l, const StencilCoefs& coefs,
+                            const Region* regions) {
+    cpml_fused_step_cpu(f, l, coefs, regions, kRegionCount);
+  };
+  for (const int threads : {1, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    const test_support::OmpThreadCap cap(threads);
+    expect_reference_bits(Grid{29, 75, 83, 10, 12, 9, 0, 0, 0}, LayerWidths{9, 13, 35, 6, 0, 11}, 5,
+                          fused);
+    expect_reference_bits(Grid{37, 30, 22, 10, 10, 10, 0, 0, 0}, LayerWidths{6, 5, 14, 13, 0, 21},
+                          5, fused);
+  }
+}
+
+// The fused step refuses pieces that are not the whole grid (a step cut into parts needs the
+// memory pass first).
+TEST(CpmlCpu, FusedStepRefusesPartOfTheGrid) {
+  const Grid g{20, 20, 20, 10, 10, 10, 0, 0, 0};
+  const LayerWidths w{5, 5, 5, 5, 5, 5};
+  const FieldLayout l = make_field_layout(g.nx, g.ny, g.nz, w.x_lo);
+  const auto regions = make_regions(g, w);
+  const CpmlProfile profile = make_cpml_profile(g, w, 1e-3, 3000, CpmlParams{});
+  CpmlHostMemory memory;
+  memory.setup(g, w, profile);
+  std::vector<float> u(static_cast<std::size_t>(l.size)), v = u, vp2dt2 = u;
+  IsoFields f;
+  f.u = u.data();
+  f.v = v.data();
+  f.vp2dt2 = vp2dt2.data();
+  f.cpml = &memory.view();
+  EXPECT_THROW(cpml_fused_step_cpu(f, l, make_stencil_coefs(g), regions.data(), kRegionCount - 1),
+               std::logic_error);
 }
 
 TEST(CpmlReflection, MeetsTheTargetsAtTheDefaultWidth) {

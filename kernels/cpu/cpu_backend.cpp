@@ -152,8 +152,10 @@ public:
 
   void update(StepPart part) override {
     require_ready("update");
-    // The C-PML's memory pass reads u^n at every slab point: once a step, before any region.
-    if (m_cpml_on && part == StepPart::Shell) {
+    // The C-PML's memory pass reads u^n at every slab point: once a step, before any region,
+    // unless the step is one sweep of the whole grid that updates the memory itself.
+    const bool fused = cpml_fused();
+    if (m_cpml_on && part == StepPart::Shell && !fused) {
       if (m_problem->physics() == Physics::Tti)
         tti_cpml_memory_pass_cpu(m_tti_cpml.view(), m_current[0].data(), m_current[1].data(),
                                  m_problem->layout);
@@ -164,6 +166,13 @@ public:
     if (regions.empty()) return;
     if (m_problem->physics() == Physics::Tti) {
       update_tti(static_cast<const TtiProblem&>(*m_problem), regions);
+    } else if (fused) {
+      const auto& p = static_cast<const AcousticProblem&>(*m_problem);
+      IsoFields f = acoustic_medium(p);
+      f.u = m_current[0].data();
+      f.v = m_next[0].data();
+      f.cpml = &m_cpml.view();
+      cpml_fused_step_cpu(f, p.layout, p.coefs, regions.data(), static_cast<int>(regions.size()));
     } else {
       update_acoustic(static_cast<const AcousticProblem&>(*m_problem), regions);
     }
@@ -485,6 +494,17 @@ private:
     m_eta_rows.reset();
     if (p.physics() != Physics::Acoustic || m_cpml_on) return;
     m_eta_rows = checked_eta_rows(static_cast<const AcousticProblem&>(p), "CPU backend");
+  }
+
+  /// Whether an acoustic C-PML step is one sweep with its memory update fused
+  /// (cpml_fused_step_cpu): the whole grid in one step part (no neighbour, so no shell) and the
+  /// kernel `cpu` in every region.
+  bool cpml_fused() const {
+    const Problem& p = *m_problem;
+    if (!m_cpml_on || p.physics() != Physics::Acoustic || !m_parts[0].empty()) return false;
+    for (int r = 0; r < kRegionCount; ++r)
+      if (!p.regions[r].box.empty() && m_kernels[r]->name() != "cpu") return false;
+    return true;
   }
 
   /// The C-PML's memory variables of the problem's equation (its view points at p.cpml).

@@ -102,69 +102,73 @@ CpmlRowAxis cpml_row_axis(const CpmlView& v, int axis, int face, int j, int k) {
   return r;
 }
 
-/// Points [i0, i1) of the row at `row` (linear index of x = 0), all in the x slab X or not, the
-/// row in the y slab Y or not and the z slab Z or not: cpml_axis_term and the update of
-/// cpml_update_layer_reference, the same expressions in the same order, with the slab tests and
-/// indices taken once a run so that the loop vectorises.
-template <bool X, bool Y, bool Z>
-void cpml_run(const IsoFields& f, const StencilCoefs& coefs, const CpmlView& v, std::int64_t row,
-              int i0, int i1, std::int64_t sy, std::int64_t sz, const CpmlRowAxis& rx,
-              const CpmlRowAxis& ry, const CpmlRowAxis& rz) {
+/// What an axis's loop of a row run does with its term t: sum = t (x), sum += t (y), or the
+/// update of u with sum + t (z).
+enum class CpmlSum { Store, Add, Update };
+
+/// The term of one axis for points [b0, b1) of a row run (cpml_axis_term, the same expressions in
+/// the same order): d_aa u, in the slab (Slab) the C-PML's form with zeta updated. `sum` holds
+/// the run's partial sums from b0. One loop an axis keeps few values live, so that the loop
+/// vectorises without spilling (the three axes' coefficients and pointers in one loop do not fit
+/// the registers of AVX2).
+template <int Axis, bool Slab, CpmlSum Mode>
+void cpml_axis_loop(float* __restrict__ sum, const IsoFields& f, const float* coefs,
+                    const CpmlView& v, const CpmlRowAxis& r, std::int64_t row, std::int64_t stride,
+                    int b0, int b1) {
   const float* __restrict__ u = f.u;
   float* __restrict__ next = f.v;
   const float* __restrict__ vp2dt2 = f.vp2dt2;
-  float cx[kHalo + 1], cy[kHalo + 1], cz[kHalo + 1], wx[kHalo + 1], wy[kHalo + 1], wz[kHalo + 1];
+  float c[kHalo + 1], w[kHalo + 1];
   for (int m = 0; m <= kHalo; ++m) {
-    cx[m] = coefs.cx[m];
-    cy[m] = coefs.cy[m];
-    cz[m] = coefs.cz[m];
-    wx[m] = v.d1[0][m];
-    wy[m] = v.d1[1][m];
-    wz[m] = v.d1[2][m];
+    c[m] = coefs[m];
+    w[m] = v.d1[Axis][m];
   }
   const float* __restrict__ xa = v.a[0];
   const float* __restrict__ xb = v.b[0];
   const float* __restrict__ xik = v.ik[0];
   const float* __restrict__ xdik = v.dik[0];
-  const float* __restrict__ xpsi = rx.psi;
-  float* __restrict__ xzeta = rx.zeta;
-  const float* __restrict__ ypsi = ry.psi;
-  float* __restrict__ yzeta = ry.zeta;
-  const float* __restrict__ zpsi = rz.psi;
-  float* __restrict__ zzeta = rz.zeta;
-  const std::int64_t xp = rx.psi_at, xz = rx.zeta_at, yp = ry.psi_at, yz = ry.zeta_at,
-                     zp = rz.psi_at, zz = rz.zeta_at, ys = ry.psi_stride, zs = rz.psi_stride;
-#pragma omp simd simdlen(16)
-  for (int i = i0; i < i1; ++i) {
+  const float* __restrict__ psi = r.psi;
+  float* __restrict__ zeta = r.zeta;
+  const std::int64_t pa = r.psi_at, za = r.zeta_at, ps = r.psi_stride;
+  const float ra = r.a, rb = r.b, rik = r.ik, rdik = r.dik;
+#pragma omp simd
+  for (int i = b0; i < b1; ++i) {
     const std::int64_t p = row + i;
-    float sum = cpml_second_derivative(u, p, 1, cx);
-    if constexpr (X) {
-      const float dpsi = cpml_first_derivative(xpsi, xp + i, 1, wx);
-      const float ik = xik[i];
-      const float g = ik * sum + xdik[i] * cpml_first_derivative(u, p, 1, wx) + dpsi;
-      const float z = xb[i] * xzeta[xz + i] + xa[i] * g;
-      xzeta[xz + i] = z;
-      sum = ik * g + z;
+    float t = cpml_second_derivative(u, p, stride, c);
+    if constexpr (Slab) {
+      const float dpsi = cpml_first_derivative(psi, pa + i, ps, w);
+      const float ik = Axis == 0 ? xik[i] : rik;
+      const float dik = Axis == 0 ? xdik[i] : rdik;
+      const float g = ik * t + dik * cpml_first_derivative(u, p, stride, w) + dpsi;
+      const float z = (Axis == 0 ? xb[i] : rb) * zeta[za + i] + (Axis == 0 ? xa[i] : ra) * g;
+      zeta[za + i] = z;
+      t = ik * g + z;
     }
-    float t = cpml_second_derivative(u, p, sy, cy);
-    if constexpr (Y) {
-      const float dpsi = cpml_first_derivative(ypsi, yp + i, ys, wy);
-      const float g = ry.ik * t + ry.dik * cpml_first_derivative(u, p, sy, wy) + dpsi;
-      const float z = ry.b * yzeta[yz + i] + ry.a * g;
-      yzeta[yz + i] = z;
-      t = ry.ik * g + z;
-    }
-    sum += t;
-    t = cpml_second_derivative(u, p, sz, cz);
-    if constexpr (Z) {
-      const float dpsi = cpml_first_derivative(zpsi, zp + i, zs, wz);
-      const float g = rz.ik * t + rz.dik * cpml_first_derivative(u, p, sz, wz) + dpsi;
-      const float z = rz.b * zzeta[zz + i] + rz.a * g;
-      zzeta[zz + i] = z;
-      t = rz.ik * g + z;
-    }
-    sum += t;
-    next[p] = inner_update(u[p], next[p], vp2dt2[p], sum);
+    if constexpr (Mode == CpmlSum::Store)
+      sum[i - b0] = t;
+    else if constexpr (Mode == CpmlSum::Add)
+      sum[i - b0] += t;
+    else
+      next[p] = inner_update(u[p], next[p], vp2dt2[p], sum[i - b0] + t);
+  }
+}
+
+/// Points [i0, i1) of the row at `row` (linear index of x = 0), all in the x slab X or not, the
+/// row in the y slab Y or not and the z slab Z or not: cpml_axis_term per axis and the update of
+/// cpml_update_layer_reference, the same expressions in the same order, with the slab tests and
+/// indices taken once a run; the axes in loops of their own over blocks of the run, the partial
+/// sums in a buffer.
+template <bool X, bool Y, bool Z>
+void cpml_run(const IsoFields& f, const StencilCoefs& coefs, const CpmlView& v, std::int64_t row,
+              int i0, int i1, std::int64_t sy, std::int64_t sz, const CpmlRowAxis& rx,
+              const CpmlRowAxis& ry, const CpmlRowAxis& rz) {
+  constexpr int kBlock = 256;
+  alignas(64) float sum[kBlock];
+  for (int b0 = i0; b0 < i1; b0 += kBlock) {
+    const int b1 = std::min(b0 + kBlock, i1);
+    cpml_axis_loop<0, X, CpmlSum::Store>(sum, f, coefs.cx, v, rx, row, 1, b0, b1);
+    cpml_axis_loop<1, Y, CpmlSum::Add>(sum, f, coefs.cy, v, ry, row, sy, b0, b1);
+    cpml_axis_loop<2, Z, CpmlSum::Update>(sum, f, coefs.cz, v, rz, row, sz, b0, b1);
   }
 }
 
@@ -198,8 +202,22 @@ void cpml_memory_run(float* __restrict__ psi, std::int64_t at, const float* __re
 
 } // namespace
 
+void cpml_memory_row(const CpmlView& v, int axis, int face, const float* u, const FieldLayout& l,
+                     int j, int k) {
+  const std::int64_t row = l.index(0, j, k);
+  const std::int64_t at = cpml_slab_index(v, axis, face, 0, j, k, kHalo);
+  float* psi = v.psi[axis][face];
+  if (axis == 0) {
+    const int i0 = face == 0 ? 0 : v.n[0] - v.hi[0], i1 = face == 0 ? v.lo[0] : v.n[0];
+    cpml_memory_run<true>(psi, at, u + row, v.a[0], v.b[0], v.d1[0], 1, i0, i1);
+  } else {
+    const int c = axis == 1 ? j : k;
+    cpml_memory_run<false>(psi, at, u + row, v.a[axis] + c, v.b[axis] + c, v.d1[axis],
+                           axis == 1 ? l.pitch : l.plane, 0, v.n[0]);
+  }
+}
+
 void cpml_memory_pass_cpu(const CpmlView& v, const float* u, const FieldLayout& l) {
-  const std::int64_t stride[3] = {1, l.pitch, l.plane};
 #pragma omp parallel
   for (int axis = 0; axis < 3; ++axis) {
     for (int face = 0; face < 2; ++face) {
@@ -209,21 +227,10 @@ void cpml_memory_pass_cpu(const CpmlView& v, const float* u, const FieldLayout& 
       int lo[3] = {0, 0, 0}, hi[3] = {v.n[0], v.n[1], v.n[2]};
       lo[axis] = start;
       hi[axis] = start + w;
-      float* psi = v.psi[axis][face];
 #pragma omp for collapse(2) schedule(static) nowait
-      for (int k = lo[2]; k < hi[2]; ++k) {
-        for (int j = lo[1]; j < hi[1]; ++j) {
-          const std::int64_t row = l.index(0, j, k);
-          const std::int64_t at = cpml_slab_index(v, axis, face, 0, j, k, kHalo);
-          if (axis == 0) {
-            cpml_memory_run<true>(psi, at, u + row, v.a[0], v.b[0], v.d1[0], 1, lo[0], hi[0]);
-          } else {
-            const int c = axis == 1 ? j : k;
-            cpml_memory_run<false>(psi, at, u + row, v.a[axis] + c, v.b[axis] + c, v.d1[axis],
-                                   stride[axis], 0, v.n[0]);
-          }
-        }
-      }
+      for (int k = lo[2]; k < hi[2]; ++k)
+        for (int j = lo[1]; j < hi[1]; ++j)
+          cpml_memory_row(v, axis, face, u, l, j, k);
     }
   }
 }
