@@ -20,6 +20,7 @@
 #include <limits>
 #include <omp.h>
 #include <sstream>
+#include <utility>
 
 namespace minimod {
 namespace {
@@ -364,13 +365,110 @@ void check_positions(const Survey& s, const SurveyTrapInputs& p,
   }
 }
 
+/// The strongest grazing return of one axis (check_grazing_returns).
+struct GrazingReturn {
+  int axis = 0;
+  int points = 0;      ///< interior points between the axis's layers
+  double interior = 0; ///< the interior in metres
+  bool hi = false;     ///< the face: + (true) or -
+  int width = 0;       ///< the layer's points on that face
+  double angle = 0;    ///< degrees from the face's normal
+  double across = 0;   ///< metres of the path across the axis
+  double db = 0;       ///< the layer's return there
+  double limit = 0;    ///< degrees where the layer passes kGrazingReturnDb
+  double needed = 0;   ///< metres across the axis that keep the angle within the limit
+  double cpml_db = 0;  ///< the C-PML's return there at the same width
+};
+
+/// "x", "x and y", "x, y and z".
+std::string axis_list(const std::vector<int>& axes) {
+  std::string out;
+  for (std::size_t n = 0; n < axes.size(); ++n) {
+    if (n > 0) out += n + 1 == axes.size() ? " and " : ", ";
+    out += "xyz"[axes[n]];
+  }
+  return out;
+}
+
+/// The one warning of every axis in `returns` (in axis order): the record's path, then per axis
+/// its interior, face, angle and return (the layer and its limit angle named where they differ
+/// from the previous axis'), then the advice once.
+std::string grazing_warning(const SurveyTrapInputs& p, BoundaryType type,
+                            const std::vector<GrazingReturn>& returns) {
+  const double path = p.model_vmax * p.duration;
+  const auto layer_name = [&](int width) {
+    return (type == BoundaryType::Cpml ? "the C-PML layer (type: cpml, " : "Minimod's layer (") +
+           std::to_string(width) + " points)";
+  };
+  std::string text = "within the record (" + short_num(p.duration) + " s, up to " +
+                     num(std::round(path)) + " m of path at vmax " + num(p.model_vmax) +
+                     " m/s) waves return from absorbing faces to the receivers where the layer "
+                     "reflects more than " +
+                     short_num(kGrazingReturnDb) +
+                     " dB (docs/physics-checks.md, \"Absorbing layer by angle\"): ";
+  int last_width = -1;
+  for (std::size_t n = 0; n < returns.size(); ++n) {
+    const GrazingReturn& r = returns[n];
+    const std::string axis(1, "xyz"[r.axis]);
+    const std::string face = axis + (r.hi ? "+" : "-");
+    if (n > 0) text += "; ";
+    text += "along " + axis + " (" + num(r.interior) + " m, " + std::to_string(r.points) +
+            " points" + (n == 0 ? " of interior between its absorbing faces" : "") + ") from the " +
+            face + " face at up to " + short_num(r.angle) + " degrees" +
+            (n == 0 ? " from its normal (sources and receivers " + num(r.across) +
+                          " m from it together), where "
+                    : " (" + num(r.across) + " m), ");
+    if (r.width != last_width) {
+      text += layer_name(r.width) + " reflects about " + short_num(r.db) + " dB, more than " +
+              short_num(kGrazingReturnDb) + " dB beyond " + short_num(r.limit) + " degrees";
+    } else {
+      text += "about " + short_num(r.db) + " dB";
+    }
+    last_width = r.width;
+  }
+
+  // The advice: the distance that keeps each axis within its limit (one per width), the C-PML's
+  // return at each axis' angle, a wider layer.
+  std::vector<std::pair<double, std::vector<int>>> distances;
+  bool one_width = true;
+  for (const GrazingReturn& r : returns) {
+    one_width = one_width && r.width == returns.front().width;
+    const double needed = std::ceil(r.needed);
+    auto same = std::find_if(distances.begin(), distances.end(),
+                             [&](const auto& d) { return d.first == needed; });
+    if (same == distances.end()) {
+      distances.push_back({needed, {r.axis}});
+    } else {
+      same->second.push_back(r.axis);
+    }
+  }
+  text += "; widen the interior along " + axis_list(distances.front().second) +
+          " (sources and receivers together at least " + num(distances.front().first) +
+          " m from each absorbing face)";
+  for (std::size_t n = 1; n < distances.size(); ++n)
+    text += " and along " + axis_list(distances[n].second) + " (at least " +
+            num(distances[n].first) + " m)";
+  if (type != BoundaryType::Minimod) return text + ", or use a wider layer";
+  std::string cpml;
+  for (std::size_t n = 0; n < returns.size(); ++n) {
+    const GrazingReturn& r = returns[n];
+    if (n > 0) cpml += n + 1 == returns.size() ? " and " : ", ";
+    cpml += short_num(r.cpml_db) + " dB";
+    if (n == 0) cpml += " there";
+    if (returns.size() > 1) cpml += std::string(" along ") + "xyz"[r.axis];
+    if (!one_width) cpml += " at " + std::to_string(r.width) + " points";
+  }
+  if (one_width) cpml += " at " + std::to_string(returns.front().width) + " points";
+  return text + ", use boundary.type: cpml (" + cpml + "), or a wider layer";
+}
+
 /// Along each axis with absorbing faces, the returns of those faces at grazing incidence: a wave
 /// that meets a face and comes back to a receiver within the record, after a path of at most
 /// L = vmax x the record's duration, of which a + b runs across the axis (source to the face's
 /// inner edge, then the face to the receiver), meets the face at acos((a + b) / L) from its
 /// normal. The smallest a + b over every shot's sources and receivers and the axis's faces gives
 /// the largest angle; where the layer returns more than kGrazingReturnDb there
-/// (layer_return_db), one warning an axis.
+/// (layer_return_db), the axis goes into one warning for the survey (grazing_warning).
 void check_grazing_returns(const Survey& s, const SurveyTrapInputs& p,
                            std::vector<std::string>& warnings) {
   const double path = p.model_vmax * p.duration;
@@ -378,6 +476,7 @@ void check_grazing_returns(const Survey& s, const SurveyTrapInputs& p,
   const Grid& g = p.grid;
   const BoundaryType type = s.boundary.type;
   const std::vector<std::vector<SourceSpec>> shots = shot_sources(s);
+  std::vector<GrazingReturn> returns;
   for (int a = 0; a < 3; ++a) {
     const double h = g.spacing(a);
     const int points = g.extent(a) - p.layer.on(a, false) - p.layer.on(a, true);
@@ -385,8 +484,8 @@ void check_grazing_returns(const Survey& s, const SurveyTrapInputs& p,
     const double hi_edge = g.origin(a) + (g.extent(a) - 1 - p.layer.on(a, true)) * h;
     // The face of this axis whose return is the strongest, and what it is.
     bool found = false;
-    bool worst_hi = false;
-    double worst_db = kGrazingReturnDb, worst_angle = 0, worst_across = 0;
+    GrazingReturn worst;
+    worst.db = kGrazingReturnDb;
     for (const bool hi : {false, true}) {
       const int width = p.layer.on(a, hi);
       if (width <= 0) continue;
@@ -406,46 +505,28 @@ void check_grazing_returns(const Survey& s, const SurveyTrapInputs& p,
       if (!(across < path)) continue; // no return of this face within the record
       const double angle = std::acos(across / path) * 180 / kPi;
       const double db = layer_return_db(type, width, angle);
-      if (db > worst_db) {
+      if (db > worst.db) {
         found = true;
-        worst_hi = hi;
-        worst_db = db;
-        worst_angle = angle;
-        worst_across = across;
+        worst.hi = hi;
+        worst.db = db;
+        worst.angle = angle;
+        worst.across = across;
       }
     }
     if (!found) continue;
-    const std::string axis(1, "xyz"[a]);
-    const int width = p.layer.on(a, worst_hi);
-    const double limit = layer_limit_angle(type, width, kGrazingReturnDb);
+    worst.axis = a;
+    worst.points = points;
+    worst.interior = (points - 1) * h;
+    worst.width = p.layer.on(a, worst.hi);
+    worst.limit = layer_limit_angle(type, worst.width, kGrazingReturnDb);
     // Near grazing incidence the extrapolated return is a few 1e-15 dB below 0: print 0.
-    worst_db = std::min(0.0, std::round(worst_db * 10) / 10);
-    if (worst_db == 0) worst_db = 0; // no "-0"
-    const double needed = path * std::cos(limit * kPi / 180);
-    const std::string layer_name =
-        (type == BoundaryType::Cpml ? "the C-PML layer (type: cpml, " : "Minimod's layer (") +
-        std::to_string(width) + " points)";
-    std::string alternative;
-    if (type == BoundaryType::Minimod)
-      alternative = "boundary.type: cpml (" +
-                    short_num(layer_return_db(BoundaryType::Cpml, width, worst_angle)) +
-                    " dB there at " + std::to_string(width) + " points), ";
-    warnings.push_back(
-        "the interior along " + axis + " is " + num((points - 1) * h) + " m (" +
-        std::to_string(points) + " points) between its absorbing faces: within the record (" +
-        short_num(p.duration) + " s, up to " + num(std::round(path)) + " m of path at vmax " +
-        num(p.model_vmax) + " m/s) waves return from the " + axis + (worst_hi ? "+" : "-") +
-        " face to the receivers at up to " + short_num(worst_angle) +
-        " degrees from its normal (sources and receivers " + num(worst_across) +
-        " m from it together), where " + layer_name + " reflects about " + short_num(worst_db) +
-        " dB, more than " + short_num(kGrazingReturnDb) + " dB beyond " + short_num(limit) +
-        " degrees (docs/physics-checks.md, \"Absorbing layer by angle\"); widen the interior "
-        "along " +
-        axis + " (sources and receivers together at least " + num(std::ceil(needed)) +
-        " m from each absorbing face), " +
-        (alternative.empty() ? std::string("or use a wider layer")
-                             : "use " + alternative + "or a wider layer"));
+    worst.db = std::min(0.0, std::round(worst.db * 10) / 10);
+    if (worst.db == 0) worst.db = 0; // no "-0"
+    worst.needed = path * std::cos(worst.limit * kPi / 180);
+    worst.cpml_db = layer_return_db(BoundaryType::Cpml, worst.width, worst.angle);
+    returns.push_back(worst);
   }
+  if (!returns.empty()) warnings.push_back(grazing_warning(p, type, returns));
 }
 
 /// The highest frequency the sources of the first shot carry (every shot shares the wavelet), and
