@@ -78,17 +78,6 @@ std::pair<TtiPlan, TtiProblem> make_run(const RunSetup& s, double peak = 20, dou
   return {plan, std::move(p)};
 }
 
-/// The largest |p| and |q| of the fields now (infinite for a non-finite value).
-float peak_of(TtiCpuRun& run) {
-  float m = 0;
-  for (const bool q : {false, true}) {
-    const std::vector<float> f = q ? run.wavefield_q() : run.wavefield_p();
-    for (const float x : f)
-      m = std::max(m, std::isfinite(x) ? std::fabs(x) : INFINITY);
-  }
-  return m;
-}
-
 /// Steps a C-PML run; returns the peak of |p|, |q| over the run, over its middle (steps 40-50%)
 /// and over its last 10%.
 std::array<float, 3> long_run(const RunSetup& s) {

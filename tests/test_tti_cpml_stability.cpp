@@ -125,17 +125,6 @@ std::pair<TtiPlan, TtiProblem> make_case(const StabilityCase& c) {
   return {plan, std::move(p)};
 }
 
-/// The largest |p| and |q| of the fields now (infinite for a non-finite value).
-float peak_of(TtiCpuRun& run) {
-  float m = 0;
-  for (const bool q : {false, true}) {
-    const std::vector<float> f = q ? run.wavefield_q() : run.wavefield_p();
-    for (const float x : f)
-      m = std::max(m, std::isfinite(x) ? std::fabs(x) : INFINITY);
-  }
-  return m;
-}
-
 /// What a long run measured: the peak of |p|, |q| over the run, over steps 40-50% and over the
 /// last 10%, sampled every 100 steps; the first sampled step that was not finite (-1: none).
 struct LongRun {

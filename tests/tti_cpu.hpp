@@ -7,6 +7,8 @@
 #include "kernels/selection.hpp"
 #include "solver/tti.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -72,5 +74,16 @@ private:
   std::unique_ptr<Backend> m_backend;
   int m_done = 0;
 };
+
+/// The largest |p| and |q| of the run's fields now (infinite for a non-finite value).
+inline float peak_of(TtiCpuRun& run) {
+  float m = 0;
+  for (const bool q : {false, true}) {
+    const std::vector<float> f = q ? run.wavefield_q() : run.wavefield_p();
+    for (const float x : f)
+      m = std::max(m, std::isfinite(x) ? std::fabs(x) : INFINITY);
+  }
+  return m;
+}
 
 } // namespace minimod

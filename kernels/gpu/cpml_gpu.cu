@@ -179,6 +179,20 @@ __device__ __forceinline__ void cpml_yz_terms(const CpmlView& v, const float* __
   }
 }
 
+/// u^(n+1) of the quad at p from u^n (u_c), u^(n-1) (in next) and the C-PML's sum_a d~_aa u,
+/// written to the lanes [lo, hi) inside the box.
+__device__ __forceinline__ void step_quad(float* __restrict__ next,
+                                          const float* __restrict__ vp2dt2, std::int64_t p,
+                                          const float4& u_c, const float* sum, int lo, int hi) {
+  const float4 v_c = load_quad_rw(next, p);
+  const float4 m_c = load_quad_ro(vp2dt2, p);
+  float out[kQuad];
+  MINIMOD_UNROLL
+  for (int ln = 0; ln < kQuad; ++ln)
+    out[ln] = inner_update(quad_lane(u_c, ln), quad_lane(v_c, ln), quad_lane(m_c, ln), sum[ln]);
+  store_quad(next, p, make_float4(out[0], out[1], out[2], out[3]), lo, hi);
+}
+
 /// The fused acoustic C-PML layer update of `box` point by point, for the x slabs (the left and
 /// right regions) and the edges of the z slabs: 4 x points a thread (gmem_3d_f4's quads and block
 /// reshape), psi^n and zeta^(n+1) of every slab the point is in, and u^(n+1).
@@ -212,13 +226,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kFx* kFy* kFz, kFmin)
   cpml_yz_terms<1, Y>(v, u, p, l.pitch, u_c, i0, j, k, lo, hi, c.cy, sum);
   cpml_yz_terms<2, Z>(v, u, p, l.plane, u_c, i0, j, k, lo, hi, c.cz, sum);
 
-  const float4 v_c = load_quad_rw(next, p);
-  const float4 m_c = load_quad_ro(vp2dt2, p);
-  float out[kQuad];
-  MINIMOD_UNROLL
-  for (int ln = 0; ln < kQuad; ++ln)
-    out[ln] = inner_update(quad_lane(u_c, ln), quad_lane(v_c, ln), quad_lane(m_c, ln), sum[ln]);
-  store_quad(next, p, make_float4(out[0], out[1], out[2], out[3]), lo, hi);
+  step_quad(next, vp2dt2, p, u_c, sum, lo, hi);
 }
 
 // The streaming layer update's block: kSx quads along x by kSy rows of the cross axis, each thread
@@ -379,13 +387,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kSx* kSy, 3)
         sum[ln] += ik * g + z;
       }
     }
-    const float4 v_c = load_quad_rw(next, p);
-    const float4 m_c = load_quad_ro(vp2dt2, p);
-    float out[kQuad];
-    MINIMOD_UNROLL
-    for (int ln = 0; ln < kQuad; ++ln)
-      out[ln] = inner_update(quad_lane(u_c, ln), quad_lane(v_c, ln), quad_lane(m_c, ln), sum[ln]);
-    store_quad(next, p, make_float4(out[0], out[1], out[2], out[3]), lo, hi);
+    step_quad(next, vp2dt2, p, u_c, sum, lo, hi);
   }
 }
 
