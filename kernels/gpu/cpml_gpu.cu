@@ -4,6 +4,7 @@
 #include "kernels/gpu/gpu_check.hpp"
 #include "kernels/gpu/gpu_support.cuh"
 #include "kernels/gpu/launch_limits.hpp"
+#include "kernels/gpu/streaming_25d.cuh"
 
 #include <algorithm>
 #include <array>
@@ -229,40 +230,39 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kFx* kFy* kFz, kFmin)
   step_quad(next, vp2dt2, p, u_c, sum, lo, hi);
 }
 
-// The streaming layer update's block: kSx quads along x by kSy rows of the cross axis, each thread
-// one column along the stream axis.
+// The streaming layer update's block: kSx quads along x by kSy rows along z, each thread one column
+// along y.
 constexpr int kSx = 32, kSy = 4;
 
-/// The streaming acoustic C-PML layer update of `box`, for the boxes that meet the slabs of axis S
-/// (1: y, 2: z): each thread walks one column of 4 x points (a quad) along S through the box and
-/// keeps in registers u at the 13 planes c - 4 .. c + 8 and psi^n of S at the 9 planes c - 4 ..
-/// c + 4 of its point c. Each plane costs one load of u (c + 8) and of psi^(n-1) (c + 4), from
-/// which psi^n (c + 4) is formed with the reference's expression; d_S psi^n at c reads the queue
-/// (neighbours in the slab of c's face only), so S needs neither taps nor stencil loads.
-/// x takes its term point by point as in cpml_fused_kernel, the cross axis (the other of y and z,
-/// whose slabs the box must not meet) its plain d_aa u. Columns start 12 planes before the box (16
-/// where the plane before it is in a slab, whose psi^n the first points read), loads clamped to
+/// The streaming acoustic C-PML layer update of `box`, for the boxes that meet the y slabs and no
+/// z slab: each thread walks one column of 4 x points (a quad) along y through the box and keeps
+/// in registers u at the 13 rows c - 4 .. c + 8 and psi^n of y at the 9 rows c - 4 .. c + 4 of its
+/// point c. Each row costs one load of u (c + 8) and of psi^(n-1) (c + 4), from which psi^n
+/// (c + 4) is formed with the reference's expression; d_y psi^n at c reads the queue (neighbours
+/// in the slab of c's face only), so y needs neither taps nor stencil loads. x takes its term
+/// point by point as in cpml_fused_kernel, z its plain d_zz u. Columns start 12 rows before the box
+/// (16 where the plane before it is in a slab, whose psi^n the first points read), loads clamped to
 /// the ghost; the next plane's loads are issued one step ahead. 3 blocks an SM (168 registers):
 /// at 2 (176) and 4 (128, spilling) the H200 measured slower (docs/kernels.md, "C-PML").
 /// \tparam X whether the box meets the x slabs
-template <int S, bool X>
+template <bool X>
 __global__ void MINIMOD_LAUNCH_BOUNDS(kSx* kSy, 3)
     cpml_stream_kernel(const CpmlView v, const float* __restrict__ u, float* __restrict__ next,
                        const float* __restrict__ vp2dt2, const FieldLayout l, const StencilCoefs c,
                        const Box box, const int quad_x0) {
-  constexpr int Cross = S == 1 ? 2 : 1;
+  constexpr int S = 1; // the stream's axis, y
   const int i0 = quad_x0 + kQuad * static_cast<int>(blockIdx.x * kSx + threadIdx.x);
-  const int o = (S == 1 ? box.z0 : box.y0) + static_cast<int>(blockIdx.y * kSy + threadIdx.y);
-  if (i0 >= box.x1 || o >= (S == 1 ? box.z1 : box.y1)) return;
+  const int o = box.z0 + static_cast<int>(blockIdx.y * kSy + threadIdx.y);
+  if (i0 >= box.x1 || o >= box.z1) return;
   const int lo = box.x0 - i0, hi = box.x1 - i0;
-  const int c0 = S == 1 ? box.y0 : box.z0, c1 = S == 1 ? box.y1 : box.z1;
+  const int c0 = box.y0, c1 = box.y1;
   const int n = v.n[S];
-  const std::int64_t ss = S == 1 ? l.pitch : l.plane;
-  const std::int64_t cs = S == 1 ? l.plane : l.pitch;
-  const std::int64_t col = l.index(i0, S == 1 ? 0 : o, S == 1 ? o : 0);
+  const std::int64_t ss = l.pitch;
+  const std::int64_t cs = l.plane;
+  const std::int64_t col = l.index(i0, 0, o);
   const float* w = v.d1[S];
-  const float* ca = S == 1 ? c.cy : c.cz;
-  const float* cc = Cross == 1 ? c.cy : c.cz;
+  const float* ca = c.cy;
+  const float* cc = c.cz;
 
   float4 uq[3 * kHalo + 1]; // u at c - 4 .. c + 8
   float4 pq[2 * kHalo + 1]; // psi^n of S at c - 4 .. c + 4 (zero outside the slabs)
@@ -287,8 +287,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kSx* kSy, 3)
     MINIMOD_UNROLL
     for (int ln = 0; ln < kQuad; ++ln)
       old[ln] = face >= 0 && ln >= lo && ln < hi
-                    ? v.psi[S][face][cpml_slab_index(v, S, face, i0 + ln, S == 1 ? q : o,
-                                                     S == 1 ? o : q, kHalo)]
+                    ? v.psi[S][face][cpml_slab_index(v, S, face, i0 + ln, q, o, kHalo)]
                     : 0.0f;
     return make_float4(old[0], old[1], old[2], old[3]);
   };
@@ -331,7 +330,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kSx* kSy, 3)
     if (cp < c0) continue;
 
     // The point c = cp: u(c -+ m) at uq[4 -+ m], psi^n(c -+ m) at pq[4 -+ m].
-    const int j = S == 1 ? cp : o, k = S == 1 ? o : cp;
+    const int j = cp, k = o;
     const std::int64_t p = col + cp * ss;
     const float4 u_c = uq[kHalo];
     float sum[kQuad];
@@ -346,7 +345,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kSx* kSy, 3)
       }
       cpml_x_terms<X>(v, ux, i0, j, k, lo, hi, c.cx, sum);
     }
-    cpml_yz_terms<Cross, false>(v, u, p, cs, u_c, i0, j, k, lo, hi, cc, sum);
+    cpml_yz_terms<2, false>(v, u, p, cs, u_c, i0, j, k, lo, hi, cc, sum);
     const int f = cpml_face(v, S, cp);
     float d2[kQuad], d1[kQuad];
     MINIMOD_UNROLL
@@ -495,8 +494,9 @@ int slab_mask(const CpmlView& v, const Box& b) {
 }
 
 /// Queue the update of box b (not empty): boxes in the z slabs that meet no x or y slab stream
-/// along z, boxes in the y slabs that meet no z slab along y (cpml_stream_kernel), the others
-/// (the x slabs, and the edges of the z slabs) point by point (cpml_fused_kernel).
+/// along z in st_reg_shft_25d's tiles (launch_cpml_z_slab), boxes in the y slabs that meet no z
+/// slab along y (cpml_stream_kernel), the others (the x slabs, and the edges of the z slabs) point
+/// by point (cpml_fused_kernel).
 void launch_layer_box(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c, const Box& b,
                       gpuStream_t stream) {
   const CpmlView& v = *f.cpml;
@@ -504,21 +504,21 @@ void launch_layer_box(const IsoFields& f, const FieldLayout& l, const StencilCoe
   const int mask = slab_mask(v, b);
   const bool x = (mask & 1) != 0;
   const bool z_stream = mask == 4, y_stream = (mask & 6) == 2;
-  if (z_stream || y_stream) {
+  if (z_stream) {
+    launch_cpml_z_slab(f, l, c, b, stream);
+    return;
+  }
+  if (y_stream) {
     const dim3 block(kSx, kSy);
     const dim3 grid(static_cast<unsigned>(ceil_div(quads.count, kSx)),
-                    static_cast<unsigned>(ceil_div(z_stream ? b.ny() : b.nz(), kSy)));
-    if (z_stream)
-      cpml_stream_kernel<2, false>
-          <<<grid, block, 0, stream>>>(v, f.u, f.v, f.vp2dt2, l, c, b, quads.x0);
-    else if (x)
-      cpml_stream_kernel<1, true>
+                    static_cast<unsigned>(ceil_div(b.nz(), kSy)));
+    if (x)
+      cpml_stream_kernel<true>
           <<<grid, block, 0, stream>>>(v, f.u, f.v, f.vp2dt2, l, c, b, quads.x0);
     else
-      cpml_stream_kernel<1, false>
+      cpml_stream_kernel<false>
           <<<grid, block, 0, stream>>>(v, f.u, f.v, f.vp2dt2, l, c, b, quads.x0);
-    MINIMOD_GPU_CHECK_LAUNCH(
-        z_stream ? "cpml_stream_kernel (along z)" : "cpml_stream_kernel (along y)", grid, block, 0);
+    MINIMOD_GPU_CHECK_LAUNCH("cpml_stream_kernel (along y)", grid, block, 0);
     return;
   }
   using Kernel = void (*)(const CpmlView, const float* __restrict__, float* __restrict__,

@@ -2,10 +2,12 @@
 /// The C-PML on CUDA and HIP (kernels/cpml.hpp): the device copy of a run's profile and memory
 /// variables, and the acoustic C-PML layer update that the layer kernels with `handles_cpml()`
 /// launch for their layer regions. The update is fused, with no memory pass over the slabs: one
-/// pass over each layer region, 4 x points a thread (gmem_3d_f4's quads), forms psi^n of every
+/// pass over each layer region forms psi^n of every
 /// slab the point is in from psi^(n-1) and u^n, writes it to the second psi buffer and steps zeta
-/// and u; the buffers swap after the step. The z slabs' centre streams along z and the y slabs
-/// along y (register queues of u and psi^n); the x slabs and the z slabs' edges go point by point,
+/// and u; the buffers swap after the step. The z slabs' centre streams along z in st_reg_shft_25d's
+/// tiles (launch_cpml_z_slab: a thread a point, its column of u and psi^n in registers, the x and
+/// y neighbours from a shared plane) and the y slabs along y (register queues of u and psi^n of a
+/// quad's column); the x slabs and the z slabs' edges go point by point,
 /// the neighbours' psi^n along y and z through cpml_psi_taps (docs/kernels.md, "C-PML"). The
 /// TTI C-PML (tti_cpml_gpu.cuh) keeps one psi buffer of p and of q and a memory pass a step: its
 /// one-thread-a-point update through the taps measured slower than the pass (docs/kernels.md).

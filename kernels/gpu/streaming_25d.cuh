@@ -100,6 +100,12 @@ private:
   std::string m_layer_launch_name; ///< name in launch errors, layer instantiation
 };
 
+/// The fused acoustic C-PML update (cpml_gpu.cuh) of a box of the z slabs that meets no x or y
+/// slab: st_reg_shft_25d's inner update with the z terms stretched (st25d::CpmlZColumn), each
+/// block streaming through the whole box along z. f.cpml: a host pointer to a fused C-PML's view.
+void launch_cpml_z_slab(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
+                        const Box& box, gpuStream_t stream);
+
 /// Add every 2.5D streaming kernel to `registry`, the measured best tile of each family as its
 /// default.
 void register_streaming_25d_kernels(KernelRegistry& registry);

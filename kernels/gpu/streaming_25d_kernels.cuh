@@ -16,6 +16,7 @@
 
 #include "core/field_layout.hpp"
 #include "core/grid.hpp"
+#include "kernels/cpml.hpp"
 #include "kernels/gpu/gpu_check.hpp"
 #include "kernels/gpu/gpu_runtime.hpp"
 #include "kernels/gpu/streaming_25d.cuh"
@@ -225,6 +226,98 @@ update_point(const float* s, float centre, const float (&zm)[kHalo + 1],
   }
 }
 
+/// The C-PML of the z slabs in st_reg_shft_25d's inner update (its kCpmlZ form, launched by
+/// launch_cpml_z_slab for the top and bottom slabs' boxes that meet no x or y slab). Each thread
+/// keeps psi^n of z at planes z - 4 .. z + 4 of its column in registers; the step at z forms psi^n
+/// of plane z + 4 from psi^(n-1) and d_z u^n there (the reference's memory pass, u up to z + 8 from
+/// the ring), and a point in a z slab takes d~_zz u (kernels/cpml.hpp) instead of d_zz u. Every
+/// test of a plane is uniform over the block. Off (false): nothing.
+template <bool On> struct CpmlZColumn {
+  __device__ __forceinline__ void shift() {}
+};
+
+template <> struct CpmlZColumn<true> {
+  float pq[2 * kHalo + 1] = {}; ///< psi^n of z at planes z - 4 .. z + 4 (zero outside the slabs)
+  int i = 0, j = 0;             ///< the thread's point
+
+  /// psi^n of z at plane q (in the slab of face f) from the first derivative d of u^n there.
+  __device__ __forceinline__ float psi_at(const CpmlView& v, int f, int q, float d) const {
+    const float old = v.psi[2][f][cpml_slab_index(v, 2, f, i, j, q, kHalo)];
+    return __ldg(v.b[2] + q) * old + __ldg(v.a[2] + q) * d;
+  }
+
+  /// psi^n of the planes zs - 4 .. zs + 3 that lie in a z slab, for a column that starts at plane
+  /// zs (col0: its index there): u read from memory, 4 planes around each.
+  __device__ __forceinline__ void start(const CpmlView& v, const float* __restrict__ u,
+                                        std::int64_t col0, std::int64_t sz, int zs, bool active,
+                                        int i_, int j_) {
+    i = i_;
+    j = j_;
+    if (!active) return;
+#pragma unroll
+    for (int t = 0; t < 2 * kHalo; ++t) {
+      const int q = zs - kHalo + t;
+      const int f = cpml_face(v, 2, q);
+      if (f < 0) continue;
+      const std::int64_t at = col0 + static_cast<std::int64_t>(q - zs) * sz;
+      float d = 0.0f;
+#pragma unroll
+      for (int m = 1; m <= kHalo; ++m)
+        d += v.d1[2][m] * (__ldg(u + at + m * sz) - __ldg(u + at - m * sz));
+      pq[t] = psi_at(v, f, q, d);
+    }
+  }
+
+  /// The update of the thread's point at plane z: psi^n of plane z + 4 first, then u^(n+1) with
+  /// the z term stretched where z is in a slab (psi^n of the point written for the next step).
+  /// ring: u(z - 4 .. z + 8); zm, zp: u(z -+ m).
+  template <int Stride>
+  __device__ __forceinline__ void
+  update(const CpmlView& v, const float* s, const float (&ring)[3 * kHalo + 1], int z,
+         const float (&zm)[kHalo + 1], const float (&zp)[kHalo + 1], const PointOperands& o,
+         float* __restrict__ out, std::int64_t own, const StencilCoefs& c) {
+    const float* w = v.d1[2];
+    const int fl = cpml_face(v, 2, z + kHalo);
+    float lead = 0.0f;
+    if (fl >= 0) {
+      float d = 0.0f;
+#pragma unroll
+      for (int m = 1; m <= kHalo; ++m)
+        d += w[m] * (ring[2 * kHalo + m] - ring[2 * kHalo - m]);
+      lead = psi_at(v, fl, z + kHalo, d);
+    }
+    pq[2 * kHalo] = lead;
+    const float centre = ring[kHalo];
+    float lap = star_laplacian<Stride>(s, centre, zm, zp, c);
+    const int f = cpml_face(v, 2, z);
+    if (f >= 0) {
+      float d2 = c.cz[0] * centre, d1 = 0.0f, dpsi = 0.0f;
+#pragma unroll
+      for (int m = 1; m <= kHalo; ++m) {
+        d2 += c.cz[m] * (zp[m] + zm[m]);
+        d1 += w[m] * (zp[m] - zm[m]);
+        dpsi += w[m] * ((cpml_face(v, 2, z + m) == f ? pq[kHalo + m] : 0.0f) -
+                        (cpml_face(v, 2, z - m) == f ? pq[kHalo - m] : 0.0f));
+      }
+      v.psi_next[2][f][cpml_slab_index(v, 2, f, i, j, z, kHalo)] = pq[kHalo];
+      const float ik = __ldg(v.ik[2] + z);
+      const float g = ik * d2 + __ldg(v.dik[2] + z) * d1 + dpsi;
+      float& zeta = v.zeta[2][f][cpml_slab_index(v, 2, f, i, j, z, 0)];
+      const float zt = __ldg(v.b[2] + z) * zeta + __ldg(v.a[2] + z) * g;
+      zeta = zt;
+      lap += ik * g + zt - d2;
+    }
+    out[own] = inner_update(centre, o.v, o.vp2dt2, lap);
+  }
+
+  /// One plane up the column.
+  __device__ __forceinline__ void shift() {
+#pragma unroll
+    for (int t = 0; t < 2 * kHalo; ++t)
+      pq[t] = pq[t + 1];
+  }
+};
+
 /// Ring slot of u(z + d) at phase `ph` in a ring of n registers or planes (u(z) is at ph + R).
 __device__ __forceinline__ constexpr int ring_slot(int ph, int d, int n) {
   return (ph + kHalo + d) % n;
@@ -240,16 +333,22 @@ __device__ __forceinline__ constexpr int ring_slot(int ph, int d, int n) {
 /// \tparam Buffers one shared plane and two barriers a step, or two planes and one barrier with
 ///         every load of the next plane (u, halo, v, vp2dt2, phi, eta) issued before the compute
 /// \tparam MinBlocks blocks per multiprocessor the register allocation must allow
-template <int Dx, int Dy, RegionKind Kind, ZColumn Column, PlaneBuffers Buffers, int MinBlocks>
+template <int Dx, int Dy, RegionKind Kind, ZColumn Column, PlaneBuffers Buffers, int MinBlocks,
+          bool kCpmlZ = false>
 __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks)
     st_reg_25d_kernel(const float* __restrict__ u, float* __restrict__ v,
                       const float* __restrict__ vp2dt2, float* __restrict__ phi,
                       const float* __restrict__ eta, const FieldLayout layout,
-                      const StencilCoefs coefs, const Box box, const int z_chunk) {
+                      const StencilCoefs coefs, const Box box, const int z_chunk,
+                      const CpmlView cpml) {
   using G = TileGeometry<Dx, Dy>;
   constexpr bool kDouble = Buffers == PlaneBuffers::Double;
-  // Ring of the u column: u(z-R..z+R), plus u(z+R+1) loaded a step ahead when double-buffered.
-  constexpr int kRing = kDouble ? 2 * kHalo + 2 : 2 * kHalo + 1;
+  static_assert(!kCpmlZ || (Kind == RegionKind::Inner && Column == ZColumn::Shifted && !kDouble),
+                "the C-PML's z slabs take st_reg_shft_25d's inner update only");
+  // Ring of the u column: u(z-R..z+R), plus u(z+R+1) loaded a step ahead when double-buffered;
+  // with the C-PML's z slabs u(z-R..z+2R) (psi^n of plane z+R needs d_z u there).
+  constexpr int kRing = kCpmlZ ? 3 * kHalo + 1 : (kDouble ? 2 * kHalo + 2 : 2 * kHalo + 1);
+  constexpr int kLead = kCpmlZ ? 2 * kHalo : kHalo; // the plane each step loads, from z
   constexpr int kUnroll = Column == ZColumn::Fixed ? kRing : 1;
   constexpr int kHaloLoads = G::kHaloPerThread;
   __shared__ float sm_plane[kDouble ? 2 : 1][G::kPlaneFloats];
@@ -258,11 +357,22 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks)
   const std::int64_t sy = layout.pitch;
   const std::int64_t sz = layout.plane;
   const std::int64_t col0 = p.origin + p.column;
+  // The step's lead plane z + kLead, kept inside the field's ghost (the C-PML's reads past it
+  // enter psi^n of planes outside the grid only, which are zero).
+  const auto lead_offset = [&](int z) {
+    return kCpmlZ ? min(z + kLead, layout.nz + kHalo - 1) - z : kLead;
+  };
 
   float ring[kRing];
 #pragma unroll
-  for (int d = -kHalo; d < (kDouble ? kHalo + 1 : kHalo); ++d)
-    ring[d + kHalo] = __ldg(u + col0 + d * sz);
+  for (int d = -kHalo; d < (kDouble ? kHalo + 1 : kLead); ++d)
+    ring[d + kHalo] =
+        __ldg(u + col0 + ((kCpmlZ ? min(p.zs + d, layout.nz + kHalo - 1) : p.zs + d) - p.zs) * sz);
+  CpmlZColumn<kCpmlZ> cz;
+  if constexpr (kCpmlZ)
+    cz.start(cpml, u, col0, sz, p.zs, p.active,
+             box.x0 + static_cast<int>(blockIdx.x) * Dx + static_cast<int>(threadIdx.x),
+             box.y0 + static_cast<int>(blockIdx.y) * Dy + static_cast<int>(threadIdx.y));
 
   PointOperands ops;
   EtaColumn ez;
@@ -292,7 +402,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks)
       const std::int64_t plane = p.origin + static_cast<std::int64_t>(z - p.zs) * sz;
       const std::int64_t own = plane + p.column;
       if constexpr (!kDouble) {
-        ring[ring_slot(q, kHalo, kRing)] = __ldg(u + own + kHalo * sz);
+        ring[ring_slot(q, kLead, kRing)] = __ldg(u + own + lead_offset(z) * sz);
         float h[kHaloLoads];
         load_halo<Dx, Dy>(u, plane, p, h);
         if (p.active) ops = load_operands<Kind>(v, vp2dt2, phi, eta, own, sy, sz);
@@ -308,9 +418,15 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks)
             zm[m] = ring[ring_slot(q, -m, kRing)];
             zp[m] = ring[ring_slot(q, m, kRing)];
           }
-          update_point<G::kStride, Kind>(&sm_plane[0][p.smem], ring[ring_slot(q, 0, kRing)], zm, zp,
-                                         ops, ez, v, phi, own, coefs);
+          if constexpr (kCpmlZ) {
+            cz.template update<G::kStride>(cpml, &sm_plane[0][p.smem], ring, z, zm, zp, ops, v, own,
+                                           coefs);
+          } else {
+            update_point<G::kStride, Kind>(&sm_plane[0][p.smem], ring[ring_slot(q, 0, kRing)], zm,
+                                           zp, ops, ez, v, phi, own, coefs);
+          }
         }
+        if constexpr (kCpmlZ) cz.shift();
       } else {
         const int cur = Column == ZColumn::Fixed ? (q & 1) : buffer;
         const bool more = z + 1 < p.ze; // uniform over the block
@@ -363,7 +479,8 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy, MinBlocks)
     st_smem_25d_kernel(const float* __restrict__ u, float* __restrict__ v,
                        const float* __restrict__ vp2dt2, float* __restrict__ phi,
                        const float* __restrict__ eta, const FieldLayout layout,
-                       const StencilCoefs coefs, const Box box, const int z_chunk) {
+                       const StencilCoefs coefs, const Box box, const int z_chunk,
+                       const CpmlView /*unused: the signature of st_reg_25d_kernel*/) {
   using G = TileGeometry<Dx, Dy>;
   constexpr int kPlanes = 2 * kHalo + 1;
   constexpr int kHaloLoads = G::kHaloPerThread;
@@ -450,6 +567,26 @@ template <Stream25d Variant, int Dx, int Dy, RegionKind Kind> constexpr auto ker
   }
 }
 
+/// The kernel of a tile of st_reg_shft_25d with the C-PML's z terms (CpmlZColumn): 13 planes of
+/// u and 9 of psi in registers, MinBlocks blocks an SM.
+template <int Dx, int Dy, int MinBlocks> constexpr auto cpml_z_kernel_of() {
+  return &st_reg_25d_kernel<Dx, Dy, RegionKind::Inner, ZColumn::Shifted, PlaneBuffers::Single,
+                            MinBlocks, true>;
+}
+
+/// Queue the C-PML z-slab update of `box` with a Dx x Dy tile, one z chunk (the whole box).
+template <int Dx, int Dy, int MinBlocks>
+void launch_cpml_z_tile(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
+                        const Box& b, gpuStream_t stream) {
+  const dim3 block(Dx, Dy, 1);
+  const dim3 grid(static_cast<unsigned>((b.nx() + Dx - 1) / Dx),
+                  static_cast<unsigned>((b.ny() + Dy - 1) / Dy), 1);
+  constexpr auto kernel = cpml_z_kernel_of<Dx, Dy, MinBlocks>();
+  kernel<<<grid, block, 0, stream>>>(f.u, f.v, f.vp2dt2, nullptr, nullptr, layout, coefs, b, b.nz(),
+                                     *f.cpml);
+  MINIMOD_GPU_CHECK_LAUNCH("st_reg_shft_25d (C-PML z slab)", grid, block, 0);
+}
+
 /// Shared memory of a block of a variant and tile, in bytes.
 template <Stream25d Variant, int Dx, int Dy> constexpr int shared_bytes() {
   int planes = 1;
@@ -512,13 +649,15 @@ void Streaming25dTileKernel<Variant, Dx, Dy>::launch_chunked(const IsoFields& f,
   const auto s = static_cast<gpuStream_t>(stream);
   if (region.kind() == RegionKind::Inner) {
     constexpr auto kernel = st25d::kernel_of<Variant, Dx, Dy, RegionKind::Inner>();
-    kernel<<<grid, block, 0, s>>>(f.u, f.v, f.vp2dt2, nullptr, nullptr, layout, coefs, b, z_chunk);
+    kernel<<<grid, block, 0, s>>>(f.u, f.v, f.vp2dt2, nullptr, nullptr, layout, coefs, b, z_chunk,
+                                  CpmlView{});
     MINIMOD_GPU_CHECK_LAUNCH(m_inner_launch_name.c_str(), grid, block, 0);
   } else {
     if (f.phi == nullptr || f.eta == nullptr)
       throw std::invalid_argument(name() + ": a layer region needs the phi and eta fields");
     constexpr auto kernel = st25d::kernel_of<Variant, Dx, Dy, RegionKind::Layer>();
-    kernel<<<grid, block, 0, s>>>(f.u, f.v, f.vp2dt2, f.phi, f.eta, layout, coefs, b, z_chunk);
+    kernel<<<grid, block, 0, s>>>(f.u, f.v, f.vp2dt2, f.phi, f.eta, layout, coefs, b, z_chunk,
+                                  CpmlView{});
     MINIMOD_GPU_CHECK_LAUNCH(m_layer_launch_name.c_str(), grid, block, 0);
   }
 }

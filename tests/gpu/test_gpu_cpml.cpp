@@ -139,6 +139,21 @@ TEST(GpuCpml, NarrowYAndZInteriorsMatchTheCpuReference) {
   compare_default_pair(p, "C-PML, narrow y and z interiors", 3e-5);
 }
 
+// The z slabs' centre in st_reg_shft_25d's tiles (launch_cpml_z_slab): unequal z slabs, wider than
+// the 8 planes of psi^n a column forms before its first point, and a centre whose x and y extents
+// are not tile multiples (partial tiles load clamped columns and store nothing).
+TEST(GpuCpml, ZSlabTilesMatchTheCpuReference) {
+  MINIMOD_SKIP_WITHOUT_GPU();
+  ProblemSpec s;
+  s.nx = 75;
+  s.ny = 37;
+  s.nz = 61;
+  s.n_layer = 6;
+  s.steps = 180;
+  const AcousticProblem p = cpml_problem(s, LayerWidths{6, 9, 5, 7, 13, 10}, 1.0, false);
+  compare_default_pair(p, "C-PML, z slabs in tiles", 3e-5);
+}
+
 TEST(GpuCpml, BaselineMatchesTheCpuReference) {
   MINIMOD_SKIP_WITHOUT_GPU();
   compare_spec("gmem_3d", 1.0);
