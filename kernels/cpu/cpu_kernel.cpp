@@ -496,7 +496,7 @@ void cpml_memory_rows(const IsoFields& f, const FieldLayout& l, int j0, int j1, 
 }
 
 /// A C-PML layer point's cost in inner points, for the bands of the C-PML's pass.
-constexpr double kCpmlLayerWeight = 2.0;
+constexpr double kCpmlLayerWeight = 4.5;
 
 /// The C-PML's pass (cpu_multi_step_pass with medium.cpml set): each step's memory update
 /// kHalo planes and rows ahead of its update, in place, the steps 2 kHalo apart.
