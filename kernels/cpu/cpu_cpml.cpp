@@ -153,6 +153,28 @@ void cpml_axis_loop(float* __restrict__ sum, const IsoFields& f, const float* co
   }
 }
 
+/// The y and z terms of points [b0, b1) of a row run in neither the y nor the z slabs, and the
+/// update of u: cpml_axis_loop's Add of y then Update of z in one loop (plain second
+/// derivatives, the same expressions in the same order), which keeps few values live.
+void cpml_plain_yz_update(const float* __restrict__ sum, const IsoFields& f,
+                          const StencilCoefs& coefs, std::int64_t row, std::int64_t sy,
+                          std::int64_t sz, int b0, int b1) {
+  const float* __restrict__ u = f.u;
+  float* __restrict__ next = f.v;
+  const float* __restrict__ vp2dt2 = f.vp2dt2;
+  float cy[kHalo + 1], cz[kHalo + 1];
+  for (int m = 0; m <= kHalo; ++m) {
+    cy[m] = coefs.cy[m];
+    cz[m] = coefs.cz[m];
+  }
+#pragma omp simd
+  for (int i = b0; i < b1; ++i) {
+    const std::int64_t p = row + i;
+    const float s = sum[i - b0] + cpml_second_derivative(u, p, sy, cy);
+    next[p] = inner_update(u[p], next[p], vp2dt2[p], s + cpml_second_derivative(u, p, sz, cz));
+  }
+}
+
 /// Points [i0, i1) of the row at `row` (linear index of x = 0), all in the x slab X or not, the
 /// row in the y slab Y or not and the z slab Z or not: cpml_axis_term per axis and the update of
 /// cpml_update_layer_reference, the same expressions in the same order, with the slab tests and
@@ -167,8 +189,12 @@ void cpml_run(const IsoFields& f, const StencilCoefs& coefs, const CpmlView& v, 
   for (int b0 = i0; b0 < i1; b0 += kBlock) {
     const int b1 = std::min(b0 + kBlock, i1);
     cpml_axis_loop<0, X, CpmlSum::Store>(sum, f, coefs.cx, v, rx, row, 1, b0, b1);
-    cpml_axis_loop<1, Y, CpmlSum::Add>(sum, f, coefs.cy, v, ry, row, sy, b0, b1);
-    cpml_axis_loop<2, Z, CpmlSum::Update>(sum, f, coefs.cz, v, rz, row, sz, b0, b1);
+    if constexpr (!Y && !Z) {
+      cpml_plain_yz_update(sum, f, coefs, row, sy, sz, b0, b1);
+    } else {
+      cpml_axis_loop<1, Y, CpmlSum::Add>(sum, f, coefs.cy, v, ry, row, sy, b0, b1);
+      cpml_axis_loop<2, Z, CpmlSum::Update>(sum, f, coefs.cz, v, rz, row, sz, b0, b1);
+    }
   }
 }
 

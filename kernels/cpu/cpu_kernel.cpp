@@ -495,7 +495,9 @@ void cpml_memory_rows(const IsoFields& f, const FieldLayout& l, int j0, int j1, 
   }
 }
 
-/// A C-PML layer point's cost in inner points, for the bands of the C-PML's pass.
+/// A C-PML layer point's cost in inner points, for the bands of the C-PML's pass: at 256^3 in
+/// passes of 4 on one thread an inner point took 1.8 ns, a layer point 10 ns with 10-point
+/// layers and 7.2 ns with 27-point ones (perf's CPU time of the step's functions).
 constexpr double kCpmlLayerWeight = 4.5;
 
 /// The C-PML's pass (cpu_multi_step_pass with medium.cpml set): each step's memory update
