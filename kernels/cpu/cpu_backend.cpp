@@ -62,7 +62,8 @@ int cpu_pass_steps_setting() {
 /// Steps a pass by default and rows a band (docs/kernels.md, "The CPU multi-step pass", with the
 /// measurements that chose them): 4 steps in bands of 48 rows for the acoustic equation; 2 steps
 /// in bands of about 32 for TTI, whose step is bound by its arithmetic more than by memory
-/// (cpu_pass_bands balances them), and at least the skew of the pass's last step.
+/// (cpu_pass_bands balances them), and at least the skew of the pass's last step (the acoustic
+/// C-PML's steps lie 2 kHalo apart, its updates kHalo behind its memory update).
 /// When MINIMOD_CPU_PASS_STEPS is unset: calls of step_pass timed as single steps and as a pass,
 /// in turn, before the faster is kept (CpuBackend::trial): three of each, so that the fastest of
 /// each, which a busy machine can only slow down, decide, and the first, single steps, takes
@@ -72,8 +73,9 @@ constexpr int kPassTrials = 6;
 int cpu_pass_default(Physics physics) {
   return physics == Physics::Tti ? 2 : 4;
 }
-int cpu_pass_band(Physics physics, int steps) {
-  return std::max(physics == Physics::Tti ? 32 : 48, (steps - 1) * kHalo);
+int cpu_pass_band(Physics physics, int steps, bool cpml) {
+  const CpuPassSkew skew = cpml ? CpuPassSkew{2 * kHalo, kHalo} : CpuPassSkew{};
+  return std::max(physics == Physics::Tti ? 32 : 48, skew.least(steps));
 }
 
 class CpuBackend final : public Backend {
@@ -263,7 +265,7 @@ private:
           kept[at] = first[static_cast<std::size_t>(rcv.index[at])];
         }
     };
-    const int band = cpu_pass_band(p.physics(), count);
+    const int band = cpu_pass_band(p.physics(), count, m_cpml_on);
     // Without a neighbour the shell is empty and the interior holds every piece.
     const std::vector<Region>& pieces = m_parts[1];
     if (p.physics() == Physics::Tti) {
@@ -274,9 +276,10 @@ private:
                               &m_pass_rates);
     } else {
       const auto& a = static_cast<const AcousticProblem&>(p);
-      cpu_multi_step_pass(m_current[0].data(), m_next[0].data(), acoustic_medium(a), l, a.coefs,
-                          pieces.data(), static_cast<int>(pieces.size()), count, band, after_plane,
-                          &m_pass_rates);
+      IsoFields medium = acoustic_medium(a);
+      medium.cpml = m_cpml_on ? &m_cpml.view() : nullptr;
+      cpu_multi_step_pass(m_current[0].data(), m_next[0].data(), medium, l, a.coefs, pieces.data(),
+                          static_cast<int>(pieces.size()), count, band, after_plane, &m_pass_rates);
     }
     if (count % 2 == 1) std::swap(m_current, m_next);
     for (int s = 0; s < count; ++s) {
@@ -411,14 +414,17 @@ private:
   }
 
   /// Whether the problem set up can take the multi-step pass (m_pass_on), with its source and
-  /// receiver taps by plane. The pass needs Minimod's layer or
-  /// none (the C-PML's memory pass runs between steps), the `cpu` kernel in every region, no
-  /// neighbour (no halo exchange between the steps) and every tap on a grid point.
+  /// receiver taps by plane. The pass needs Minimod's layer, none, or the acoustic C-PML (whose
+  /// pass updates its memory variables; the TTI C-PML's memory pass runs between steps), the
+  /// `cpu` kernel in every region, no neighbour (no halo exchange between the steps) and every
+  /// tap on a grid point.
   void setup_pass() {
     m_pass_on = false;
     const Problem& p = *m_problem;
     m_pass_most = m_pass_setting > 0 ? m_pass_setting : cpu_pass_default(p.physics());
-    if (m_pass_most < 2 || m_cpml_on || p.subdomain.has_neighbour() || p.layout.nz < 1) return;
+    if (m_pass_most < 2 || (m_cpml_on && p.physics() != Physics::Acoustic) ||
+        p.subdomain.has_neighbour() || p.layout.nz < 1)
+      return;
     for (int r = 0; r < kRegionCount; ++r)
       if (!p.regions[r].box.empty() && m_kernels[r]->name() != "cpu") return;
     if (!taps_by_plane(p.sources, p.layout, m_pass_sources) ||

@@ -153,6 +153,28 @@ void cpml_axis_loop(float* __restrict__ sum, const IsoFields& f, const float* co
   }
 }
 
+/// The y and z terms of points [b0, b1) of a row run in neither the y nor the z slabs, and the
+/// update of u: cpml_axis_loop's Add of y then Update of z in one loop (plain second
+/// derivatives, the same expressions in the same order), which keeps few values live.
+void cpml_plain_yz_update(const float* __restrict__ sum, const IsoFields& f,
+                          const StencilCoefs& coefs, std::int64_t row, std::int64_t sy,
+                          std::int64_t sz, int b0, int b1) {
+  const float* __restrict__ u = f.u;
+  float* __restrict__ next = f.v;
+  const float* __restrict__ vp2dt2 = f.vp2dt2;
+  float cy[kHalo + 1], cz[kHalo + 1];
+  for (int m = 0; m <= kHalo; ++m) {
+    cy[m] = coefs.cy[m];
+    cz[m] = coefs.cz[m];
+  }
+#pragma omp simd
+  for (int i = b0; i < b1; ++i) {
+    const std::int64_t p = row + i;
+    const float s = sum[i - b0] + cpml_second_derivative(u, p, sy, cy);
+    next[p] = inner_update(u[p], next[p], vp2dt2[p], s + cpml_second_derivative(u, p, sz, cz));
+  }
+}
+
 /// Points [i0, i1) of the row at `row` (linear index of x = 0), all in the x slab X or not, the
 /// row in the y slab Y or not and the z slab Z or not: cpml_axis_term per axis and the update of
 /// cpml_update_layer_reference, the same expressions in the same order, with the slab tests and
@@ -167,8 +189,12 @@ void cpml_run(const IsoFields& f, const StencilCoefs& coefs, const CpmlView& v, 
   for (int b0 = i0; b0 < i1; b0 += kBlock) {
     const int b1 = std::min(b0 + kBlock, i1);
     cpml_axis_loop<0, X, CpmlSum::Store>(sum, f, coefs.cx, v, rx, row, 1, b0, b1);
-    cpml_axis_loop<1, Y, CpmlSum::Add>(sum, f, coefs.cy, v, ry, row, sy, b0, b1);
-    cpml_axis_loop<2, Z, CpmlSum::Update>(sum, f, coefs.cz, v, rz, row, sz, b0, b1);
+    if constexpr (!Y && !Z) {
+      cpml_plain_yz_update(sum, f, coefs, row, sy, sz, b0, b1);
+    } else {
+      cpml_axis_loop<1, Y, CpmlSum::Add>(sum, f, coefs.cy, v, ry, row, sy, b0, b1);
+      cpml_axis_loop<2, Z, CpmlSum::Update>(sum, f, coefs.cz, v, rz, row, sz, b0, b1);
+    }
   }
 }
 
@@ -200,6 +226,43 @@ void cpml_memory_run(float* __restrict__ psi, std::int64_t at, const float* __re
   }
 }
 
+/// Points a vector of the x slabs' short runs covers (one AVX2 register of floats).
+constexpr int kSlabVector = 8;
+
+/// cpml_memory_run of an x slab's row in whole vectors of kSlabVector points, the same bits: a
+/// run of at least a vector whose length is no multiple of it takes its last vector (ending at
+/// i1, overlapping the one before) into a buffer first, from the values before any store, and
+/// stores it last; shorter runs go as cpml_memory_run. An x slab row is the slab's width long (10
+/// to 27 points), where the loop's remainder in scalar code cost as much as its vectors.
+void cpml_memory_run_x(float* __restrict__ psi, std::int64_t at, const float* __restrict__ u,
+                       const float* aa, const float* bb, const float* d1, int i0, int i1) {
+  const int n = i1 - i0;
+  if (n < kSlabVector) {
+    cpml_memory_run<true>(psi, at, u, aa, bb, d1, 1, i0, i1);
+    return;
+  }
+  float w[kHalo + 1];
+  for (int m = 0; m <= kHalo; ++m)
+    w[m] = d1[m];
+  alignas(32) float tail[kSlabVector];
+  const int t0 = i1 - kSlabVector;
+#pragma omp simd
+  for (int t = 0; t < kSlabVector; ++t) {
+    const int i = t0 + t;
+    tail[t] = bb[i] * psi[at + i] + aa[i] * cpml_first_derivative(u, i, 1, w);
+  }
+  const int whole = i0 + n / kSlabVector * kSlabVector;
+  for (int c = i0; c < whole; c += kSlabVector) {
+#pragma omp simd
+    for (int t = 0; t < kSlabVector; ++t) {
+      const int i = c + t;
+      psi[at + i] = bb[i] * psi[at + i] + aa[i] * cpml_first_derivative(u, i, 1, w);
+    }
+  }
+  for (int t = 0; t < kSlabVector; ++t)
+    psi[at + t0 + t] = tail[t];
+}
+
 } // namespace
 
 void cpml_memory_row(const CpmlView& v, int axis, int face, const float* u, const FieldLayout& l,
@@ -209,7 +272,7 @@ void cpml_memory_row(const CpmlView& v, int axis, int face, const float* u, cons
   float* psi = v.psi[axis][face];
   if (axis == 0) {
     const int i0 = face == 0 ? 0 : v.n[0] - v.hi[0], i1 = face == 0 ? v.lo[0] : v.n[0];
-    cpml_memory_run<true>(psi, at, u + row, v.a[0], v.b[0], v.d1[0], 1, i0, i1);
+    cpml_memory_run_x(psi, at, u + row, v.a[0], v.b[0], v.d1[0], i0, i1);
   } else {
     const int c = axis == 1 ? j : k;
     cpml_memory_run<false>(psi, at, u + row, v.a[axis] + c, v.b[axis] + c, v.d1[axis],

@@ -20,6 +20,10 @@ void register_cpu_tti_kernels(KernelRegistry& registry);
 /// through its planes, each step kHalo planes and kHalo rows behind the one before, and the
 /// threads take bands in turn, each band at least one plane behind the band before it. With
 /// `rates`, the bands follow the threads' measured rates, which the pass updates (CpuPassRates).
+/// Under a C-PML (medium.cpml; the pieces then the whole grid, else std::logic_error) each step
+/// updates the memory variables psi of its slabs in place kHalo planes and rows ahead of its
+/// rows, the steps 2 kHalo planes and rows apart (bands of at least (2 steps - 1) kHalo rows):
+/// the same bits as steps of cpml_fused_step_cpu.
 void cpu_multi_step_pass(float* u, float* v, const IsoFields& medium, const FieldLayout& layout,
                          const StencilCoefs& coefs, const Region* regions, int count, int steps,
                          int band, const CpuPassPlaneHook& after_plane,

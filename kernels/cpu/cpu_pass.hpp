@@ -49,13 +49,24 @@ inline void cpu_pass_wait(const std::atomic<int>& done, int target) {
   }
 }
 
+/// The stagger of a pass's steps: step s works `skew` planes and rows behind step s - 1, and its
+/// update of a plane `lead` planes and rows behind its work ahead of the update (the C-PML's
+/// memory update, cpml_multi_step_pass_cpu). Minimod's layer and no layer: kHalo and none.
+struct CpuPassSkew {
+  int skew = kHalo;
+  int lead = 0;
+  /// The rows the last of `steps` steps lags the first by: the least rows of a band.
+  int least(int steps) const { return (steps - 1) * skew + lead; }
+};
+
 /// Throws std::invalid_argument unless `steps` (1 to max_steps) and `band` (at least
-/// (steps - 1) kHalo rows) make a pass; `what` names the caller.
-inline void cpu_pass_check(const char* what, int steps, int max_steps, int band) {
+/// skew.least(steps) rows) make a pass; `what` names the caller.
+inline void cpu_pass_check(const char* what, int steps, int max_steps, int band,
+                           CpuPassSkew skew = {}) {
   if (steps < 1 || steps > max_steps)
     throw std::invalid_argument(std::string(what) + ": " + std::to_string(steps) +
                                 " steps; allowed 1 to " + std::to_string(max_steps));
-  const int least = std::max(1, (steps - 1) * kHalo);
+  const int least = std::max(1, skew.least(steps));
   if (band < least)
     throw std::invalid_argument(std::string(what) + ": bands of " + std::to_string(band) +
                                 " rows for " + std::to_string(steps) + " steps; at least " +
@@ -125,19 +136,26 @@ inline std::vector<int> cpu_pass_bands(int y0, const std::vector<double>& row_co
 }
 
 /// Runs the pass's schedule over the (y, z) box [y0, y1) x [z0, z1) in one parallel region, in
-/// the bands `edges` (cpu_pass_bands; edges.front() is y0 and edges.back() y1): rows(s, j0, j1, k)
-/// updates rows [j0, j1) of plane k by step s of the pass, then after_plane(s, j0, j1, k) runs on
-/// the same thread, before any later step reads them.
+/// the bands `edges` (cpu_pass_bands; edges.front() is y0 and edges.back() y1), steps
+/// `skew.skew` planes and rows apart: at iteration t, for s = 0, 1, ..., ahead(s, j0, j1, k)
+/// works on rows [j0, j1) of plane k = z0 + t - s skew (the band's rows shifted back by s skew),
+/// then rows(s, j0', j1', k') updates plane k' = k - lead of the band's rows shifted back by
+/// s skew + lead, and after_plane(s, j0', j1', k') runs on the same thread, before any later step
+/// reads them. With a skew of kHalo and no lead, step s reads only points step s - 1 has written
+/// and overwrites only points no later step or band reads; `ahead` (work that a step's update
+/// reads lead planes and rows ahead, and that reads the step before's results lead planes and
+/// rows ahead of itself) needs a skew of 2 lead.
 /// When `work` is not null it gets each thread's seconds in its bands, waits left out, by thread
 /// number (sized to the team).
-template <class Rows, class AfterPlane>
-void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps, Rows&& rows,
-                       AfterPlane&& after_plane, std::vector<double>* work = nullptr) {
+template <class Ahead, class Rows, class AfterPlane>
+void cpu_pass_schedule_ahead(const std::vector<int>& edges, int z0, int z1, int steps,
+                             CpuPassSkew skew, Ahead&& ahead, Rows&& rows, AfterPlane&& after_plane,
+                             std::vector<double>* work = nullptr) {
   const int bands = static_cast<int>(edges.size()) - 1;
   if (bands < 1 || edges.front() >= edges.back() || z0 >= z1) return;
   using Clock = std::chrono::steady_clock;
   const int y0 = edges.front(), y1 = edges.back();
-  const int iterations = z1 - z0 + (steps - 1) * kHalo;
+  const int iterations = z1 - z0 + skew.least(steps);
   std::unique_ptr<std::atomic<int>[]> done(new std::atomic<int>[static_cast<std::size_t>(bands)]);
   for (int b = 0; b < bands; ++b)
     done[b].store(0, std::memory_order_relaxed);
@@ -156,17 +174,22 @@ void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps,
                 a1 = edges[static_cast<std::size_t>(b) + 1];
       for (int it = 0; it < iterations; ++it) {
         // Band b - 1 must have done this iteration: the rows below a0 that this iteration's
-        // steps read, and its reads of the rows [a0 - s kHalo, a0) that step s overwrites here.
+        // steps read, and its reads of the rows [a0 - s skew - lead, a0) that step s overwrites
+        // here.
         if (b > 0 && done[b - 1].load(std::memory_order_acquire) < it + 1) {
           const Clock::time_point before = Clock::now();
           cpu_pass_wait(done[b - 1], it + 1);
           waited += Clock::now() - before;
         }
         for (int s = 0; s < steps; ++s) {
-          const int k = z0 + it - s * kHalo;
+          const int back = s * skew.skew;
+          const int ka = z0 + it - back;
+          if (skew.lead > 0 && ka >= z0 && ka < z1)
+            ahead(s, b == 0 ? y0 : a0 - back, b == bands - 1 ? y1 : a1 - back, ka);
+          const int k = ka - skew.lead;
           if (k < z0 || k >= z1) continue;
-          const int j0 = b == 0 ? y0 : a0 - s * kHalo;
-          const int j1 = b == bands - 1 ? y1 : a1 - s * kHalo;
+          const int j0 = b == 0 ? y0 : a0 - back - skew.lead;
+          const int j1 = b == bands - 1 ? y1 : a1 - back - skew.lead;
           rows(s, j0, j1, k);
           after_plane(s, j0, j1, k);
         }
@@ -179,23 +202,30 @@ void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps,
   }
 }
 
+/// The schedule of cpu_pass_schedule_ahead with a skew of kHalo and nothing ahead.
+template <class Rows, class AfterPlane>
+void cpu_pass_schedule(const std::vector<int>& edges, int z0, int z1, int steps, Rows&& rows,
+                       AfterPlane&& after_plane, std::vector<double>* work = nullptr) {
+  cpu_pass_schedule_ahead(
+      edges, z0, z1, steps, CpuPassSkew{}, [](int, int, int, int) {}, rows, after_plane, work);
+}
+
 /// The pass over the pieces of regions[0, count) (disjoint; together the whole step), either
-/// equation: fields[s % 2] are the fields step s of the pass reads and writes (the two time
-/// levels swapped between even and odd steps), and segment(fields[s % 2], piece, j, k) updates
-/// row (j, k) of a piece, for every piece that holds the row, in x order. after_plane (may be
-/// empty) as in cpu_pass_schedule. The bands are about `band` rows (cpu_pass_bands), balanced by
-/// each row's points, a layer piece's point counting `layer_weight` inner points (the caller's
-/// measured cost of its layer update against its inner one). `what` names the caller in its
-/// errors: the step count or band out of range (cpu_pass_check), or a C-PML, whose memory pass
-/// runs between steps.
-template <class Fields, class Segment>
-void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Region* regions,
-                          int count, int steps, int band, double layer_weight, Segment&& segment,
-                          const CpuPassPlaneHook& after_plane, CpuPassRates* rates) {
-  cpu_pass_check(what, steps, kCpuPassMaxSteps, band);
-  if (fields[0].cpml)
-    throw std::invalid_argument(std::string(what) + ": the C-PML's memory pass runs between "
-                                                    "steps; step it one step at a time");
+/// equation, in the schedule of cpu_pass_schedule_ahead with `skew`: fields[s % 2] are the fields
+/// step s of the pass reads and writes (the two time levels swapped between even and odd steps),
+/// ahead(fields[s % 2], s, j0, j1, k) the work of step s ahead of its update (nothing without a
+/// lead), and segment(fields[s % 2], piece, j, k) updates row (j, k) of a piece, for every piece
+/// that holds the row, in x order. after_plane (may be empty) as in cpu_pass_schedule. The bands
+/// are about `band` rows (cpu_pass_bands), balanced by each row's points, a layer piece's point
+/// counting `layer_weight` inner points (the caller's measured cost of its layer update against
+/// its inner one). `what` names the caller in its errors: the step count or band out of range
+/// (cpu_pass_check).
+template <class Fields, class Ahead, class Segment>
+void cpu_pass_over_pieces_ahead(const char* what, const Fields (&fields)[2], const Region* regions,
+                                int count, int steps, int band, double layer_weight,
+                                CpuPassSkew skew, Ahead&& ahead, Segment&& segment,
+                                const CpuPassPlaneHook& after_plane, CpuPassRates* rates) {
+  cpu_pass_check(what, steps, kCpuPassMaxSteps, band, skew);
   int y0, y1, z0, z1;
   if (!cpu_pieces_box(regions, count, y0, y1, z0, z1)) return;
   // The pieces that hold points, in x order: a row goes through them left to right.
@@ -215,10 +245,11 @@ void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Reg
   }
   const int threads = omp_get_max_threads();
   const std::vector<int> edges =
-      cpu_pass_bands(y0, row_cost, band, (steps - 1) * kHalo, threads, rates);
+      cpu_pass_bands(y0, row_cost, band, skew.least(steps), threads, rates);
   std::vector<double> work;
-  cpu_pass_schedule(
-      edges, z0, z1, steps,
+  cpu_pass_schedule_ahead(
+      edges, z0, z1, steps, skew,
+      [&](int s, int j0, int j1, int k) { ahead(fields[s % 2], s, j0, j1, k); },
       [&](int s, int j0, int j1, int k) {
         for (int j = j0; j < j1; ++j)
           for (const Region* r : pieces) {
@@ -244,6 +275,20 @@ void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Reg
     double& r = rates->rate[t];
     r = r > 0.0 ? 0.5 * (r + now) : now;
   }
+}
+
+/// cpu_pass_over_pieces_ahead with a skew of kHalo and nothing ahead; `what` names the caller in
+/// its errors, also for a C-PML (fields[0].cpml), whose memory update this pass has no place for.
+template <class Fields, class Segment>
+void cpu_pass_over_pieces(const char* what, const Fields (&fields)[2], const Region* regions,
+                          int count, int steps, int band, double layer_weight, Segment&& segment,
+                          const CpuPassPlaneHook& after_plane, CpuPassRates* rates) {
+  if (fields[0].cpml)
+    throw std::invalid_argument(std::string(what) + ": the C-PML's memory pass runs between "
+                                                    "steps; step it one step at a time");
+  cpu_pass_over_pieces_ahead(
+      what, fields, regions, count, steps, band, layer_weight, CpuPassSkew{},
+      [](const Fields&, int, int, int, int) {}, segment, after_plane, rates);
 }
 
 } // namespace minimod
