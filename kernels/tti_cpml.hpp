@@ -14,6 +14,13 @@
 /// operator (one pair ab of p's and of q's) rather than on d_ab p and d_ab q: one memory variable
 /// of each of the two fields per pair and per axis of the pair whose slab holds the point, stored
 /// in that axis' slabs (`mix`, four a slab point: two pairs times two fields).
+///
+/// Where the medium is anelliptic (epsilon != delta) the stretched operators alone grow in a
+/// tilted medium: the pseudo-acoustic system's shear artefact has backward modes there. Those
+/// points also damp both fields, Minimod's layer update without phi at an eta that is a fraction
+/// (kTtiCpmlSponge) of the C-PML's own damping (tti_cpml_sponge_eta). Elliptic and isotropic
+/// points keep the plain C-PML (no artefact, no growth), so an isotropic medium still gives the
+/// acoustic C-PML's field.
 
 #include "core/host_device.hpp"
 #include "kernels/cpml.hpp"
@@ -39,6 +46,20 @@ struct TtiCpmlView {
 /// Floats of a TTI C-PML's memory variables on `grid` with `layer`: psi and zeta of p and of q
 /// (cpml_memory_points each) and the mixed memory of every slab.
 std::size_t tti_cpml_memory_points(const Grid& grid, const LayerWidths& layer);
+
+/// The damping of the layer's anelliptic points as a fraction of the C-PML's own damping d dt:
+/// the weakest that keeps every measured tilted anelliptic case decaying (docs/physics.md, "C-PML
+/// of the TTI equation").
+inline constexpr float kTtiCpmlSponge = 0.2f;
+
+/// The eta of Minimod's layer update (kernels/stencil_K.hpp: layer_update) at (i, j, k) of a TTI
+/// C-PML: kTtiCpmlSponge times the sum over the axes of -a kappa = d (1 - b) / (d + kappa alpha),
+/// about d dt / kappa of the axes whose slabs hold the point (a is zero elsewhere). From the
+/// profile alone, so the GPU layer kernel computes it as the CPU reference does.
+MINIMOD_HD float tti_cpml_sponge_eta(const CpmlView& v, int i, int j, int k) {
+  const float d = -(v.a[0][i] / v.ik[0][i] + v.a[1][j] / v.ik[1][j] + v.a[2][k] / v.ik[2][k]);
+  return kTtiCpmlSponge * d;
+}
 
 /// The slot of the mixed memory of pair (a, b) in a's slabs, for field `field` (0 p, 1 q).
 MINIMOD_HD int tti_cpml_mix_slot(int a, int b, int field) {
@@ -68,7 +89,8 @@ MINIMOD_HD float tti_cpml_mixed(const TtiCpmlView& v, int a, int b, int field, i
 /// The C-PML layer update of both TTI fields at point (i, j, k), linear index idx (strides sy,
 /// sz), after the memory pass of the step (psi of p and q from p^n and q^n in every slab). The
 /// point's own memory variables (zeta, mix) advance; p_next and q_next get the inner update of
-/// the stretched operators (no damping term: the memory variables carry the absorption).
+/// the stretched operators; at anelliptic points with Minimod's damping at tti_cpml_sponge_eta as
+/// well (no phi), elsewhere without damping (the memory variables carry the absorption).
 template <bool kAzimuth>
 MINIMOD_HD void tti_cpml_update_point(const TtiFields& f, const TtiCpmlView& v, std::int64_t idx,
                                       std::int64_t sy, std::int64_t sz, const TtiCoefs& c, int i,
@@ -109,8 +131,15 @@ MINIMOD_HD void tti_cpml_update_point(const TtiFields& f, const TtiCpmlView& v, 
     add_pair(1, 2, w.yz, dp.yz + dq.yz, dq.yz);
   }
   const float vp2dt2 = f.vp2dt2[idx];
-  f.p_next[idx] = inner_update(f.p[idx], f.p_next[idx], vp2dt2, op.p);
-  f.q_next[idx] = inner_update(f.q[idx], f.q_next[idx], vp2dt2, op.q);
+  if (two_emd != 0.0f) {
+    const float eta = tti_cpml_sponge_eta(v.p, i, j, k);
+    float unused = 0.0f;
+    f.p_next[idx] = layer_update(f.p[idx], f.p_next[idx], vp2dt2, op.p, 0.0f, eta, 0.0f, &unused);
+    f.q_next[idx] = layer_update(f.q[idx], f.q_next[idx], vp2dt2, op.q, 0.0f, eta, 0.0f, &unused);
+  } else {
+    f.p_next[idx] = inner_update(f.p[idx], f.p_next[idx], vp2dt2, op.p);
+    f.q_next[idx] = inner_update(f.q[idx], f.q_next[idx], vp2dt2, op.q);
+  }
 }
 
 } // namespace minimod
