@@ -18,9 +18,10 @@
 /// Where the medium is anelliptic (epsilon != delta) the stretched operators alone grow in a
 /// tilted medium: the pseudo-acoustic system's shear artefact has backward modes there. Those
 /// points also damp both fields, Minimod's layer update without phi at an eta that is a fraction
-/// (kTtiCpmlSponge) of the C-PML's own damping (tti_cpml_sponge_eta). Elliptic and isotropic
-/// points keep the plain C-PML (no artefact, no growth), so an isotropic medium still gives the
-/// acoustic C-PML's field.
+/// (kTtiCpmlSponge) of the C-PML's own damping, weighted per slab by how oblique the axis is to
+/// its normal (tti_cpml_sponge_eta). Elliptic and isotropic points keep the plain C-PML (no
+/// artefact, no growth), so an isotropic medium still gives the acoustic C-PML's field, and so do
+/// an axis along or across every slab's normal (a vertical or horizontal axis, azimuth 0 or 90).
 
 #include "core/host_device.hpp"
 #include "kernels/cpml.hpp"
@@ -47,18 +48,29 @@ struct TtiCpmlView {
 /// (cpml_memory_points each) and the mixed memory of every slab.
 std::size_t tti_cpml_memory_points(const Grid& grid, const LayerWidths& layer);
 
-/// The damping of the layer's anelliptic points as a fraction of the C-PML's own damping d dt:
-/// the weakest that keeps every measured tilted anelliptic case decaying (docs/physics.md, "C-PML
-/// of the TTI equation").
+/// The damping of the layer's anelliptic points as a fraction of the C-PML's own damping d dt,
+/// at an axis 45 degrees off the slab's normal (docs/physics.md, "C-PML of the TTI equation").
 inline constexpr float kTtiCpmlSponge = 0.2f;
 
+/// How oblique the symmetry axis is to the normal of a slab of axis a, from its component n_a
+/// there: sin(2 angle) = 2 |n_a| sqrt(1 - n_a^2), 1 at 45 degrees, 0 along the normal or across
+/// it (where the artefact's slowness curve is symmetric about the normal and the C-PML alone
+/// decays).
+MINIMOD_HD float tti_cpml_obliquity(float n) {
+  return 2.0f * fabsf(n) * sqrtf(fmaxf(0.0f, 1.0f - n * n));
+}
+
 /// The eta of Minimod's layer update (kernels/stencil_K.hpp: layer_update) at (i, j, k) of a TTI
-/// C-PML: kTtiCpmlSponge times the sum over the axes of -a kappa = d (1 - b) / (d + kappa alpha),
-/// about d dt / kappa of the axes whose slabs hold the point (a is zero elsewhere). From the
-/// profile alone, so the GPU layer kernel computes it as the CPU reference does.
-MINIMOD_HD float tti_cpml_sponge_eta(const CpmlView& v, int i, int j, int k) {
-  const float d = -(v.a[0][i] / v.ik[0][i] + v.a[1][j] / v.ik[1][j] + v.a[2][k] / v.ik[2][k]);
-  return kTtiCpmlSponge * d;
+/// C-PML for the symmetry axis (nx, ny, nz): kTtiCpmlSponge times the sum over the axes of the
+/// axis' obliquity to that axis times -a kappa = d (1 - b) / (d + kappa alpha), about d dt /
+/// kappa of the axes whose slabs hold the point (a is zero elsewhere). From the profile and the
+/// medium alone, so the GPU layer kernel computes it as the CPU reference does.
+MINIMOD_HD float tti_cpml_sponge_eta(const CpmlView& v, int i, int j, int k, float nx, float ny,
+                                     float nz) {
+  const float d = tti_cpml_obliquity(nx) * (v.a[0][i] / v.ik[0][i]) +
+                  tti_cpml_obliquity(ny) * (v.a[1][j] / v.ik[1][j]) +
+                  tti_cpml_obliquity(nz) * (v.a[2][k] / v.ik[2][k]);
+  return -kTtiCpmlSponge * d;
 }
 
 /// The slot of the mixed memory of pair (a, b) in a's slabs, for field `field` (0 p, 1 q).
@@ -132,7 +144,8 @@ MINIMOD_HD void tti_cpml_update_point(const TtiFields& f, const TtiCpmlView& v, 
   }
   const float vp2dt2 = f.vp2dt2[idx];
   if (two_emd != 0.0f) {
-    const float eta = tti_cpml_sponge_eta(v.p, i, j, k);
+    const float nx = tti_pair_lo_axis(axis), nz = tti_pair_hi_axis(axis);
+    const float eta = tti_cpml_sponge_eta(v.p, i, j, k, nx, ny, nz);
     float unused = 0.0f;
     f.p_next[idx] = layer_update(f.p[idx], f.p_next[idx], vp2dt2, op.p, 0.0f, eta, 0.0f, &unused);
     f.q_next[idx] = layer_update(f.q[idx], f.q_next[idx], vp2dt2, op.q, 0.0f, eta, 0.0f, &unused);
