@@ -98,10 +98,10 @@ double reflected(bool cpml, double azimuth, const std::vector<float>& reference)
   return std::sqrt(num / den);
 }
 
-// Measured (CPU, this medium): the interior difference is 0.0065 (-43.7 dB) without azimuth and
-// 0.0048 (-46.4 dB) at azimuth 30 for the C-PML without the damping of anelliptic points (which
-// grows here over long runs), 0.0164 (-35.7 dB) and 0.0147 (-36.7 dB) with it, against 0.084
-// (-21.5 dB) and 0.078 (-22.1 dB) for Minimod's layer.
+// Measured (CPU, this medium): the interior difference is 0.0082 (-41.7 dB) without azimuth and
+// 0.0047 (-46.6 dB) at azimuth 30 for the C-PML without the damping of anelliptic points (which
+// grows here over long runs), 0.0136 (-37.4 dB) and 0.0116 (-38.7 dB) with it, against 0.075
+// (-22.5 dB) and 0.067 (-23.4 dB) for Minimod's layer: 0.18 and 0.17 of Minimod's.
 TEST_F(TtiCpmlAbsorption, TheDampedLayerStillReflectsFarLessThanMinimodsInATiltedAnellipticMedium) {
   for (const double azimuth : {0.0, 30 * kDeg}) {
     const std::vector<float> reference = field_at_end(64, 8, true, azimuth, 32);
