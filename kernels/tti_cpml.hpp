@@ -16,12 +16,13 @@
 /// in that axis' slabs (`mix`, four a slab point: two pairs times two fields).
 ///
 /// Where the medium is anelliptic (epsilon != delta) the stretched operators alone grow in a
-/// tilted medium: the pseudo-acoustic system's shear artefact has backward modes there. Those
-/// points also damp both fields, Minimod's layer update without phi at an eta that is a fraction
-/// (kTtiCpmlSponge) of the C-PML's own damping, weighted per slab by how oblique the axis is to
-/// its normal (tti_cpml_sponge_eta). Elliptic and isotropic points keep the plain C-PML (no
-/// artefact, no growth), so an isotropic medium still gives the acoustic C-PML's field, and so do
-/// an axis along or across every slab's normal (a vertical or horizontal axis, azimuth 0 or 90).
+/// tilted medium (measured; the growing field is the pseudo-acoustic shear artefact's, whose
+/// slowness curve has backward modes about a tilted axis). Those points also damp both fields,
+/// Minimod's layer update without phi at an eta that is a fraction (kTtiCpmlSponge) of the C-PML's
+/// own damping, weighted per slab by how oblique the axis is to its normal (tti_cpml_sponge_eta).
+/// Elliptic and isotropic points keep the plain C-PML (no artefact, no growth), so an isotropic
+/// medium still gives the acoustic C-PML's field; so does an axis along or across every slab's
+/// normal (vertical, or horizontal at azimuth 0 or 90).
 
 #include "core/host_device.hpp"
 #include "kernels/cpml.hpp"
