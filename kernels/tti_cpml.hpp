@@ -14,6 +14,15 @@
 /// operator (one pair ab of p's and of q's) rather than on d_ab p and d_ab q: one memory variable
 /// of each of the two fields per pair and per axis of the pair whose slab holds the point, stored
 /// in that axis' slabs (`mix`, four a slab point: two pairs times two fields).
+///
+/// Where the medium is anelliptic (epsilon != delta) the stretched operators alone grow in a
+/// tilted medium (measured; the growing field is the pseudo-acoustic shear artefact's, whose
+/// slowness curve has backward modes about a tilted axis). Those points also damp both fields,
+/// Minimod's layer update without phi at an eta that is a fraction (kTtiCpmlSponge) of the C-PML's
+/// own damping, weighted per slab by how oblique the axis is to its normal (tti_cpml_sponge_eta).
+/// Elliptic and isotropic points keep the plain C-PML (no artefact, no growth), so an isotropic
+/// medium still gives the acoustic C-PML's field; so does an axis along or across every slab's
+/// normal (vertical, or horizontal at azimuth 0 or 90).
 
 #include "core/host_device.hpp"
 #include "kernels/cpml.hpp"
@@ -39,6 +48,31 @@ struct TtiCpmlView {
 /// Floats of a TTI C-PML's memory variables on `grid` with `layer`: psi and zeta of p and of q
 /// (cpml_memory_points each) and the mixed memory of every slab.
 std::size_t tti_cpml_memory_points(const Grid& grid, const LayerWidths& layer);
+
+/// The damping of the layer's anelliptic points as a fraction of the C-PML's own damping d dt,
+/// at an axis 45 degrees off the slab's normal (docs/physics.md, "C-PML of the TTI equation").
+inline constexpr float kTtiCpmlSponge = 0.2f;
+
+/// How oblique the symmetry axis is to the normal of a slab of axis a, from its component n_a
+/// there: sin(2 angle) = 2 |n_a| sqrt(1 - n_a^2), 1 at 45 degrees, 0 along the normal or across
+/// it (where the artefact's slowness curve is symmetric about the normal and the C-PML alone
+/// decays).
+MINIMOD_HD float tti_cpml_obliquity(float n) {
+  return 2.0f * fabsf(n) * sqrtf(fmaxf(0.0f, 1.0f - n * n));
+}
+
+/// The eta of Minimod's layer update (kernels/stencil_K.hpp: layer_update) at (i, j, k) of a TTI
+/// C-PML for the symmetry axis (nx, ny, nz): kTtiCpmlSponge times the sum over the axes of the
+/// axis' obliquity to that axis times -a kappa = d (1 - b) / (d + kappa alpha), about d dt /
+/// kappa of the axes whose slabs hold the point (a is zero elsewhere). From the profile and the
+/// medium alone, so the GPU layer kernel computes it as the CPU reference does.
+MINIMOD_HD float tti_cpml_sponge_eta(const CpmlView& v, int i, int j, int k, float nx, float ny,
+                                     float nz) {
+  const float d = tti_cpml_obliquity(nx) * (v.a[0][i] / v.ik[0][i]) +
+                  tti_cpml_obliquity(ny) * (v.a[1][j] / v.ik[1][j]) +
+                  tti_cpml_obliquity(nz) * (v.a[2][k] / v.ik[2][k]);
+  return -kTtiCpmlSponge * d;
+}
 
 /// The slot of the mixed memory of pair (a, b) in a's slabs, for field `field` (0 p, 1 q).
 MINIMOD_HD int tti_cpml_mix_slot(int a, int b, int field) {
@@ -68,7 +102,8 @@ MINIMOD_HD float tti_cpml_mixed(const TtiCpmlView& v, int a, int b, int field, i
 /// The C-PML layer update of both TTI fields at point (i, j, k), linear index idx (strides sy,
 /// sz), after the memory pass of the step (psi of p and q from p^n and q^n in every slab). The
 /// point's own memory variables (zeta, mix) advance; p_next and q_next get the inner update of
-/// the stretched operators (no damping term: the memory variables carry the absorption).
+/// the stretched operators; at anelliptic points with Minimod's damping at tti_cpml_sponge_eta as
+/// well (no phi), elsewhere without damping (the memory variables carry the absorption).
 template <bool kAzimuth>
 MINIMOD_HD void tti_cpml_update_point(const TtiFields& f, const TtiCpmlView& v, std::int64_t idx,
                                       std::int64_t sy, std::int64_t sz, const TtiCoefs& c, int i,
@@ -109,8 +144,16 @@ MINIMOD_HD void tti_cpml_update_point(const TtiFields& f, const TtiCpmlView& v, 
     add_pair(1, 2, w.yz, dp.yz + dq.yz, dq.yz);
   }
   const float vp2dt2 = f.vp2dt2[idx];
-  f.p_next[idx] = inner_update(f.p[idx], f.p_next[idx], vp2dt2, op.p);
-  f.q_next[idx] = inner_update(f.q[idx], f.q_next[idx], vp2dt2, op.q);
+  if (two_emd != 0.0f) {
+    const float nx = tti_pair_lo_axis(axis), nz = tti_pair_hi_axis(axis);
+    const float eta = tti_cpml_sponge_eta(v.p, i, j, k, nx, ny, nz);
+    float unused = 0.0f;
+    f.p_next[idx] = layer_update(f.p[idx], f.p_next[idx], vp2dt2, op.p, 0.0f, eta, 0.0f, &unused);
+    f.q_next[idx] = layer_update(f.q[idx], f.q_next[idx], vp2dt2, op.q, 0.0f, eta, 0.0f, &unused);
+  } else {
+    f.p_next[idx] = inner_update(f.p[idx], f.p_next[idx], vp2dt2, op.p);
+    f.q_next[idx] = inner_update(f.q[idx], f.q_next[idx], vp2dt2, op.q);
+  }
 }
 
 } // namespace minimod

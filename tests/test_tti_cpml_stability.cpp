@@ -3,8 +3,8 @@
 /// acoustic one: 20 000 steps of a small grid with strong anisotropy, a tilted axis with and
 /// without azimuth, velocity contrasts of 3 that reach into the layer, with and without a free
 /// surface. The fields must stay finite, must not grow late in the run and must fall below 1e-4
-/// of their peak (where the source excites the
-/// pseudo-acoustic shear artefact, below 5% and falling).
+/// of their peak (where the pseudo-acoustic shear artefact stays in the grid, below 5% and
+/// falling).
 #include "kernels/tti_K.hpp"
 #include "solver/tti.hpp"
 #include "solver/wavelet.hpp"
@@ -218,39 +218,40 @@ TEST_F(TtiCpmlStability, TwentyThousandStepsTiltedEllipticWithAzimuthUnderAFreeS
   expect_decays(c);
 }
 
-// Disabled: the C-PML grows in a tilted anelliptic medium (epsilon 0.3, delta 0.1, the axis at
-// 45 degrees), with or without azimuth, at the default frequency shift (alpha = pi x the
-// dominant frequency, here pi x 15 Hz). Measured on this grid, the largest |p|, |q| at steps
-// 1000, 3000 and 5000 (of 6000): with azimuth 30, 0.0034 / 0.027 / 0.31 at alpha = pi x 60 and
-// it grows faster at pi x 15; without azimuth 0.0076 / 12.4 / 5.8e4. Minimod's layer on the
-// same medium decays (0.0013 / 1.1e-4 / 3e-5), and so does a rigid box without any layer
-// (bounded, 0.014 to 0.009): the growth is the C-PML's. In the homogeneous medium (4500 m/s,
-// epsilon 0.3, delta 0.1, 45 degrees, azimuth 30) it grows too at pi x 15 (0.0084 at step 1000
-// to 2.5 at step 7000) and decays at pi x 60 (2.3e-4 to 2.6e-6); with an isotropic layer
-// (epsilon = delta = 0 in the layer) it still grows (0.024 to 0.32 over steps 1000-5000).
-// Run them with --gtest_also_run_disabled_tests.
+// Tilted anelliptic (epsilon 0.3, delta 0.1, the axis at 45 degrees), with and without azimuth.
+// Without the damping of the layer's anelliptic points (kernels/tti_cpml.hpp:
+// tti_cpml_sponge_eta) the C-PML grows here: without azimuth the largest |p|, |q| went 0.0076 /
+// 12.4 / 5.8e4 at steps 1000 / 3000 / 5000, and the cases with and without azimuth
+// reached 3.2e33 and 1.1e32 at step 20 000.
+// With it (measured on this grid, 20 000 steps): with azimuth 30, 6.9e-9 of the peak in the last
+// 10%; the other three leave the pseudo-acoustic shear artefact trapped near the source and under
+// the free surface, decaying slowly as in the vertical-axis cases above (2.3% and 2.5% there):
+// with azimuth under a free surface 3.9e-4 at steps 40-50% and 7.3e-5 (0.26% of the peak 0.029)
+// in the last 10%; without azimuth 1.4e-3 and 5.0e-5 (0.12% of 0.041); without azimuth under a
+// free surface 1.5e-3 and 4.8e-4 (1.3% of 0.038). Minimod's layer on the last case falls as
+// slowly (0.0053 at step 2000, 4e-5 at step 20 000).
 
-TEST_F(TtiCpmlStability, DISABLED_TwentyThousandStepsTiltedWithAzimuth) {
+TEST_F(TtiCpmlStability, TwentyThousandStepsTiltedWithAzimuth) {
   expect_decays(StabilityCase{});
 }
 
-TEST_F(TtiCpmlStability, DISABLED_TwentyThousandStepsTiltedWithAzimuthUnderAFreeSurface) {
+TEST_F(TtiCpmlStability, TwentyThousandStepsTiltedWithAzimuthUnderAFreeSurface) {
   StabilityCase c;
   c.free_surface = true;
-  expect_decays(c);
+  expect_decays_with_shear_artefact(c);
 }
 
-TEST_F(TtiCpmlStability, DISABLED_TwentyThousandStepsTiltedWithoutAzimuth) {
+TEST_F(TtiCpmlStability, TwentyThousandStepsTiltedWithoutAzimuth) {
   StabilityCase c;
   c.azimuth = 0;
-  expect_decays(c);
+  expect_decays_with_shear_artefact(c);
 }
 
-TEST_F(TtiCpmlStability, DISABLED_TwentyThousandStepsTiltedWithoutAzimuthUnderAFreeSurface) {
+TEST_F(TtiCpmlStability, TwentyThousandStepsTiltedWithoutAzimuthUnderAFreeSurface) {
   StabilityCase c;
   c.azimuth = 0;
   c.free_surface = true;
-  expect_decays(c);
+  expect_decays_with_shear_artefact(c);
 }
 
 // Not tested here: epsilon < delta, which validate_tti_model rejects (the coupled system's growing
