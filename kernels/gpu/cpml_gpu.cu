@@ -35,6 +35,19 @@ __global__ void cpml_memory_kernel(const CpmlView v, int axis, int face,
 // depth measured no faster (docs/kernels.md, "C-PML").
 constexpr int kFx = 8, kFy = 4, kFz = 8, kFmin = 3;
 
+/// u(i0 - 8 .. i0 + 11) of the quad at p (its own quad u_c, already loaded, and two on each side),
+/// for cpml_x_terms.
+__device__ __forceinline__ void load_x_row(const float* __restrict__ u, std::int64_t p,
+                                           const float4& u_c, float (&ux)[5 * kQuad]) {
+  MINIMOD_UNROLL
+  for (int qd = 0; qd < 5; ++qd) {
+    const float4 q = qd == 2 ? u_c : load_quad_ro(u, p + (qd - 2) * kQuad);
+    MINIMOD_UNROLL
+    for (int ln = 0; ln < kQuad; ++ln)
+      ux[qd * kQuad + ln] = quad_lane(q, ln);
+  }
+}
+
 /// The x term of the C-PML at the quad's lanes: d~_xx u where the lane is in an x slab, the plain
 /// d_xx u elsewhere. ux holds u(i0 - 8 .. i0 + 11); psi^n of x is formed at the 12 points
 /// i0 - 4 .. i0 + 7 from psi^(n-1) (the reference's memory pass, the same expression), its
@@ -211,17 +224,10 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kFx* kFy* kFz, kFmin)
   const std::int64_t p = l.index(i0, j, k);
 
   float sum[kQuad];
-  float4 u_c;
+  const float4 u_c = load_quad_ro(u, p);
   {
     float ux[5 * kQuad];
-    MINIMOD_UNROLL
-    for (int qd = 0; qd < 5; ++qd) {
-      const float4 q = load_quad_ro(u, p + (qd - 2) * kQuad);
-      MINIMOD_UNROLL
-      for (int ln = 0; ln < kQuad; ++ln)
-        ux[qd * kQuad + ln] = quad_lane(q, ln);
-    }
-    u_c = make_float4(ux[8], ux[9], ux[10], ux[11]);
+    load_x_row(u, p, u_c, ux);
     cpml_x_terms<X>(v, ux, i0, j, k, lo, hi, c.cx, sum);
   }
   cpml_yz_terms<1, Y>(v, u, p, l.pitch, u_c, i0, j, k, lo, hi, c.cy, sum);
@@ -336,13 +342,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kSx* kSy, 3)
     float sum[kQuad];
     {
       float ux[5 * kQuad];
-      MINIMOD_UNROLL
-      for (int qd = 0; qd < 5; ++qd) {
-        const float4 uqd = qd == 2 ? u_c : load_quad_ro(u, p + (qd - 2) * kQuad);
-        MINIMOD_UNROLL
-        for (int ln = 0; ln < kQuad; ++ln)
-          ux[qd * kQuad + ln] = quad_lane(uqd, ln);
-      }
+      load_x_row(u, p, u_c, ux);
       cpml_x_terms<X>(v, ux, i0, j, k, lo, hi, c.cx, sum);
     }
     cpml_yz_terms<2, false>(v, u, p, cs, u_c, i0, j, k, lo, hi, cc, sum);
