@@ -13,6 +13,8 @@
 #include "solver/plan.hpp"
 #include "solver/problem.hpp"
 
+#include "tests/scoped_env.hpp"
+
 #include <gtest/gtest.h>
 
 #include <omp.h>
@@ -31,41 +33,8 @@
 namespace minimod {
 namespace {
 
-/// Sets MINIMOD_CPU_PASS_STEPS for the scope, restoring it after.
-class ScopedPassSteps {
-public:
-  explicit ScopedPassSteps(int steps) {
-    if (const char* old = std::getenv(kName)) m_old = old;
-    setenv(kName, std::to_string(steps).c_str(), 1);
-  }
-  ~ScopedPassSteps() {
-    if (m_old)
-      setenv(kName, m_old->c_str(), 1);
-    else
-      unsetenv(kName);
-  }
-  ScopedPassSteps(const ScopedPassSteps&) = delete;
-  ScopedPassSteps& operator=(const ScopedPassSteps&) = delete;
-
-private:
-  static constexpr const char* kName = "MINIMOD_CPU_PASS_STEPS";
-  std::optional<std::string> m_old;
-};
-
-/// Sets the OpenMP thread count for the scope (more than the cores is allowed: the pass's waits
-/// must not rely on a core a thread).
-class ScopedThreads {
-public:
-  explicit ScopedThreads(int threads) : m_saved(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
-  }
-  ~ScopedThreads() { omp_set_num_threads(m_saved); }
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
-private:
-  int m_saved;
-};
+using test_support::ScopedEnv;
+using test_support::ScopedThreads;
 
 /// Every memory variable of `v` (psi with its padding, then zeta), slab by slab.
 std::vector<float> memory_of(const Grid& g, const LayerWidths& w, const CpmlView& v) {
@@ -257,7 +226,7 @@ struct Stepped {
   int pass_steps = 0;
 };
 Stepped step_with_passes(const AcousticProblem& p, int most, const std::vector<int>& lengths) {
-  const ScopedPassSteps env(most);
+  const ScopedEnv env("MINIMOD_CPU_PASS_STEPS", std::to_string(most));
   auto backend = make_cpu_backend();
   RegionKernels kernels;
   kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));

@@ -15,6 +15,7 @@
 #include "solver/tti.hpp"
 #include "solver/wavelet.hpp"
 #include "tests/grid_helpers.hpp"
+#include "tests/scoped_env.hpp"
 
 #include <gtest/gtest.h>
 
@@ -34,44 +35,8 @@
 namespace minimod {
 namespace {
 
-/// Sets an environment variable for the scope (unsets it for std::nullopt), restoring it after.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : m_name(name) {
-    if (const char* old = std::getenv(name)) m_old = old;
-    if (value)
-      setenv(name, value->c_str(), 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (m_old)
-      setenv(m_name, m_old->c_str(), 1);
-    else
-      unsetenv(m_name);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-  const char* m_name;
-  std::optional<std::string> m_old;
-};
-
-/// Sets the OpenMP thread count for the scope (more than the cores is allowed: the pass's waits
-/// must not rely on a core a thread).
-class ScopedThreads {
-public:
-  explicit ScopedThreads(int threads) : m_saved(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
-  }
-  ~ScopedThreads() { omp_set_num_threads(m_saved); }
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
-private:
-  int m_saved;
-};
+using test_support::ScopedEnv;
+using test_support::ScopedThreads;
 
 /// A survey of a layered medium on an nx x ny x nz grid of 10 m, `width` layer points (0: none),
 /// sources and receivers where the pass has its edges: rows across the edges of the first band

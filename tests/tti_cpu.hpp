@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -84,6 +85,23 @@ inline float peak_of(TtiCpuRun& run) {
       m = std::max(m, std::isfinite(x) ? std::fabs(x) : INFINITY);
   }
   return m;
+}
+
+/// The relative L2 difference of `field` from `reference`, both n^3 fields (x fastest), over the
+/// points at least `width` from every face: a layer's return into the interior against a grid
+/// whose faces return nothing in time.
+inline double interior_difference(const std::vector<float>& field,
+                                  const std::vector<float>& reference, int n, int width) {
+  double num = 0, den = 0;
+  for (int k = width; k < n - width; ++k)
+    for (int j = width; j < n - width; ++j)
+      for (int i = width; i < n - width; ++i) {
+        const std::size_t p = (static_cast<std::size_t>(k) * n + j) * n + i;
+        const double d = static_cast<double>(field[p]) - reference[p];
+        num += d * d;
+        den += static_cast<double>(reference[p]) * reference[p];
+      }
+  return std::sqrt(num / den);
 }
 
 } // namespace minimod
