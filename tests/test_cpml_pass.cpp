@@ -13,6 +13,7 @@
 #include "solver/plan.hpp"
 #include "solver/problem.hpp"
 
+#include "tests/cpu_pass_steps.hpp"
 #include "tests/scoped_env.hpp"
 
 #include <gtest/gtest.h>
@@ -33,7 +34,7 @@
 namespace minimod {
 namespace {
 
-using test_support::ScopedEnv;
+using test_support::expect_passes_give_single_steps;
 using test_support::ScopedThreads;
 
 /// Every memory variable of `v` (psi with its padding, then zeta), slab by slab.
@@ -219,65 +220,11 @@ AcousticProblem pass_problem(int nx, int ny, int nz, const LayerWidths& w, bool 
   return p;
 }
 
-/// The first field, the field before it and the traces after stepping `p` with passes of at
-/// most `most` steps in the lengths `lengths` cycled (each cut to the steps left).
-struct Stepped {
-  std::vector<float> field, before, traces;
-  int pass_steps = 0;
-};
-Stepped step_with_passes(const AcousticProblem& p, int most, const std::vector<int>& lengths) {
-  const ScopedEnv env("MINIMOD_CPU_PASS_STEPS", std::to_string(most));
-  auto backend = make_cpu_backend();
-  RegionKernels kernels;
-  kernels.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
-  backend->setup(p, kernels);
-  Stepped out;
-  out.pass_steps = backend->pass_steps();
-  for (int n = 0, at = 0; n < p.steps; ++at) {
-    const int count = std::min(lengths[static_cast<std::size_t>(at) % lengths.size()], p.steps - n);
-    backend->step_pass(n, count);
-    n += count;
-  }
-  backend->fetch_field(0, out.field);
-  const float* before = backend->halo_fields()[0];
-  out.before.assign(before, before + p.layout.size);
-  backend->fetch_traces(out.traces);
-  return out;
-}
-
 TEST(CpmlPass, BackendPassesGiveTheBitsOfSingleSteps) {
-  for (const bool surface : {true, false}) {
-    const AcousticProblem p = pass_problem(31, 83, 29, LayerWidths{6, 9, 11, 7, 5, 8}, surface, 23);
-    const std::string problem = std::string("free surface ") + (surface ? "on" : "off");
-    const Stepped single = step_with_passes(p, 1, {1});
-    EXPECT_EQ(single.pass_steps, 1);
-    double peak = 0;
-    for (const float x : single.traces)
-      peak = std::max(peak, static_cast<double>(std::abs(x)));
-    ASSERT_GT(peak, 0) << problem << ": the receivers recorded nothing";
-    for (const int threads : {1, 2, 3}) {
-      const ScopedThreads t(threads);
-      for (const int most : {2, 3, 4, 8}) {
-        const std::vector<std::vector<int>> patterns = {{most}, {1, most, 2}};
-        for (const std::vector<int>& lengths : patterns) {
-          const Stepped passes = step_with_passes(p, most, lengths);
-          const std::string what = problem + ", " + std::to_string(threads) +
-                                   " threads, passes of at most " + std::to_string(most) +
-                                   ", first length " + std::to_string(lengths.front());
-          EXPECT_EQ(passes.pass_steps, most) << what;
-          EXPECT_EQ(std::memcmp(passes.field.data(), single.field.data(),
-                                single.field.size() * sizeof(float)),
-                    0)
-              << what;
-          EXPECT_EQ(std::memcmp(passes.before.data(), single.before.data(),
-                                single.before.size() * sizeof(float)),
-                    0)
-              << what << ", the field before";
-          EXPECT_EQ(passes.traces, single.traces) << what;
-        }
-      }
-    }
-  }
+  for (const bool surface : {true, false})
+    expect_passes_give_single_steps(
+        pass_problem(31, 83, 29, LayerWidths{6, 9, 11, 7, 5, 8}, surface, 23),
+        std::string("C-PML, free surface ") + (surface ? "on" : "off"));
 }
 
 } // namespace
