@@ -1,7 +1,12 @@
 #pragma once
 /// Grids and layer widths for tests, written as one call.
 
+#include "core/field_layout.hpp"
 #include "core/grid.hpp"
+
+#include <cstddef>
+#include <random>
+#include <vector>
 
 namespace minimod::test_support {
 
@@ -31,6 +36,18 @@ inline LayerWidths widths(int xl, int xh, int yl, int yh, int zl, int zh) {
   w.z_lo = zl;
   w.z_hi = zh;
   return w;
+}
+
+/// Random values in [lo, hi) at the grid points of a padded field (the ghosts stay zero).
+inline std::vector<float> random_field(const FieldLayout& l, std::mt19937& rng, float lo,
+                                       float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> f(static_cast<std::size_t>(l.size), 0.0f);
+  for (int k = 0; k < l.nz; ++k)
+    for (int j = 0; j < l.ny; ++j)
+      for (int i = 0; i < l.nx; ++i)
+        f[static_cast<std::size_t>(l.index(i, j, k))] = d(rng);
+  return f;
 }
 
 } // namespace minimod::test_support

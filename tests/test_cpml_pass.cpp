@@ -14,6 +14,7 @@
 #include "solver/problem.hpp"
 
 #include "tests/cpu_pass_steps.hpp"
+#include "tests/grid_helpers.hpp"
 #include "tests/scoped_env.hpp"
 
 #include <gtest/gtest.h>
@@ -35,6 +36,7 @@ namespace minimod {
 namespace {
 
 using test_support::expect_passes_give_single_steps;
+using test_support::random_field;
 using test_support::ScopedThreads;
 
 /// Every memory variable of `v` (psi with its padding, then zeta), slab by slab.
@@ -49,17 +51,6 @@ std::vector<float> memory_of(const Grid& g, const LayerWidths& w, const CpmlView
       out.insert(out.end(), v.zeta[axis][face], v.zeta[axis][face] + zeta);
     }
   return out;
-}
-
-/// Random values at the grid points of a padded field (the ghosts stay zero).
-std::vector<float> random_field(const FieldLayout& l, std::mt19937& rng, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> f(static_cast<std::size_t>(l.size), 0.0f);
-  for (int k = 0; k < l.nz; ++k)
-    for (int j = 0; j < l.ny; ++j)
-      for (int i = 0; i < l.nx; ++i)
-        f[static_cast<std::size_t>(l.index(i, j, k))] = d(rng);
-  return f;
 }
 
 /// The pieces of make_regions that hold points.
