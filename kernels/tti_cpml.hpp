@@ -120,7 +120,8 @@ MINIMOD_HD void tti_cpml_update_point(const TtiFields& f, const TtiCpmlView& v, 
   float ny = 0.0f;
   if constexpr (kAzimuth) ny = tti_axis_value(f.axis_y[idx]);
   const std::uint32_t axis = f.axis_xz[idx];
-  const TtiWeights w = tti_weights(tti_pair_lo_axis(axis), ny, tti_pair_hi_axis(axis));
+  const float nx = tti_pair_lo_axis(axis), nz = tti_pair_hi_axis(axis);
+  const TtiWeights w = tti_weights(nx, ny, nz);
   const std::uint32_t aniso = f.aniso[idx];
   const float two_delta = tti_pair_lo_half(aniso);
   const float two_emd = tti_pair_hi_half(aniso);
@@ -145,7 +146,6 @@ MINIMOD_HD void tti_cpml_update_point(const TtiFields& f, const TtiCpmlView& v, 
   }
   const float vp2dt2 = f.vp2dt2[idx];
   if (two_emd != 0.0f) {
-    const float nx = tti_pair_lo_axis(axis), nz = tti_pair_hi_axis(axis);
     const float eta = tti_cpml_sponge_eta(v.p, i, j, k, nx, ny, nz);
     float unused = 0.0f;
     f.p_next[idx] = layer_update(f.p[idx], f.p_next[idx], vp2dt2, op.p, 0.0f, eta, 0.0f, &unused);

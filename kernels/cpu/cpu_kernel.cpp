@@ -405,6 +405,16 @@ std::vector<int> cpml_tile_edges(int a0, int a1, int lo, int hi, int n, int tile
   return edges;
 }
 
+/// Row (j, k) of piece r in a C-PML step, once the row's psi^n is up to date: the inner update or
+/// the C-PML's layer update.
+void cpml_piece_row(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
+                    const Region& r, int j, int k) {
+  if (r.kind() == RegionKind::Inner)
+    inner_row(f, l.index(0, j, k), r.box.x0, r.box.x1, l.pitch, l.plane, c);
+  else
+    cpml_layer_segment(f, l, c, j, k, r.box.x0, r.box.x1);
+}
+
 } // namespace
 
 void cpml_fused_step_cpu(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c,
@@ -422,7 +432,6 @@ void cpml_fused_step_cpu(const IsoFields& f, const FieldLayout& l, const Stencil
   const std::vector<int> ze = cpml_tile_edges(z0, z1, v.lo[2], v.hi[2], v.n[2], tile.z);
   const int nty = static_cast<int>(ye.size()) - 1, ntz = static_cast<int>(ze.size()) - 1;
   const int tiles = nty * ntz;
-  const std::int64_t sy = l.pitch, sz = l.plane;
 #pragma omp parallel
   {
     std::vector<int> list;
@@ -459,13 +468,9 @@ void cpml_fused_step_cpu(const IsoFields& f, const FieldLayout& l, const Stencil
           if (x_lo) cpml_memory_row(v, 0, 0, f.u, l, j, k);
           if (x_hi) cpml_memory_row(v, 0, 1, f.u, l, j, k);
           for (const int n : list) {
-            const Region& r = regions[n];
-            const Box& b = r.box;
+            const Box& b = regions[n].box;
             if (j < b.y0 || j >= b.y1 || k < b.z0 || k >= b.z1) continue;
-            if (r.kind() == RegionKind::Inner)
-              inner_row(f, l.index(0, j, k), b.x0, b.x1, sy, sz, c);
-            else
-              cpml_layer_segment(f, l, c, j, k, b.x0, b.x1);
+            cpml_piece_row(f, l, c, regions[n], j, k);
           }
         }
       }
@@ -517,16 +522,12 @@ void cpml_multi_step_pass_cpu(float* u, float* v, const IsoFields& medium, const
   fields[0].v = v;
   fields[1].u = v;
   fields[1].v = u;
-  const std::int64_t sy = l.pitch, sz = l.plane;
   cpu_pass_over_pieces_ahead(
       "cpu_multi_step_pass", fields, regions, count, steps, band, kCpmlLayerWeight,
       CpuPassSkew{2 * kHalo, kHalo},
       [&](const IsoFields& f, int, int j0, int j1, int k) { cpml_memory_rows(f, l, j0, j1, k); },
       [&](const IsoFields& f, const Region& r, int j, int k) {
-        if (r.kind() == RegionKind::Inner)
-          inner_row(f, l.index(0, j, k), r.box.x0, r.box.x1, sy, sz, coefs);
-        else
-          cpml_layer_segment(f, l, coefs, j, k, r.box.x0, r.box.x1);
+        cpml_piece_row(f, l, coefs, r, j, k);
       },
       after_plane, rates);
 }
