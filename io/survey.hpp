@@ -3,6 +3,7 @@
 /// field. Cross-field checks that need the model and the stability limit happen in solver/plan.
 
 #include "core/grid.hpp"
+#include "core/precision.hpp"
 
 #include <array>
 #include <optional>
@@ -198,6 +199,10 @@ struct Survey {
   Interpolation interpolation = Interpolation::Sinc;
   std::optional<AnisotropySpec> anisotropy; ///< physics: tti
   OutputSpec output;
+  /// `precision`: how the run stores its fields and medium (core/precision.hpp); --precision
+  /// overrides it.
+  Precision precision = Precision::Float32;
+  SourceLoc precision_loc;
   std::optional<std::string> kernel; ///< kernel spec (same grammar as --kernel)
   SourceLoc kernel_loc;
   /// `decomposition`: subdomains along x, y and z of a shot's grid (one MPI rank each); {0, 0, 0}

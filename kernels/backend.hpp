@@ -75,6 +75,12 @@ struct Problem {
   /// the C-PML (kernels/cpml.hpp; `cpml` holds its profile and the medium needs no eta).
   BoundaryType boundary = BoundaryType::Minimod;
   CpmlProfile cpml;
+  /// How the backend stores the fields and the medium (core/precision.hpp). Float16: the
+  /// wavefield and its step are binary16 values times `field_scale` (a power of two the equation
+  /// sets with each shot's taps, half_field_scale of its largest source increment); sources
+  /// inject `field_scale` times their samples, traces and snapshots divide by it.
+  Precision precision = Precision::Float32;
+  float field_scale = 1.0f;
   /// Source taps into the first field; injection after the update of step n adds
   /// weight * source_samples[s * steps + n].
   TapTable sources;
@@ -106,6 +112,11 @@ struct AcousticProblem final : Problem {
 
   StencilCoefs coefs{};
   std::vector<float> vp2dt2; ///< (c dt)^2 in the padded layout, zero ghosts
+  /// Float16 runs: (c dt)^2 as codes of `medium_code` in the padded layout (zero ghosts), which a
+  /// GPU backend uploads; vp2dt2 then holds their decoded values at the grid points (zero
+  /// ghosts), which the CPU backend reads. Empty for float32 runs.
+  std::vector<std::uint16_t> vp2dt2_code;
+  MediumCode medium_code{};
   /// A velocity model in GPU memory (io/memory_file.hpp) instead of vp2dt2, which is then empty:
   /// a GPU backend builds (c dt)^2 from it on the device (kernels/device_array.hpp); the CPU
   /// backend refuses it. Not owned: the equation holding the model keeps it alive.

@@ -5,6 +5,7 @@
 
 #include "core/field_layout.hpp"
 #include "core/grid.hpp"
+#include "core/precision.hpp"
 #include "kernels/cpml.hpp"
 #include "kernels/stencil_K.hpp"
 #include "kernels/tti_K.hpp"
@@ -73,6 +74,23 @@ struct IsoFields {
   EtaTableView eta_table{};
 };
 
+/// The isotropic fields of a float16 run (core/precision.hpp) on a GPU, all in one FieldLayout, the
+/// fields in binary16 times Problem::field_scale: u^n (`u`), u^{n+1} (`u_next`, written), the step
+/// d (d^n on entry, d^{n+1} = u^{n+1} - u^n on exit), (c dt)^2 as MediumCode codes and, in
+/// Minimod's layer, phi (binary16, read and written in place) and eta (float32, or its table).
+/// A point reads u^{n-1} as u^n - d^n in float32, updates in float32 with the expressions of
+/// stencil_K.hpp, and stores round_to_half of u^{n+1}, of u^{n+1} - u^n and of phi^{n+1}.
+struct IsoFields16 {
+  const std::uint16_t* u = nullptr;
+  std::uint16_t* u_next = nullptr;
+  std::uint16_t* d = nullptr;
+  const std::uint16_t* vp2dt2 = nullptr;
+  MediumCode code{};
+  std::uint16_t* phi = nullptr;
+  const float* eta = nullptr;
+  EtaTableView eta_table{};
+};
+
 /// A stencil kernel for one backend and one physics, able to update regions of one or both kinds.
 class StencilKernel {
 public:
@@ -92,6 +110,15 @@ public:
   /// Whether the kernel's layer update implements the C-PML (kernels/cpml.hpp) for its physics.
   /// Kernels that do not are refused for the layer regions of a C-PML run.
   virtual bool handles_cpml() const { return false; }
+  /// Whether the kernel has a form for runs of precision `p` (core/precision.hpp): every kernel
+  /// runs float32; the `cpu` kernel (its backend keeps binary16 values) and the GPU kernels with
+  /// launch16 run float16. The backend refuses a kernel without the run's precision by name
+  /// before any step.
+  virtual bool handles_precision(Precision p) const { return p == Precision::Float32; }
+  /// Enqueue one float16 update of `region` (GPU kernels whose handles_precision(Float16) is
+  /// true). The default throws std::logic_error.
+  virtual void launch16(const IsoFields16& f, const FieldLayout& layout, const StencilCoefs& coefs,
+                        const Region& region, void* stream) const;
   /// Whether its layer update reads eta's 3D array (IsoFields::eta) even where the backend gives
   /// it eta's table (IsoFields::eta_table) or the kernel forms eta from its profiles. The GPU
   /// backend keeps the array on the device only while a layer region's kernel reads it.

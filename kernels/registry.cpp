@@ -48,6 +48,11 @@ void StencilKernel::launch_tti(const TtiFields&, const FieldLayout&, const TtiCo
                          " kernel: it has no TTI update");
 }
 
+void StencilKernel::launch16(const IsoFields16&, const FieldLayout&, const StencilCoefs&,
+                             const Region&, void*) const {
+  throw std::logic_error(name() + " has no float16 form");
+}
+
 void StencilKernel::launch_tti_regions(const TtiFields& f, const FieldLayout& layout,
                                        const TtiCoefs& coefs, const Region* regions, int count,
                                        void* stream) const {
