@@ -37,16 +37,24 @@ std::optional<Precision> parse_precision(const std::string& name);
 /// The names a survey or an option may give, for messages: "float32, float16".
 const char* precision_choices();
 
-/// The bits of a float.
+/// The bits of a float, and the float of bits (host and device: no vendor intrinsic is needed).
 MINIMOD_HD std::uint32_t float_bits(float x) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __float_as_uint(x);
+#else
   std::uint32_t b;
   std::memcpy(&b, &x, sizeof b);
   return b;
+#endif
 }
 MINIMOD_HD float bits_float(std::uint32_t b) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __uint_as_float(b);
+#else
   float x;
   std::memcpy(&x, &b, sizeof x);
   return x;
+#endif
 }
 
 /// x as IEEE binary16, rounded to nearest with ties to even (the bits of __float2half_rn).

@@ -13,6 +13,7 @@
 ///   (a finite point's low bits are never 0 on grids of fewer than 2^33 points).
 
 #include "core/host_device.hpp"
+#include "core/precision.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -21,17 +22,6 @@ namespace minimod {
 
 /// Low bits of a maximum key that hold the point.
 inline constexpr std::uint64_t kFiniteScanIndexMask = (std::uint64_t{1} << 33) - 1;
-
-/// Bits of a float (host and device: no NVIDIA-only intrinsic; __float_as_uint is in HIP too).
-MINIMOD_HD std::uint32_t float_bits(float v) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __float_as_uint(v);
-#else
-  std::uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
-#endif
-}
 
 /// Whether float bits are a finite value (the exponent is not all ones). Works under fast-math
 /// options that let std::isfinite fold to true.
