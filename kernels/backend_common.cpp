@@ -25,8 +25,12 @@ std::string cpu_model_name() {
 std::size_t AcousticProblem::device_bytes() const {
   const AcousticProblem& p = *this;
   const std::size_t field = static_cast<std::size_t>(p.layout.size) * sizeof(float);
-  // u, v, vp2dt2 always; phi and eta only with an absorbing layer.
-  const std::size_t fields = field * (p.eta.empty() ? 3 : 5);
+  // float32: u, v, vp2dt2 always; phi and eta only with an absorbing layer. float16
+  // (core/precision.hpp): u^n, u^{n+1}, the step d and the medium's codes in 2 bytes, phi in 2 and
+  // eta in 4 with Minimod's layer.
+  const std::size_t points = static_cast<std::size_t>(p.layout.size);
+  const std::size_t fields = p.precision == Precision::Float16 ? points * (p.eta.empty() ? 8 : 14)
+                                                               : field * (p.eta.empty() ? 3 : 5);
   // The C-PML: its memory variables, profile and taps (kernels/gpu/cpml_gpu.cuh).
   const std::size_t cpml =
       p.boundary == BoundaryType::Cpml ? sizeof(float) * cpml_device_floats(p.grid, p.layer) : 0;

@@ -3,7 +3,8 @@
 /// CUDA's, and the NVIDIA-only copy engines. Included by gpu_runtime.hpp alone, which picks it
 /// unless compiled for AMD.
 
-#include <cuda.h> // CUtensorMap (no driver-API calls are linked; tensor_map.cpp looks one up)
+#include <cuda.h>      // CUtensorMap (no driver-API calls are linked; tensor_map.cpp looks one up)
+#include <cuda_fp16.h> // binary16 conversions of the float16 storage (kernels/gpu/half_kernels.cuh)
 #include <cuda_runtime.h>
 
 #define MINIMOD_GPU_HIP 0

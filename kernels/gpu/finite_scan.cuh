@@ -30,8 +30,18 @@ constexpr int kScanMaxBlocks = 8192;
 /// The keys of finite_scan_point over f's grid points, added into out[0] (count), out[1] (first)
 /// and out[2] (max key). Threads stride over x within a row (coalesced) and over rows (j, k),
 /// kScanUnroll rows at a time; (j, k) advance by addition, with no division in the loop.
+/// A scanned value as a float: float fields as they are, binary16 fields (float16 runs) converted
+/// exactly (NaN and infinity stay NaN and infinity).
+__device__ __forceinline__ float scan_value(float x) {
+  return x;
+}
+__device__ __forceinline__ float scan_value(std::uint16_t h) {
+  return __half2float(__ushort_as_half(h));
+}
+
+template <class T>
 __global__ void MINIMOD_LAUNCH_BOUNDS(kScanThreads)
-    finite_scan_kernel(const float* __restrict__ f, const FieldLayout l,
+    finite_scan_kernel(const T* __restrict__ f, const FieldLayout l,
                        unsigned long long* __restrict__ out) {
   const std::int64_t rows = static_cast<std::int64_t>(l.ny) * l.nz;
   const std::int64_t row_stride = static_cast<std::int64_t>(gridDim.y) * kScanY;
@@ -61,7 +71,7 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kScanThreads)
       float v[kScanUnroll];
       MINIMOD_UNROLL
       for (int u = 0; u < kScanUnroll; ++u)
-        v[u] = live[u] ? f[base[u] + i] : 0.0f;
+        v[u] = live[u] ? scan_value(f[base[u] + i]) : 0.0f;
       MINIMOD_UNROLL
       for (int u = 0; u < kScanUnroll; ++u)
         if (live[u]) finite_scan_point(v[u], dense[u] + i, count, first, max_key);
@@ -96,7 +106,9 @@ class DeviceFiniteScan {
 public:
   /// Scan `field` (padded, layout `l`) after the work queued on `stream`; waits for the scan.
   /// `what` names the field in errors ("u", "TTI p").
-  FiniteScan scan(const float* field, const FieldLayout& l, gpuStream_t stream,
+  /// T: float, or std::uint16_t for a binary16 field.
+  template <class T>
+  FiniteScan scan(const T* field, const FieldLayout& l, gpuStream_t stream,
                   const std::string& what) {
     const std::size_t bytes = 3 * sizeof(unsigned long long);
     if (m_keys.empty()) m_keys = DeviceBuffer(bytes, "NaN/Inf scan keys");
@@ -113,7 +125,7 @@ public:
                               std::to_string(l.nz) + " points of " + what;
     MINIMOD_GPU_CHECK_WHAT(gpuMemsetAsync(m_keys.as<void>(), 0, bytes, stream),
                            "reset of the NaN/Inf scan keys for " + sizes);
-    finite_scan_kernel<<<grid, block, 0, stream>>>(field, l, m_keys.as<unsigned long long>());
+    finite_scan_kernel<T><<<grid, block, 0, stream>>>(field, l, m_keys.as<unsigned long long>());
     MINIMOD_GPU_CHECK_LAUNCH(("finite_scan_kernel over " + sizes).c_str(), grid, block, 0);
     unsigned long long keys[3] = {0, 0, 0};
     MINIMOD_GPU_CHECK_WHAT(

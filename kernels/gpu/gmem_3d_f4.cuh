@@ -15,6 +15,7 @@
 #include "core/field_layout.hpp"
 #include "core/grid.hpp"
 #include "kernels/gpu/gpu_runtime.hpp"
+#include "kernels/gpu/half_kernels.cuh"
 #include "kernels/gpu/launch_limits.hpp"
 #include "kernels/gpu/tiled_kernel.hpp"
 #include "kernels/kernel.hpp"
@@ -289,6 +290,13 @@ public:
   std::string can_run(const Region& region, const FieldLayout& layout) const override;
   void launch(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
               const Region& region, void* stream) const override;
+  /// Its float16 form is the float16 point update (kernels/gpu/half_kernels.cuh), both kinds.
+  bool handles_precision(Precision) const override { return true; }
+  void launch16(const IsoFields16& f, const FieldLayout& layout, const StencilCoefs& coefs,
+                const Region& region, void* stream) const override {
+    launch_half_points(f, layout, coefs, region, static_cast<gpuStream_t>(stream),
+                       name() + "<float16>");
+  }
 };
 
 /// Add every gmem_3d_f4 tile to `registry`, the best measured one as the family default.

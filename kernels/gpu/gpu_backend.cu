@@ -16,10 +16,12 @@
 #include "kernels/gpu/gpu_check.hpp"
 #include "kernels/gpu/gpu_runtime.hpp"
 #include "kernels/gpu/gpu_support.cuh"
+#include "kernels/gpu/half_host.hpp"
 #include "kernels/gpu/tti_cpml_gpu.cuh"
 #include "kernels/tti_problem.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +46,18 @@ __global__ void free_surface_kernel(float* __restrict__ u, const FieldLayout lay
   u[layout.index(i, j, 0)] = 0.0f;
   for (int m = 1; m <= kHalo && m < layout.nz; ++m) {
     u[layout.index(i, j, -m)] = -u[layout.index(i, j, m)];
+  }
+}
+
+/// The free surface of a float16 field (binary16 bits): zero at k = 0, the ghost planes the
+/// negated image (the sign bit flipped: -x of a binary16 value is exact).
+__global__ void free_surface_half_kernel(std::uint16_t* __restrict__ u, const FieldLayout layout) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i >= layout.nx || j >= layout.ny) return;
+  u[layout.index(i, j, 0)] = 0;
+  for (int m = 1; m <= kHalo && m < layout.nz; ++m) {
+    u[layout.index(i, j, -m)] = static_cast<std::uint16_t>(u[layout.index(i, j, m)] ^ 0x8000u);
   }
 }
 
@@ -91,12 +105,13 @@ public:
                                   physics_name(m_physics) + " equation cannot step a " +
                                   physics_name(p.physics()) + " problem");
     validate_medium(p);
+    validate_precision(p);
     check_taps(p.sources, p.source_samples, p.receivers, p.steps, p.layout.size);
     // Nothing of the backend changes before the problem and its kernels pass their checks: a live
     // backend that refuses a problem keeps its own.
     const bool cpml = p.boundary == BoundaryType::Cpml;
     const bool have_eta = has_eta(p);
-    validate_kernels(p.regions, p.layout, have_eta, kernels, cpml);
+    check_region_kernels(p.regions, p.layout, have_eta, kernels, m_physics, cpml, p.precision);
     // eta's table, checked against the array before anything of the last setup is released.
     const std::unique_ptr<EtaRows> eta_table = eta_table_of(p, cpml);
     const std::size_t eta_table_bytes = eta_table ? eta_table->padded_bytes(p.layout) : 0;
@@ -129,13 +144,18 @@ public:
     m_steps = p.steps;
     m_free_surface = p.free_surface;
     m_have_eta = have_eta;
+    m_precision = p.precision;
+    m_half = p.precision == Precision::Float16;
+    m_scale = p.field_scale;
 
-    const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * sizeof(float);
+    // A float16 run's fields are binary16 (core/precision.hpp), with the step d beside u.
+    const std::size_t bytes = static_cast<std::size_t>(p.layout.size) * element_bytes();
     const std::vector<std::string> names = wavefield_names(m_physics);
     for (const std::string& name : names) {
       m_current.emplace_back(bytes, name.c_str());
       m_next.emplace_back(bytes, (name + " next").c_str());
     }
+    if (m_half) m_d = DeviceBuffer(bytes, "u step (float16)");
     upload_medium(p, eta_table.get(), eta_array);
     if (phi) m_phi = DeviceBuffer(bytes, "phi");
     if (m_cpml_requested && tti) m_tti_cpml.setup(p.grid, p.layer, p.cpml, m_streams.main());
@@ -155,7 +175,12 @@ public:
       throw std::invalid_argument("set_taps: a problem of " + std::to_string(p.steps) +
                                   " steps for a backend set up with " + std::to_string(m_steps));
     check_taps(p.sources, p.source_samples, p.receivers, m_steps, m_layout.size);
+    if (p.precision != m_precision)
+      throw std::invalid_argument("set_taps: a problem of precision " +
+                                  std::string(precision_name(p.precision)) +
+                                  " for a backend set up with " + precision_name(m_precision));
     synchronize();
+    m_scale = p.field_scale;
     upload_taps(p);
     MINIMOD_GPU_CHECK(gpuStreamSynchronize(m_streams.main()));
     reset();
@@ -171,6 +196,7 @@ public:
       for (DeviceBuffer& b : *set)
         zero(b, s);
     zero(m_phi, s);
+    zero(m_d, s);
     if (m_cpml.on()) m_cpml.zero(s);
     if (m_tti_cpml.on()) m_tti_cpml.zero(s);
     m_taps.zero_traces(s);
@@ -179,7 +205,8 @@ public:
 
   void set_kernels(const RegionKernels& kernels) override {
     require_ready("set_kernels");
-    validate_kernels(m_regions, m_layout, m_have_eta, kernels, m_cpml_requested);
+    check_region_kernels(m_regions, m_layout, m_have_eta, kernels, m_physics, m_cpml_requested,
+                         m_precision);
     synchronize();
     // eta's array follows the kernels: formed from the table when one reads it (before anything
     // changes: a failed allocation leaves the backend as it was), freed when none does.
@@ -238,12 +265,16 @@ public:
       wait_for_copy_of(b);
     if (m_physics == Physics::Tti) {
       launch_tti(pieces);
+    } else if (m_half) {
+      launch_acoustic16(pieces);
     } else {
       launch_acoustic(pieces);
     }
   }
 
   std::vector<float*> halo_fields() override {
+    // validate_precision refuses a float16 problem with neighbours.
+    if (m_half) throw std::logic_error("halo_fields of a float16 run");
     std::vector<float*> out;
     for (DeviceBuffer& b : m_next)
       out.push_back(b.as<float>());
@@ -258,6 +289,10 @@ public:
       throw std::out_of_range("step " + std::to_string(n) + " outside [0, " +
                               std::to_string(m_steps) + ")");
     gpuStream_t s = m_streams.main();
+    if (m_half) {
+      finish_half_step(n, s);
+      return;
+    }
     const bool tti = m_physics == Physics::Tti;
     // Sources enter the first field only (TTI: p; q is the auxiliary field).
     m_taps.inject(m_next[0].as<float>(), n, s,
@@ -286,6 +321,9 @@ public:
 
   FiniteScan scan_field(int field) override {
     require_ready("scan_field");
+    if (m_half)
+      return m_scan.scan(current(field, "scan_field").as<const std::uint16_t>(), m_layout,
+                         m_streams.main(), scan_name(field));
     return m_scan.scan(current(field, "scan_field").as<const float>(), m_layout, m_streams.main(),
                        scan_name(field));
   }
@@ -293,7 +331,7 @@ public:
   void snapshot_begin(int field) override {
     require_ready("snapshot_begin");
     const DeviceBuffer& source = current(field, "snapshot_begin");
-    const std::size_t field_bytes = static_cast<std::size_t>(m_layout.size) * sizeof(float);
+    const std::size_t field_bytes = static_cast<std::size_t>(m_layout.size) * element_bytes();
     if (!m_staging) {
       // Pinned so that the copy is a true asynchronous DMA; allocated on first use only.
       float* h = nullptr;
@@ -323,7 +361,12 @@ public:
     m_snapshot_pending = false;
     dense.resize(static_cast<std::size_t>(m_layout.nx) * static_cast<std::size_t>(m_layout.ny) *
                  static_cast<std::size_t>(m_layout.nz));
-    unpad_field(m_layout, m_staging.get(), dense.data());
+    if (m_half) {
+      unpad_half_field(m_layout, reinterpret_cast<const std::uint16_t*>(m_staging.get()),
+                       1.0f / m_scale, dense.data());
+    } else {
+      unpad_field(m_layout, m_staging.get(), dense.data());
+    }
   }
 
   void synchronize() override {
@@ -337,6 +380,79 @@ public:
   }
 
 private:
+  // ---- float16 storage (core/precision.hpp) ----
+
+  /// Bytes of a stored field value: 2 in a float16 run, else 4.
+  std::size_t element_bytes() const { return m_half ? sizeof(std::uint16_t) : sizeof(float); }
+
+  /// What a float16 run needs of its problem, refused by name before anything is allocated: the
+  /// acoustic equation with Minimod's layer or none, the grid whole (no neighbour), the medium as
+  /// codes on the host.
+  void validate_precision(const Problem& p) const {
+    if (p.precision == Precision::Float32) return;
+    const std::string what = std::string("precision: ") + precision_name(p.precision) + ": ";
+    if (m_physics != Physics::Acoustic)
+      throw InputError(what + "the " + physics_name(m_physics) +
+                       " equation keeps float32 fields; allowed: physics acoustic");
+    if (p.boundary == BoundaryType::Cpml)
+      throw InputError(what + "boundary.type cpml keeps float32 memory variables; allowed: "
+                              "boundary.type minimod, or precision float32");
+    if (p.subdomain.has_neighbour())
+      throw InputError(what + "a decomposed grid exchanges float32 halos; allowed: the grid "
+                              "whole on one process");
+    const AcousticProblem& a = as_acoustic(p);
+    if (a.device_velocity != nullptr)
+      throw InputError(what + "a model in GPU memory; allowed: a host model");
+    if (a.vp2dt2_code.size() != static_cast<std::size_t>(p.layout.size))
+      throw std::invalid_argument("float16 problem: vp2dt2_code has " +
+                                  std::to_string(a.vp2dt2_code.size()) +
+                                  " values, the padded layout " + std::to_string(p.layout.size));
+    if (!(p.field_scale > 0.0f) || !std::isfinite(p.field_scale))
+      throw std::invalid_argument("float16 problem: field scale " + std::to_string(p.field_scale) +
+                                  " is not positive and finite");
+  }
+
+  /// The float16 update of `pieces` (IsoFields16), on the streams of launch_acoustic.
+  void launch_acoustic16(const std::vector<Region>& pieces) {
+    IsoFields16 f;
+    f.u = m_current[0].as<const std::uint16_t>();
+    f.u_next = m_next[0].as<std::uint16_t>();
+    f.d = m_d.as<std::uint16_t>();
+    f.vp2dt2 = m_vp2dt2.as<const std::uint16_t>();
+    f.code = m_medium_code;
+    f.phi = m_phi.empty() ? nullptr : m_phi.as<std::uint16_t>();
+    f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
+    if (!m_eta_rows.empty())
+      f.eta_table = EtaTableView{m_eta_rows.as<const float>(), m_eta_y_class.as<const int>(),
+                                 m_eta_z_class.as<const int>(), m_eta_z_values};
+    auto launch_kind = [&](RegionKind kind, gpuStream_t stream) {
+      for (const Region& r : pieces) {
+        if (r.kind() == kind)
+          m_kernels[static_cast<int>(r.id)]->launch16(f, m_layout, m_coefs, r,
+                                                      static_cast<void*>(stream));
+      }
+    };
+    m_streams.fork_join([&](gpuStream_t layers) { launch_kind(RegionKind::Layer, layers); },
+                        [&](gpuStream_t main) { launch_kind(RegionKind::Inner, main); });
+  }
+
+  /// finish_step of a float16 run: sources into u^{n+1} and d^{n+1} (one rounding a point), the
+  /// swap, the free surface of u and d, the receivers.
+  void finish_half_step(int n, gpuStream_t s) {
+    m_taps.inject_half(m_next[0].as<std::uint16_t>(), m_d.as<std::uint16_t>(), n, s);
+    std::swap(m_current, m_next);
+    if (m_free_surface) {
+      const dim3 block(32, 8);
+      const dim3 grid(static_cast<unsigned>((m_layout.nx + 31) / 32),
+                      static_cast<unsigned>((m_layout.ny + 7) / 8));
+      for (DeviceBuffer* field : {&m_current[0], &m_d}) {
+        free_surface_half_kernel<<<grid, block, 0, s>>>(field->as<std::uint16_t>(), m_layout);
+        MINIMOD_GPU_CHECK_LAUNCH("free_surface_half_kernel", grid, block, 0);
+      }
+    }
+    m_taps.sample_half(m_current[0].as<const std::uint16_t>(), n, s);
+  }
+
   // ---- What is the equation's own ----
 
   static const AcousticProblem& as_acoustic(const Problem& p) {
@@ -410,6 +526,9 @@ private:
         m_vp2dt2 = DeviceBuffer(static_cast<std::size_t>(a.layout.size) * sizeof(float),
                                 "vp2dt2 (" + std::to_string(a.layout.size) + " floats)");
         device_array_medium(*a.device_velocity, a.dt, a.layout, m_vp2dt2.as<float>(), s);
+      } else if (a.precision == Precision::Float16) {
+        m_vp2dt2 = upload_new(a.vp2dt2_code, "vp2dt2 codes (float16)", s);
+        m_medium_code = a.medium_code;
       } else {
         m_vp2dt2 = upload_new(a.vp2dt2, "vp2dt2", s);
       }
@@ -530,12 +649,6 @@ private:
     }
   }
 
-  /// Throws unless every non-empty region gets a CUDA kernel of the equation that can update it.
-  void validate_kernels(const std::array<Region, kRegionCount>& regions, const FieldLayout& layout,
-                        bool have_eta, const RegionKernels& kernels, bool cpml) const {
-    check_region_kernels(regions, layout, have_eta, kernels, m_physics, cpml);
-  }
-
   const DeviceBuffer& current(int field, const char* what) const {
     if (field < 0 || field >= static_cast<int>(m_current.size()))
       throw std::out_of_range(std::string(kGpuRuntimeName) + " backend: " + what + ": field " +
@@ -551,7 +664,8 @@ private:
 
   /// Upload the source and receiver tap tables and the source samples; zero the traces.
   void upload_taps(const Problem& p) {
-    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_streams.main());
+    m_taps.upload(p.sources, p.source_samples, p.receivers, p.steps, m_streams.main(),
+                  p.precision == Precision::Float16 ? p.field_scale : 0.0f);
   }
 
   /// Queue zeros over `b` (nothing when it is empty).
@@ -570,7 +684,7 @@ private:
     m_current.clear();
     m_next.clear();
     for (DeviceBuffer* b : {&m_vp2dt2, &m_eta, &m_eta_rows, &m_eta_y_class, &m_eta_z_class, &m_phi,
-                            &m_aniso, &m_axis_xz, &m_axis_y})
+                            &m_aniso, &m_axis_xz, &m_axis_y, &m_d})
       *b = DeviceBuffer();
     m_eta_z_values = 0;
     m_have_eta = false;
@@ -602,9 +716,14 @@ private:
   std::vector<DeviceBuffer> m_current; ///< the fields at step n (wavefield_names order)
   std::vector<DeviceBuffer> m_next;    ///< step n - 1 on entry to update, n + 1 after it
   DeviceBuffer m_phi;                  ///< the layer's memory variable; may be empty
-  DeviceBuffer m_vp2dt2;               ///< the medium of both equations
-  bool m_have_eta = false;             ///< the problem has eta (Minimod's layer)
-  DeviceBuffer m_eta; ///< its 3D array, while a chosen kernel reads it (eta_array_needed)
+  Precision m_precision = Precision::Float32;
+  bool m_half = false;        ///< float16 storage: u, d, phi binary16, the medium as codes
+  float m_scale = 1.0f;       ///< float16: the fields' scale (Problem::field_scale)
+  DeviceBuffer m_d;           ///< float16: the step u^n - u^{n-1}
+  MediumCode m_medium_code{}; ///< float16: the code of m_vp2dt2
+  DeviceBuffer m_vp2dt2;      ///< the medium of both equations
+  bool m_have_eta = false;    ///< the problem has eta (Minimod's layer)
+  DeviceBuffer m_eta;         ///< its 3D array, while a chosen kernel reads it (eta_array_needed)
   DeviceBuffer m_eta_rows, m_eta_y_class, m_eta_z_class; ///< eta's table (EtaTableView), acoustic
   int m_eta_z_values = 0;
   DeviceBuffer m_aniso, m_axis_xz, m_axis_y; ///< TTI: the 16-bit pairs and n_y

@@ -59,6 +59,42 @@ __global__ void MINIMOD_LAUNCH_BOUNDS(kTapThreads)
   traces[static_cast<std::int64_t>(r) * samples_per_trace + sample] = sum;
 }
 
+/// Float16 source injection (core/precision.hpp), one thread per distinct tap point: the point's
+/// increments (weight x sample) x scale summed in table order, then u^{n+1} and the step d^{n+1}
+/// each take the sum with one rounding to binary16.
+__global__ void MINIMOD_LAUNCH_BOUNDS(kTapThreads)
+    inject_half_kernel(std::uint16_t* __restrict__ u, std::uint16_t* __restrict__ d,
+                       const std::int64_t* __restrict__ point_index,
+                       const std::int64_t* __restrict__ point_begin,
+                       const float* __restrict__ tap_weight, const int* __restrict__ tap_owner,
+                       const float* __restrict__ samples, std::int64_t points, int steps, int n,
+                       float scale) {
+  const std::int64_t q = static_cast<std::int64_t>(blockIdx.x) * kTapThreads + threadIdx.x;
+  if (q >= points) return;
+  float sum = 0.0f;
+  for (std::int64_t t = point_begin[q]; t < point_begin[q + 1]; ++t) {
+    const float amplitude = samples[static_cast<std::int64_t>(tap_owner[t]) * steps + n];
+    sum = __fadd_rn(sum, __fmul_rn(__fmul_rn(tap_weight[t], amplitude), scale));
+  }
+  const std::int64_t at = point_index[q];
+  u[at] = __half_as_ushort(__float2half_rn(__half2float(__ushort_as_half(u[at])) + sum));
+  d[at] = __half_as_ushort(__float2half_rn(__half2float(__ushort_as_half(d[at])) + sum));
+}
+
+/// Receiver sampling of a float16 u^{n+1} (binary16 times the field scale) into trace sample n+1:
+/// the taps summed in table order as sample_receivers_kernel does, times 1 / scale.
+__global__ void MINIMOD_LAUNCH_BOUNDS(kTapThreads) sample_receivers_half_kernel(
+    const std::uint16_t* __restrict__ u, const std::int64_t* __restrict__ tap_begin,
+    const std::int64_t* __restrict__ tap_index, const float* __restrict__ tap_weight,
+    float* __restrict__ traces, int receivers, int samples_per_trace, int sample, float inv_scale) {
+  const int r = static_cast<int>(blockIdx.x) * kTapThreads + static_cast<int>(threadIdx.x);
+  if (r >= receivers) return;
+  float sum = 0.0f;
+  for (std::int64_t t = tap_begin[r]; t < tap_begin[r + 1]; ++t)
+    sum += tap_weight[t] * __half2float(__ushort_as_half(u[tap_index[t]]));
+  traces[static_cast<std::int64_t>(r) * samples_per_trace + sample] = sum * inv_scale;
+}
+
 /// GiB with two decimals.
 inline std::string gib_text(std::size_t bytes) {
   char buf[32];
@@ -226,10 +262,12 @@ class DeviceTaps {
 public:
   /// Replace everything with `sources` (and their samples, [sources][steps]) and `receivers`;
   /// the traces (steps + 1 samples a receiver) start at zero. Queued on `stream`.
+  /// `half_scale` > 0: a float16 run whose fields carry that scale (inject_half, sample_half).
   void upload(const TapTable& sources, const std::vector<float>& samples, const TapTable& receivers,
-              int steps, gpuStream_t stream) {
+              int steps, gpuStream_t stream, float half_scale = 0.0f) {
     *this = DeviceTaps();
     m_steps = steps;
+    m_half_scale = half_scale;
     // Each source tap carries its owner so that one thread per tap finds its sample.
     m_source_taps = static_cast<std::int64_t>(sources.index.size());
     if (m_source_taps > 0) {
@@ -241,7 +279,20 @@ public:
       m_src_weight = upload_new(sources.weight, "source tap weights", stream);
       m_src_owner = upload_new(owner, "source tap owners", stream);
       m_src_samples = upload_new(samples, "source samples", stream);
-      // `owner` dies here: wait for its copy.
+      // Float16: the taps grouped by point (points in the order of their first tap, each point's
+      // taps in table order), so that each point is rounded once.
+      std::vector<std::int64_t> point_index, point_begin;
+      std::vector<float> point_weight;
+      std::vector<int> point_owner;
+      if (half_scale > 0.0f) {
+        group_taps_by_point(sources, owner, point_index, point_begin, point_weight, point_owner);
+        m_points = static_cast<std::int64_t>(point_index.size());
+        m_pt_index = upload_new(point_index, "float16 source points", stream);
+        m_pt_begin = upload_new(point_begin, "float16 source point offsets", stream);
+        m_pt_weight = upload_new(point_weight, "float16 source point weights", stream);
+        m_pt_owner = upload_new(point_owner, "float16 source point owners", stream);
+      }
+      // `owner` and the groups die here: wait for their copies.
       MINIMOD_GPU_CHECK(gpuStreamSynchronize(stream));
     }
     m_receivers = static_cast<int>(receivers.owners());
@@ -266,6 +317,31 @@ public:
         field, m_src_index.as<const std::int64_t>(), m_src_weight.as<const float>(),
         m_src_owner.as<const int>(), m_src_samples.as<const float>(), m_source_taps, m_steps, n);
     MINIMOD_GPU_CHECK_LAUNCH(what, grid, block, 0);
+  }
+
+  /// Float16: add step n's source samples into u^{n+1} and the step d^{n+1}, one rounding a point
+  /// (inject_half_kernel).
+  void inject_half(std::uint16_t* u, std::uint16_t* d, int n, gpuStream_t stream) const {
+    if (m_points == 0) return;
+    const dim3 grid(static_cast<unsigned>((m_points + kTapThreads - 1) / kTapThreads));
+    const dim3 block(kTapThreads);
+    inject_half_kernel<<<grid, block, 0, stream>>>(
+        u, d, m_pt_index.as<const std::int64_t>(), m_pt_begin.as<const std::int64_t>(),
+        m_pt_weight.as<const float>(), m_pt_owner.as<const int>(), m_src_samples.as<const float>(),
+        m_points, m_steps, n, m_half_scale);
+    MINIMOD_GPU_CHECK_LAUNCH("inject_half_kernel", grid, block, 0);
+  }
+
+  /// Float16: sample u^{n+1} (binary16) into trace sample n + 1.
+  void sample_half(const std::uint16_t* field, int n, gpuStream_t stream) const {
+    if (m_receivers == 0) return;
+    const dim3 grid(static_cast<unsigned>((m_receivers + kTapThreads - 1) / kTapThreads));
+    const dim3 block(kTapThreads);
+    sample_receivers_half_kernel<<<grid, block, 0, stream>>>(
+        field, m_rcv_begin.as<const std::int64_t>(), m_rcv_index.as<const std::int64_t>(),
+        m_rcv_weight.as<const float>(), m_traces.as<float>(), m_receivers, m_steps + 1, n + 1,
+        1.0f / m_half_scale);
+    MINIMOD_GPU_CHECK_LAUNCH("sample_receivers_half_kernel", grid, block, 0);
   }
 
   /// Sample `field` (u^{n+1}) into trace sample n + 1.
@@ -297,9 +373,42 @@ public:
   }
 
 private:
+  /// The source taps grouped by point: point q is index[q], its taps [begin[q], begin[q + 1]) of
+  /// weight and owner, points in the order of their first tap, each point's taps in table order.
+  static void group_taps_by_point(const TapTable& sources, const std::vector<int>& owner,
+                                  std::vector<std::int64_t>& index,
+                                  std::vector<std::int64_t>& begin, std::vector<float>& weight,
+                                  std::vector<int>& point_owner) {
+    std::vector<std::size_t> order(sources.index.size());
+    for (std::size_t t = 0; t < order.size(); ++t)
+      order[t] = t;
+    // Stable: equal points keep table order; then points sorted by their first tap.
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return sources.index[a] < sources.index[b];
+    });
+    std::vector<std::pair<std::size_t, std::size_t>> runs; // (first tap, start in order)
+    for (std::size_t r = 0; r < order.size(); ++r)
+      if (r == 0 || sources.index[order[r]] != sources.index[order[r - 1]])
+        runs.emplace_back(order[r], r);
+    std::sort(runs.begin(), runs.end());
+    begin.push_back(0);
+    for (const auto& run : runs) {
+      const std::int64_t at = sources.index[run.first];
+      index.push_back(at);
+      for (std::size_t r = run.second; r < order.size() && sources.index[order[r]] == at; ++r) {
+        weight.push_back(sources.weight[order[r]]);
+        point_owner.push_back(owner[order[r]]);
+      }
+      begin.push_back(static_cast<std::int64_t>(weight.size()));
+    }
+  }
+
   int m_steps = 0;
+  float m_half_scale = 0.0f;
   std::int64_t m_source_taps = 0;
   DeviceBuffer m_src_index, m_src_weight, m_src_owner, m_src_samples;
+  std::int64_t m_points = 0;
+  DeviceBuffer m_pt_index, m_pt_begin, m_pt_weight, m_pt_owner;
   int m_receivers = 0;
   DeviceBuffer m_rcv_begin, m_rcv_index, m_rcv_weight, m_traces;
 };
@@ -309,7 +418,8 @@ private:
 inline void check_region_kernels(const std::array<Region, kRegionCount>& regions,
                                  const FieldLayout& layout, bool have_eta,
                                  const std::array<const StencilKernel*, kRegionCount>& kernels,
-                                 Physics physics, bool cpml = false) {
+                                 Physics physics, bool cpml = false,
+                                 Precision precision = Precision::Float32) {
   for (int r = 0; r < kRegionCount; ++r) {
     const Region& region = regions[r];
     if (region.box.empty()) continue;
@@ -321,6 +431,11 @@ inline void check_region_kernels(const std::array<Region, kRegionCount>& regions
                            (k ? " (got " + k->name() + " for " + backend_name(k->backend()) + "/" +
                                     physics_name(k->physics()) + ")"
                               : std::string()));
+    if (!k->handles_precision(precision))
+      throw InputError("precision: " + std::string(precision_name(precision)) + ": kernel " +
+                       k->name() + " (region " + region_name(region.id) +
+                       ") has no float16 form; allowed: st_reg_shft_25d and gmem_3d_f4 (and cpu "
+                       "on the CPU backend), or precision float32");
     const std::string why = k->can_run(region, layout);
     if (!why.empty())
       throw RuntimeFailure("kernel " + k->name() + " cannot update region " +

@@ -94,6 +94,13 @@ public:
   int tile_y() const override { return Dy; }
   void launch_chunked(const IsoFields& f, const FieldLayout& layout, const StencilCoefs& coefs,
                       const Region& region, int z_chunk, void* stream) const override;
+  /// st_reg_shft_25d has a float16 form: its own tiles for the inner region, the float16 point
+  /// update (kernels/gpu/half_kernels.cuh) for the layer's.
+  bool handles_precision(Precision p) const override {
+    return p == Precision::Float32 || Variant == Stream25d::RegShift;
+  }
+  void launch16(const IsoFields16& f, const FieldLayout& layout, const StencilCoefs& coefs,
+                const Region& region, void* stream) const override;
 
 private:
   std::string m_inner_launch_name; ///< name in launch errors, inner instantiation

@@ -19,6 +19,7 @@
 #include "kernels/cpml.hpp"
 #include "kernels/gpu/gpu_check.hpp"
 #include "kernels/gpu/gpu_runtime.hpp"
+#include "kernels/gpu/half_kernels.cuh"
 #include "kernels/gpu/streaming_25d.cuh"
 #include "kernels/stencil_K.hpp"
 
@@ -595,6 +596,81 @@ template <Stream25d Variant, int Dx, int Dy> constexpr int shared_bytes() {
   return planes * TileGeometry<Dx, Dy>::kPlaneFloats * static_cast<int>(sizeof(float));
 }
 
+/// The float16 form of st_reg_shft_25d's inner update on `box`: the same tile, shared plane and
+/// shifted register column, in float32, from binary16 u and d and the medium's codes.
+template <int Dx, int Dy>
+__global__ void MINIMOD_LAUNCH_BOUNDS(Dx* Dy)
+    st_half_25d_kernel(const std::uint16_t* __restrict__ u, std::uint16_t* __restrict__ u_next,
+                       std::uint16_t* __restrict__ d, const std::uint16_t* __restrict__ vp2dt2,
+                       const MediumCode code, const FieldLayout layout, const StencilCoefs coefs,
+                       const Box box, const int z_chunk) {
+  using G = TileGeometry<Dx, Dy>;
+  constexpr int kRing = 2 * kHalo + 1;
+  constexpr int kHaloLoads = G::kHaloPerThread;
+  __shared__ float sm_plane[G::kPlaneFloats];
+
+  const ThreadPlan<Dx, Dy> p = make_plan<Dx, Dy>(layout, box, z_chunk);
+  const std::int64_t sz = layout.plane;
+  const std::int64_t col0 = p.origin + p.column;
+
+  float ring[kRing];
+#pragma unroll
+  for (int m = -kHalo; m < kHalo; ++m)
+    ring[m + kHalo] = load_half_ro(u, col0 + m * sz);
+
+  for (int z = p.zs; z < p.ze; ++z) { // the same z for the whole block: no barrier is skipped
+    const std::int64_t plane = p.origin + static_cast<std::int64_t>(z - p.zs) * sz;
+    const std::int64_t own = plane + p.column;
+    ring[2 * kHalo] = load_half_ro(u, own + kHalo * sz);
+    float h[kHaloLoads];
+#pragma unroll
+    for (int k = 0; k < kHaloLoads; ++k)
+      if (halo_always<Dx, Dy>(k) || p.halo_loads[k])
+        h[k] = load_half_ro(u, plane + p.halo_offset[k]);
+    float step = 0.0f, medium = 0.0f;
+    if (p.active) {
+      step = half_bits_to_float(d[own]);
+      medium = code.decode(__ldg(vp2dt2 + own));
+    }
+    __syncthreads(); // every thread is done reading the previous plane
+    sm_plane[p.smem] = ring[kHalo];
+#pragma unroll
+    for (int k = 0; k < kHaloLoads; ++k)
+      if (halo_always<Dx, Dy>(k) || p.halo_loads[k]) sm_plane[p.halo_smem[k]] = h[k];
+    __syncthreads();
+    if (p.active) {
+      float zm[kHalo + 1], zp[kHalo + 1];
+#pragma unroll
+      for (int m = 1; m <= kHalo; ++m) {
+        zm[m] = ring[kHalo - m];
+        zp[m] = ring[kHalo + m];
+      }
+      const float centre = ring[kHalo];
+      const float lap = star_laplacian<G::kStride>(&sm_plane[p.smem], centre, zm, zp, coefs);
+      const float next = inner_update(centre, centre - step, medium, lap);
+      u_next[own] = float_to_half_bits(next);
+      d[own] = float_to_half_bits(next - centre);
+    }
+#pragma unroll
+    for (int k = 0; k + 1 < kRing; ++k)
+      ring[k] = ring[k + 1];
+  }
+}
+
+/// Queue st_half_25d_kernel over `box` with a Dx x Dy tile and z chunks of `z_chunk` planes.
+template <int Dx, int Dy>
+void launch_half_tile(const IsoFields16& f, const FieldLayout& layout, const StencilCoefs& coefs,
+                      const Box& b, int z_chunk, gpuStream_t stream, const std::string& name) {
+  if (b.empty()) return;
+  const dim3 block(Dx, Dy, 1);
+  const dim3 grid(static_cast<unsigned>((b.nx() + Dx - 1) / Dx),
+                  static_cast<unsigned>((b.ny() + Dy - 1) / Dy),
+                  static_cast<unsigned>((b.nz() + z_chunk - 1) / z_chunk));
+  st_half_25d_kernel<Dx, Dy>
+      <<<grid, block, 0, stream>>>(f.u, f.u_next, f.d, f.vp2dt2, f.code, layout, coefs, b, z_chunk);
+  MINIMOD_GPU_CHECK_LAUNCH(name.c_str(), grid, block, 0);
+}
+
 } // namespace minimod::gpu::st25d
 
 namespace minimod::gpu {
@@ -659,6 +735,25 @@ void Streaming25dTileKernel<Variant, Dx, Dy>::launch_chunked(const IsoFields& f,
     kernel<<<grid, block, 0, s>>>(f.u, f.v, f.vp2dt2, f.phi, f.eta, layout, coefs, b, z_chunk,
                                   CpmlView{});
     MINIMOD_GPU_CHECK_LAUNCH(m_layer_launch_name.c_str(), grid, block, 0);
+  }
+}
+
+template <Stream25d Variant, int Dx, int Dy>
+void Streaming25dTileKernel<Variant, Dx, Dy>::launch16(const IsoFields16& f,
+                                                       const FieldLayout& layout,
+                                                       const StencilCoefs& coefs,
+                                                       const Region& region, void* stream) const {
+  if constexpr (Variant != Stream25d::RegShift) {
+    (void)f, (void)layout, (void)coefs, (void)region, (void)stream;
+    throw std::logic_error(name() + " has no float16 form");
+  } else {
+    const auto s = static_cast<gpuStream_t>(stream);
+    if (region.kind() == RegionKind::Layer) {
+      launch_half_points(f, layout, coefs, region, s, name() + "<float16 layer>");
+    } else {
+      st25d::launch_half_tile<Dx, Dy>(f, layout, coefs, region.box, default_z_chunk(region.box), s,
+                                      name() + "<float16 inner>");
+    }
   }
 }
 

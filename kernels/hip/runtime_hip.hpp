@@ -3,6 +3,7 @@
 /// HIP's, and what AMD's hardware differs in. Included by gpu_runtime.hpp alone, which picks it
 /// when compiled for AMD (hipcc, or a host compiler given `-D__HIP_PLATFORM_AMD__`).
 
+#include <hip/hip_fp16.h> // binary16 conversions of the float16 storage (kernels/gpu/half_kernels.cuh)
 #include <hip/hip_runtime.h>
 
 #define MINIMOD_GPU_HIP 1
