@@ -182,6 +182,8 @@ std::vector<const StencilKernel*> candidates_for(BackendKind backend, Physics ph
   std::vector<const StencilKernel*> out;
   for (const StencilKernel* k : kernel_registry().all()) {
     if (k->backend() != backend || k->physics() != physics || !k->handles(kind)) continue;
+    // A float16 run (core/precision.hpp) takes the kernels with a float16 form only.
+    if (!k->handles_precision(p.precision)) continue;
     // A C-PML run's layer regions need a kernel with the C-PML update.
     if (kind == RegionKind::Layer && p.boundary == BoundaryType::Cpml && !k->handles_cpml())
       continue;
