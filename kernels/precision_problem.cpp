@@ -23,33 +23,42 @@ float source_field_scale(const Problem& p) {
   return half_field_scale(peak);
 }
 
-void make_float16(AcousticProblem& p) {
+void code_medium(AcousticProblem& p) {
   const FieldLayout& l = p.layout;
   if (p.vp2dt2.size() != static_cast<std::size_t>(l.size))
     throw std::invalid_argument("float16 problem: vp2dt2 has " + std::to_string(p.vp2dt2.size()) +
                                 " values, the padded layout " + std::to_string(l.size) +
                                 " (a model in GPU memory has none on the host)");
-  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  float lo = std::numeric_limits<float>::infinity();
+  float hi = -std::numeric_limits<float>::infinity();
+#pragma omp parallel for collapse(2) schedule(static) reduction(min : lo) reduction(max : hi)
   for (int k = 0; k < l.nz; ++k)
-    for (int j = 0; j < l.ny; ++j)
+    for (int j = 0; j < l.ny; ++j) {
+      const float* row = p.vp2dt2.data() + l.index(0, j, k);
       for (int i = 0; i < l.nx; ++i) {
-        const float v = p.vp2dt2[static_cast<std::size_t>(l.index(i, j, k))];
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
+        lo = std::min(lo, row[i]);
+        hi = std::max(hi, row[i]);
       }
-  if (!(lo <= hi)) lo = hi = 0.0f; // no grid points
-  p.medium_code = medium_code(lo, hi);
+    }
+  if (!(lo <= hi)) lo = hi = 0.0f; // no grid point
+  const MediumCode code = medium_code(lo, hi);
+  p.medium_code = code;
   p.vp2dt2_code.assign(static_cast<std::size_t>(l.size), 0);
-  std::vector<float> decoded(static_cast<std::size_t>(l.size), 0.0f);
+#pragma omp parallel for collapse(2) schedule(static)
   for (int k = 0; k < l.nz; ++k)
-    for (int j = 0; j < l.ny; ++j)
+    for (int j = 0; j < l.ny; ++j) {
+      const std::int64_t at = l.index(0, j, k);
+      float* value = p.vp2dt2.data() + at;
+      std::uint16_t* coded = p.vp2dt2_code.data() + at;
       for (int i = 0; i < l.nx; ++i) {
-        const auto at = static_cast<std::size_t>(l.index(i, j, k));
-        const std::uint16_t c = encode_medium(p.medium_code, p.vp2dt2[at]);
-        p.vp2dt2_code[at] = c;
-        decoded[at] = p.medium_code.decode(c);
+        coded[i] = encode_medium(code, value[i]);
+        value[i] = code.decode(coded[i]);
       }
-  p.vp2dt2 = std::move(decoded);
+    }
+}
+
+void make_float16(AcousticProblem& p) {
+  code_medium(p);
   p.precision = Precision::Float16;
   p.field_scale = source_field_scale(p);
 }

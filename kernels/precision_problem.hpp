@@ -11,10 +11,14 @@ namespace minimod {
 /// source taps and steps (1 without sources).
 float source_field_scale(const Problem& p);
 
+/// A float16 run's medium: (c dt)^2 of p's grid points as 16-bit codes between its least and
+/// greatest value (vp2dt2_code, padded layout, zero ghosts; medium_code), and vp2dt2 their decoded
+/// values, which the CPU backend reads and a GPU decodes to the same floats. Throws
+/// std::invalid_argument for a problem without vp2dt2 (a model in GPU memory).
+void code_medium(AcousticProblem& p);
+
 /// Make `p` (acoustic, float32, its vp2dt2 in the padded layout) a float16 problem: precision
-/// Float16, vp2dt2_code and medium_code from vp2dt2's grid points (zero codes at the ghosts),
-/// vp2dt2 the decoded codes at the grid points (zero ghosts), and field_scale from its sources.
-/// Throws std::invalid_argument for a problem without vp2dt2 (a model in GPU memory).
+/// Float16, code_medium, and field_scale from its sources.
 void make_float16(AcousticProblem& p);
 
 } // namespace minimod
