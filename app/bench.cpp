@@ -4,6 +4,7 @@
 #include "io/durable_file.hpp"
 #include "io/survey.hpp"
 #include "kernels/autotune.hpp"
+#include "kernels/precision_problem.hpp"
 #include "kernels/selection.hpp"
 #include "models/velocity.hpp"
 #include "solver/plan.hpp"
@@ -232,13 +233,8 @@ Entry entry_for_spec(const std::string& spec, BackendKind backend, Physics physi
 void refuse_without_precision(Entry& e, Precision precision,
                               const std::array<Region, kRegionCount>& regions) {
   e.record.precision = precision;
-  if (precision == Precision::Float32 || e.record.status != "ok") return;
-  if (e.tune) {
-    e.record.status = "refused";
-    e.record.reason = std::string("--precision ") + precision_name(precision) +
-                      ": autotuning chooses among float32 kernels only; name the kernels";
-    return;
-  }
+  // `auto` is checked once tuned (the tuner takes the kernels with the problem's precision).
+  if (precision == Precision::Float32 || e.record.status != "ok" || e.tune) return;
   for (int r = 0; r < kRegionCount; ++r) {
     if (regions[r].box.empty() || e.kernels[r]->handles_precision(precision)) continue;
     e.record.status = "refused";
@@ -373,7 +369,8 @@ void tune_entry(Backend& backend, const Problem& problem, Entry& e, const BenchO
 }
 
 /// Run every entry on `backend`: refused entries are recorded as they are, the others timed
-/// (`prepare(entry)` first: autotuning for `auto`; `measured(entry)` after) on `backend`, which
+/// (`prepare(entry)` first: autotuning for `auto`, which may refuse it; `measured(entry)` after)
+/// on `backend`, which
 /// may be null when every entry is refused; a runtime error fails that entry only. The report is
 /// passed to `on_record` after each entry.
 template <class Prepare>
@@ -391,8 +388,12 @@ void run_entries(Backend* backend, std::vector<Entry>& entries,
     } else {
       try {
         prepare(e);
-        time_entry(*backend, e, o, rep, log);
-        if (measured) measured(e);
+        if (r.status == "ok") {
+          time_entry(*backend, e, o, rep, log);
+          if (measured) measured(e);
+        } else {
+          log("bench: " + r.spec + ": refused: " + r.reason);
+        }
       } catch (const RuntimeFailure& err) {
         r.status = "failed";
         r.reason = err.what();
@@ -675,7 +676,7 @@ struct EntryResult {
   std::vector<float> field, traces;
 };
 
-/// Refuse every entry still ok, saying `why` (a precision the problem or the backend lacks).
+/// Refuse every entry still ok, saying `why` (a precision the backend lacks).
 void refuse_all(std::vector<Entry>& entries, const std::string& why) {
   for (Entry& e : entries) {
     if (e.record.status != "ok") continue;
@@ -713,7 +714,11 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   const Plan plan = make_plan(survey, velocity, 0);
   auto build = [&](Precision precision) {
     survey.precision = precision;
-    return build_acoustic_problem(survey, plan, velocity);
+    AcousticProblem p = build_acoustic_problem(survey, plan, velocity);
+    // A build_acoustic_problem that does not code the medium yet leaves a float32 problem: make
+    // it what a float16 survey's problem is (kernels/precision_problem.hpp).
+    if (precision == Precision::Float16 && p.precision != Precision::Float16) make_float16(p);
+    return p;
   };
   AcousticProblem problem = build(o.precisions.front());
   rep.grid = problem.grid;
@@ -766,11 +771,6 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
       backend = make_backend(o.backend, Physics::Acoustic);
     }
     const std::string name = precision_name(precision);
-    if (problem.precision != precision) {
-      refuse_all(entries, "--precision " + name + ": the problem was built at " +
-                              precision_name(problem.precision) +
-                              " (this build's build_acoustic_problem has no " + name + " medium)");
-    }
     const bool any = std::any_of(entries.begin(), entries.end(),
                                  [](const Entry& e) { return e.record.status == "ok"; });
     if (any) {
@@ -809,7 +809,10 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
     // `index` follows the entry run_entries is at, refused ones included.
     const auto prepare = [&](Entry& e) {
       index = static_cast<std::size_t>(&e - entries.data());
+      if (!e.tune) return;
       tune_entry(*backend, problem, e, o, log);
+      e.tune = false; // its kernels are chosen: checked as any item's
+      refuse_without_precision(e, precision, regions);
     };
     run_entries(any ? backend.get() : nullptr, entries, regions, o, rep, log, on_record, prepare,
                 measured);
