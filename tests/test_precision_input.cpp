@@ -10,8 +10,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace minimod {
 namespace {
@@ -174,6 +180,44 @@ TEST(PrecisionInput, FingerprintCarriesThePrecision) {
   EXPECT_EQ(diffs[0], "precision float16 vs float32 of the interrupted run (the survey's "
                       "precision or --precision)");
   EXPECT_TRUE(fingerprint_differences(f16, f16).empty());
+}
+
+/// The exit code of `minimod-gpu ARGS` (its output in `log`).
+int program(const std::string& args, const std::filesystem::path& log) {
+  const int rc = std::system(
+      (std::string("'") + MINIMOD_BINARY + "' " + args + " > '" + log.string() + "' 2>&1").c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST(PrecisionInput, CommandLineRefusesBeforeAnyStepAndWritesNothing) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("minimod_precision_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path log = dir / "log";
+  const auto text = [&] {
+    std::ifstream in(log);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  std::ofstream(dir / "a.yaml") << kSurvey;
+  std::ofstream(dir / "t.yaml") << kTti + kSurvey;
+  const std::string a = "'" + (dir / "a.yaml").string() + "'";
+  const std::string t = "'" + (dir / "t.yaml").string() + "'";
+  const std::string out = " -o '" + (dir / "out.h5").string() + "'";
+
+  EXPECT_EQ(program("validate " + a + " --precision half", log), 2);
+  expect_has(text(), {"--precision", "'half'", "float32, float16"});
+  EXPECT_EQ(program("validate " + a + " --backend cpu --precision float16", log), 0) << text();
+  expect_has(text(), {"precision   float16 (--precision)"});
+  EXPECT_EQ(program("run " + t + " --backend cpu --precision float16" + out, log), 2);
+  expect_has(text(), {"--precision: float16 is not allowed with physics: tti"});
+  EXPECT_EQ(program("run " + a + " --backend cpu --precision float16 --decompose 2x1x1" + out, log),
+            2);
+  expect_has(text(), {"--precision: float16 is not allowed with --decompose"});
+  EXPECT_FALSE(fs::exists(dir / "out.h5")) << "refused before any step: nothing written";
+  EXPECT_FALSE(fs::exists(dir / "out.h5.parts"));
+  fs::remove_all(dir);
 }
 
 } // namespace
