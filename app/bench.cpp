@@ -4,6 +4,7 @@
 #include "io/durable_file.hpp"
 #include "io/survey.hpp"
 #include "kernels/autotune.hpp"
+#include "kernels/precision_problem.hpp"
 #include "kernels/selection.hpp"
 #include "models/velocity.hpp"
 #include "solver/plan.hpp"
@@ -115,6 +116,43 @@ Survey benchmark_survey(const std::array<int, 3>& shape, int steps, int layer,
   return s;
 }
 
+/// Bytes a float16 acoustic step must move per point at least: u^n, the step d and the medium's
+/// code read, u^{n+1} and d written, 2 B each (float32's is kAcousticBytesPerPoint).
+constexpr double kAcousticBytesPerPoint16 = 10.0;
+
+/// The kernels that take the regions an item's kernel leaves (or refuses), by region kind: the
+/// backend's default where it has the run's precision, else the first registered kernel that
+/// has it for that kind.
+struct Fallback {
+  const StencilKernel* inner = nullptr;
+  const StencilKernel* layer = nullptr;
+  const StencilKernel* of(RegionKind kind) const {
+    return kind == RegionKind::Inner ? inner : layer;
+  }
+  RegionKernels kernels(const std::array<Region, kRegionCount>& regions) const {
+    RegionKernels k{};
+    for (int r = 0; r < kRegionCount; ++r)
+      k[r] = of(regions[r].kind());
+    return k;
+  }
+};
+
+Fallback fallback_kernels(const StencilKernel* default_kernel, BackendKind backend, Physics physics,
+                          Precision precision) {
+  Fallback f{default_kernel, default_kernel};
+  if (default_kernel->handles_precision(precision)) return f;
+  for (const RegionKind kind : {RegionKind::Inner, RegionKind::Layer}) {
+    for (const StencilKernel* k : kernel_registry().all()) {
+      if (k->backend() == backend && k->physics() == physics && k->handles(kind) &&
+          k->handles_precision(precision)) {
+        (kind == RegionKind::Inner ? f.inner : f.layer) = k;
+        break;
+      }
+    }
+  }
+  return f;
+}
+
 /// How one item of --kernel maps onto the regions, before anything runs.
 struct Entry {
   BenchRecord record;
@@ -132,12 +170,13 @@ std::string joined_names(BackendKind backend, Physics physics) {
 /// A kernel used for every region kind it implements; the backend's default takes the other
 /// regions and those it refuses (each noted). Refusing the inner region refuses the record.
 Entry entry_for_kernel(const StencilKernel* k, const std::array<Region, kRegionCount>& regions,
-                       const FieldLayout& layout, const StencilKernel* fallback) {
+                       const FieldLayout& layout, const Fallback& fallbacks) {
   Entry e;
   e.record.spec = k->name();
   bool no_layer_noted = false, no_inner_noted = false;
   for (int r = 0; r < kRegionCount; ++r) {
     const Region& region = regions[r];
+    const StencilKernel* fallback = fallbacks.of(region.kind());
     e.kernels[r] = fallback;
     if (region.box.empty()) continue;
     if (!k->handles(region.kind())) {
@@ -190,9 +229,25 @@ Entry entry_for_spec(const std::string& spec, BackendKind backend, Physics physi
   return e;
 }
 
+/// An entry whose kernels lack `precision` on a region they update is refused, naming them.
+void refuse_without_precision(Entry& e, Precision precision,
+                              const std::array<Region, kRegionCount>& regions) {
+  e.record.precision = precision;
+  // `auto` is checked once tuned (the tuner takes the kernels with the problem's precision).
+  if (precision == Precision::Float32 || e.record.status != "ok" || e.tune) return;
+  for (int r = 0; r < kRegionCount; ++r) {
+    if (regions[r].box.empty() || e.kernels[r]->handles_precision(precision)) continue;
+    e.record.status = "refused";
+    e.record.reason = "--precision " + std::string(precision_name(precision)) + ": " +
+                      e.kernels[r]->name() + " (region " + region_name(regions[r].id) +
+                      ") has no " + precision_name(precision) + " form";
+    return;
+  }
+}
+
 std::vector<Entry> plan_entries(const BenchOptions& o,
                                 const std::array<Region, kRegionCount>& regions,
-                                const FieldLayout& layout, const StencilKernel* fallback) {
+                                const FieldLayout& layout, const Fallback& fallback) {
   std::vector<Entry> out;
   for (const std::string& item : o.kernels) {
     if (item == "all") {
@@ -226,6 +281,17 @@ std::vector<Entry> plan_entries(const BenchOptions& o,
   return out;
 }
 
+/// The entries of every item at `precision`: those whose kernels lack it are refused.
+std::vector<Entry> plan_entries(const BenchOptions& o,
+                                const std::array<Region, kRegionCount>& regions,
+                                const FieldLayout& layout, const Fallback& fallback,
+                                Precision precision) {
+  std::vector<Entry> out = plan_entries(o, regions, layout, fallback);
+  for (Entry& e : out)
+    refuse_without_precision(e, precision, regions);
+  return out;
+}
+
 /// "gmem_3d_32x4x4" when all six slabs share a kernel, else "mixed"; "-" without layers.
 std::string layers_text(const BenchRecord& r) {
   std::string name;
@@ -251,6 +317,17 @@ BenchReport new_report(const BenchOptions& o) {
   return rep;
 }
 
+/// The bytes a step of record `r` must move per point, and the floor that makes at the report's
+/// measured bandwidth.
+double record_bytes_per_point(const BenchReport& rep, const BenchRecord& r) {
+  return r.bytes_per_point > 0 ? r.bytes_per_point : rep.bytes_per_point;
+}
+double record_floor_ms(const BenchReport& rep, const BenchRecord& r) {
+  return rep.bytes_per_point > 0
+             ? rep.floor_ms * record_bytes_per_point(rep, r) / rep.bytes_per_point
+             : rep.floor_ms;
+}
+
 /// Time one configuration on a backend: warm-up, then the repeats, each from zero fields.
 void time_entry(Backend& backend, Entry& e, const BenchOptions& o, const BenchReport& rep,
                 const std::function<void(const std::string&)>& log) {
@@ -271,8 +348,8 @@ void time_entry(Backend& backend, Entry& e, const BenchOptions& o, const BenchRe
   r.ms = median_of(r.ms_all);
   const double s = r.ms * 1e-3;
   r.gpts_per_s = s > 0 ? points / s / 1e9 : 0.0;
-  r.effective_gbps = s > 0 ? rep.bytes_per_point * points / s / 1e9 : 0.0;
-  r.percent_of_floor = r.ms > 0 ? rep.floor_ms / r.ms * 100.0 : 0.0;
+  r.effective_gbps = s > 0 ? record_bytes_per_point(rep, r) * points / s / 1e9 : 0.0;
+  r.percent_of_floor = r.ms > 0 ? record_floor_ms(rep, r) / r.ms * 100.0 : 0.0;
   log("bench: " + r.spec + ": " + fmt("%.3f", r.ms) + " ms per step (" +
       fmt("%.1f", r.percent_of_floor) + "% of the floor)");
 }
@@ -292,13 +369,16 @@ void tune_entry(Backend& backend, const Problem& problem, Entry& e, const BenchO
 }
 
 /// Run every entry on `backend`: refused entries are recorded as they are, the others timed
-/// (`prepare(entry)` first: autotuning for `auto`); a runtime error fails that entry only. The
-/// report is passed to `on_record` after each entry.
+/// (`prepare(entry)` first: autotuning for `auto`, which may refuse it; `measured(entry)` after)
+/// on `backend`, which
+/// may be null when every entry is refused; a runtime error fails that entry only. The report is
+/// passed to `on_record` after each entry.
 template <class Prepare>
-void run_entries(Backend& backend, std::vector<Entry>& entries,
+void run_entries(Backend* backend, std::vector<Entry>& entries,
                  const std::array<Region, kRegionCount>& regions, const BenchOptions& o,
                  BenchReport& rep, const std::function<void(const std::string&)>& log,
-                 const std::function<void(const BenchReport&)>& on_record, Prepare&& prepare) {
+                 const std::function<void(const BenchReport&)>& on_record, Prepare&& prepare,
+                 const std::function<void(Entry&)>& measured = {}) {
   for (Entry& e : entries) {
     BenchRecord& r = e.record;
     for (int k = 0; k < kRegionCount; ++k)
@@ -308,7 +388,12 @@ void run_entries(Backend& backend, std::vector<Entry>& entries,
     } else {
       try {
         prepare(e);
-        time_entry(backend, e, o, rep, log);
+        if (r.status == "ok") {
+          time_entry(*backend, e, o, rep, log);
+          if (measured) measured(e);
+        } else {
+          log("bench: " + r.spec + ": refused: " + r.reason);
+        }
       } catch (const RuntimeFailure& err) {
         r.status = "failed";
         r.reason = err.what();
@@ -352,6 +437,12 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
               "tti: azimuth 0, so that no axis_y array is stored or read (the 36 B/point floor)");
   b->add_option("--boundary", a.boundary,
                 "minimod (the seeds' layer) or cpml (the convolutional PML, docs/physics.md)")
+      ->capture_default_str();
+  b->add_option("--precision", a.precision,
+                "float32, float16 (16-bit storage of the fields and the medium, float32 "
+                "arithmetic; acoustic, Minimod's layer), or both: each kernel at float32 then at "
+                "float16 on the same problem and steps, with the relative L2 difference of the "
+                "final wavefield and the traces")
       ->capture_default_str();
   b->add_option("--json", a.json, "Write one JSON record per kernel to this file");
   b->add_option("--backend", a.backend,
@@ -451,6 +542,24 @@ BenchOptions bench_options(const BenchArgs& a) {
     o.boundary = BoundaryType::Cpml;
   else
     throw InputError("--boundary: '" + a.boundary + "'; allowed: minimod, cpml");
+  if (a.precision == "both")
+    o.precisions = {Precision::Float32, Precision::Float16};
+  else if (const std::optional<Precision> p = parse_precision(a.precision))
+    o.precisions = {*p};
+  else
+    throw InputError("--precision: '" + a.precision + "'; allowed: " + precision_choices() +
+                     ", both (float32 and float16 on the same problem, compared)");
+  if (o.precisions.back() == Precision::Float16) {
+    // What the 16-bit storage does not have yet (docs/survey.md, `precision`).
+    if (o.physics == Physics::Tti)
+      throw InputError("--precision " + a.precision +
+                       ": float16 is not allowed with --physics tti: 16-bit storage is "
+                       "implemented for the acoustic equation only; allowed: --precision float32");
+    if (o.boundary == BoundaryType::Cpml)
+      throw InputError("--precision " + a.precision +
+                       ": float16 is not allowed with --boundary cpml: 16-bit storage has "
+                       "Minimod's layer only; allowed: --precision float32, or --boundary minimod");
+  }
   if (o.physics == Physics::Tti && a.grid == 0 && a.shape.empty()) o.shape = {900, 900, 900};
   o.json_path = a.json;
   return o;
@@ -523,7 +632,8 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
   if (!fallback)
     throw RuntimeFailure(std::string("this build has no ") + backend_name(o.backend) +
                          " TTI kernels");
-  std::vector<Entry> entries = plan_entries(o, problem.regions, problem.layout, fallback);
+  std::vector<Entry> entries =
+      plan_entries(o, problem.regions, problem.layout, Fallback{fallback, fallback});
   log("bench: " + rep.device + ", tti " + (problem.has_azimuth() ? "with" : "without") +
       " azimuth, " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
       std::to_string(g.nz) + " (layer " + std::to_string(plan.layer.x_lo) + "), " +
@@ -544,9 +654,35 @@ BenchReport run_tti_bench(const BenchOptions& o, const std::function<void(const 
     for (auto* a : {&problem.vp2dt2, &problem.eta})
       std::vector<float>().swap(*a);
   }
-  run_entries(*backend, entries, problem.regions, o, rep, log, on_record,
+  run_entries(backend.get(), entries, problem.regions, o, rep, log, on_record,
               [&](Entry& e) { tune_entry(*backend, problem, e, o, log); });
   return rep;
+}
+
+/// ||x - ref|| / ||ref|| over every value, in double; NaN for a zero `ref` or unequal sizes.
+double relative_l2(const std::vector<float>& x, const std::vector<float>& ref) {
+  if (x.size() != ref.size()) return std::nan("");
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double d = static_cast<double>(x[i]) - static_cast<double>(ref[i]);
+    diff += d * d;
+    norm += static_cast<double>(ref[i]) * ref[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::nan("");
+}
+
+/// The final wavefield and traces of a timed entry (--precision both compares them).
+struct EntryResult {
+  std::vector<float> field, traces;
+};
+
+/// Refuse every entry still ok, saying `why` (a precision the backend lacks).
+void refuse_all(std::vector<Entry>& entries, const std::string& why) {
+  for (Entry& e : entries) {
+    if (e.record.status != "ok") continue;
+    e.record.status = "refused";
+    e.record.reason = why;
+  }
 }
 
 } // namespace
@@ -564,35 +700,53 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   rep.device = backend->device_name();
 
   // The problem, on the host: enough source samples for the longest run of consecutive steps.
-  const Survey survey =
+  // Each precision's problem is built from the same survey, plan and velocity: the solver's
+  // problem building stores the medium as the survey's precision asks (build_acoustic_problem).
+  Survey survey =
       benchmark_survey(o.shape, std::max(o.steps, std::max(o.warmup, 1)), o.layer, o.boundary);
+  survey.precision_loc = SourceLoc{"--precision", 0, ""};
   Grid g;
   g.nx = o.shape[0];
   g.ny = o.shape[1];
   g.nz = o.shape[2];
   g.dx = g.dy = g.dz = kSpacing;
-  AcousticProblem problem;
-  {
-    const std::vector<float> velocity = build_velocity(survey.model, g);
-    const Plan plan = make_plan(survey, velocity, 0);
-    problem = build_acoustic_problem(survey, plan, velocity);
-  }
+  const std::vector<float> velocity = build_velocity(survey.model, g);
+  const Plan plan = make_plan(survey, velocity, 0);
+  auto build = [&](Precision precision) {
+    survey.precision = precision;
+    AcousticProblem p = build_acoustic_problem(survey, plan, velocity);
+    // A build_acoustic_problem that does not code the medium yet leaves a float32 problem: make
+    // it what a float16 survey's problem is (kernels/precision_problem.hpp).
+    if (precision == Precision::Float16 && p.precision != Precision::Float16) make_float16(p);
+    return p;
+  };
+  AcousticProblem problem = build(o.precisions.front());
   rep.grid = problem.grid;
   rep.layer = problem.layer;
   rep.boundary = problem.boundary;
   rep.dt = problem.dt;
+  const std::array<Region, kRegionCount> regions = problem.regions;
 
-  const StencilKernel* fallback =
+  const StencilKernel* default_kernel =
       kernel_registry().find(default_kernel_name(o.backend), o.backend, o.physics);
-  if (!fallback)
+  if (!default_kernel)
     throw RuntimeFailure(std::string("no default kernel for backend ") + backend_name(o.backend));
-  // Names are checked before the slow parts, so that a typo costs nothing.
-  std::vector<Entry> entries = plan_entries(o, problem.regions, problem.layout, fallback);
+  // Names are checked before the slow parts, so that a typo costs nothing: every precision's
+  // entries are planned here (the precision changes neither the regions nor the layout).
+  std::vector<Fallback> fallbacks;
+  std::vector<std::vector<Entry>> passes;
+  for (const Precision p : o.precisions) {
+    fallbacks.push_back(fallback_kernels(default_kernel, o.backend, o.physics, p));
+    passes.push_back(plan_entries(o, regions, problem.layout, fallbacks.back(), p));
+    for (Entry& e : passes.back())
+      if (p == Precision::Float16) e.record.bytes_per_point = kAcousticBytesPerPoint16;
+  }
 
   const auto points = static_cast<std::int64_t>(problem.grid.points());
   log("bench: " + rep.device + ", " + std::to_string(g.nx) + "x" + std::to_string(g.ny) + "x" +
       std::to_string(g.nz) + " (layer " + std::to_string(problem.layer.x_lo) + ", " +
-      boundary_type_name(problem.boundary) + "), " + std::to_string(entries.size()) +
+      boundary_type_name(problem.boundary) + "), " +
+      std::to_string(passes.front().size() * passes.size()) +
       " configurations; measuring the memory floor");
   // Before the backend allocates: the probe's arrays and the fields are never held together.
   rep.floor = o.backend == BackendKind::Cpu ? measure_host_memory_floor(points)
@@ -602,11 +756,67 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
       fmt("%.1f", rep.floor.stream_gbps) + " GB/s, copy " + fmt("%.1f", rep.floor.copy_gbps) +
       " GB/s)");
 
-  backend->setup(
-      problem, RegionKernels{fallback, fallback, fallback, fallback, fallback, fallback, fallback});
-
-  run_entries(*backend, entries, problem.regions, o, rep, log, on_record,
-              [&](Entry& e) { tune_entry(*backend, problem, e, o, log); });
+  // --precision both: the float32 results of each item whose float16 entry is timed (held on
+  // the host until it is: a field a kernel, so only those).
+  const bool compare = o.precisions.size() > 1;
+  std::vector<std::optional<EntryResult>> float32_results(passes.front().size());
+  for (std::size_t pass = 0; pass < passes.size(); ++pass) {
+    const Precision precision = o.precisions[pass];
+    std::vector<Entry>& entries = passes[pass];
+    if (pass > 0) {
+      // The backend reads its problem while it steps: release both before the next is built.
+      backend.reset();
+      problem = AcousticProblem();
+      problem = build(precision);
+      backend = make_backend(o.backend, Physics::Acoustic);
+    }
+    const std::string name = precision_name(precision);
+    const bool any = std::any_of(entries.begin(), entries.end(),
+                                 [](const Entry& e) { return e.record.status == "ok"; });
+    if (any) {
+      try {
+        backend->setup(problem, fallbacks[pass].kernels(regions));
+      } catch (const std::exception& e) {
+        // A backend without float16 refuses it before any step; float32's failures stop the run.
+        if (precision == Precision::Float32) throw;
+        refuse_all(entries, "--precision " + name + ": the " + backend_name(o.backend) +
+                                " backend refuses it: " + e.what());
+      }
+    }
+    std::size_t index = 0;
+    const auto measured = [&](Entry& e) {
+      if (!compare ||
+          (precision == Precision::Float32 && passes.back()[index].record.status != "ok"))
+        return;
+      EntryResult result;
+      backend->fetch_field(0, result.field);
+      backend->fetch_traces(result.traces);
+      if (precision == Precision::Float32) {
+        float32_results[index] = std::move(result);
+        return;
+      }
+      PrecisionDifference d{std::nan(""), std::nan("")};
+      if (float32_results[index]) {
+        d.field_rel_l2 = relative_l2(result.field, float32_results[index]->field);
+        d.traces_rel_l2 = relative_l2(result.traces, float32_results[index]->traces);
+        float32_results[index].reset();
+      }
+      e.record.float32_difference = d;
+      log("bench: " + e.record.spec + ": float16 against float32: wavefield " +
+          fmt("%.3g", d.field_rel_l2) + ", traces " + fmt("%.3g", d.traces_rel_l2) +
+          " relative L2");
+    };
+    // `index` follows the entry run_entries is at, refused ones included.
+    const auto prepare = [&](Entry& e) {
+      index = static_cast<std::size_t>(&e - entries.data());
+      if (!e.tune) return;
+      tune_entry(*backend, problem, e, o, log);
+      e.tune = false; // its kernels are chosen: checked as any item's
+      refuse_without_precision(e, precision, regions);
+    };
+    run_entries(any ? backend.get() : nullptr, entries, regions, o, rep, log, on_record, prepare,
+                measured);
+  }
   return rep;
 }
 
@@ -627,25 +837,35 @@ std::string bench_table(const BenchReport& rep) {
     wl = std::max(wl, layers_text(r).size());
   }
   char line[512];
-  std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %9s  %19s  %7s  %7s  %7s\n",
-                static_cast<int>(wk), "kernel", static_cast<int>(wi), "inner", static_cast<int>(wl),
-                "layers", "ms/step", "min..max", "Gpts/s", "GB/s", "% floor");
+  std::snprintf(line, sizeof line, "%-*s  %-9s  %-*s  %-*s  %9s  %19s  %7s  %7s  %7s\n",
+                static_cast<int>(wk), "kernel", "precision", static_cast<int>(wi), "inner",
+                static_cast<int>(wl), "layers", "ms/step", "min..max", "Gpts/s", "GB/s", "% floor");
   o << line;
   for (const auto& r : rep.records) {
     if (r.status != "ok") {
-      std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %s\n", static_cast<int>(wk),
-                    r.spec.c_str(), static_cast<int>(wi), r.kernels[0].c_str(),
-                    static_cast<int>(wl), layers_text(r).c_str(), r.status.c_str());
+      std::snprintf(line, sizeof line, "%-*s  %-9s  %-*s  %-*s  %s\n", static_cast<int>(wk),
+                    r.spec.c_str(), precision_name(r.precision), static_cast<int>(wi),
+                    r.kernels[0].c_str(), static_cast<int>(wl), layers_text(r).c_str(),
+                    r.status.c_str());
       o << line;
       continue;
     }
     const auto [lo, hi] = std::minmax_element(r.ms_all.begin(), r.ms_all.end());
     const std::string range = fmt("%.3f", *lo) + ".." + fmt("%.3f", *hi);
-    std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %9.3f  %19s  %7.2f  %7.1f  %7.1f\n",
-                  static_cast<int>(wk), r.spec.c_str(), static_cast<int>(wi), r.kernels[0].c_str(),
-                  static_cast<int>(wl), layers_text(r).c_str(), r.ms, range.c_str(), r.gpts_per_s,
-                  r.effective_gbps, r.percent_of_floor);
+    std::snprintf(line, sizeof line, "%-*s  %-9s  %-*s  %-*s  %9.3f  %19s  %7.2f  %7.1f  %7.1f\n",
+                  static_cast<int>(wk), r.spec.c_str(), precision_name(r.precision),
+                  static_cast<int>(wi), r.kernels[0].c_str(), static_cast<int>(wl),
+                  layers_text(r).c_str(), r.ms, range.c_str(), r.gpts_per_s, r.effective_gbps,
+                  r.percent_of_floor);
     o << line;
+  }
+  bool compared = false;
+  for (const auto& r : rep.records) {
+    if (!r.float32_difference) continue;
+    if (!compared) o << "\nfloat16 against float32 (relative L2, same problem and steps):\n";
+    compared = true;
+    o << "  " << r.spec << ": final wavefield " << fmt("%.3g", r.float32_difference->field_rel_l2)
+      << ", traces " << fmt("%.3g", r.float32_difference->traces_rel_l2) << "\n";
   }
   bool header = false;
   for (const auto& r : rep.records) {
@@ -680,7 +900,7 @@ std::string bench_json(const BenchReport& rep) {
     j["gpu"] = rep.device;
     j["backend"] = rep.backend;
     j["physics"] = rep.physics;
-    j["precision"] = rep.precision;
+    j["precision"] = precision_name(r.precision);
     j["grid"] = {rep.grid.nx, rep.grid.ny, rep.grid.nz};
     j["layer"] = layer;
     j["boundary"] = boundary;
@@ -698,14 +918,19 @@ std::string bench_json(const BenchReport& rep) {
     j["notes"] = r.notes;
     j["ms_per_step"] = ok ? Json(r.ms) : Json();
     j["ms_per_step_all"] = r.ms_all;
-    j["floor_ms_per_step"] = rep.floor_ms;
+    j["floor_ms_per_step"] = record_floor_ms(rep, r);
     j["copy_gbps"] = rep.floor.copy_gbps;
     j["stream_gbps"] = rep.floor.stream_gbps;
     j["floor_points"] = rep.floor.points;
     j["gpts_per_s"] = ok ? Json(r.gpts_per_s) : Json();
     j["effective_gbps"] = ok ? Json(r.effective_gbps) : Json();
     j["percent_of_floor"] = ok ? Json(r.percent_of_floor) : Json();
-    j["bytes_per_point"] = rep.bytes_per_point;
+    j["bytes_per_point"] = record_bytes_per_point(rep, r);
+    // --precision both, float16 records: how far they are from float32 (NaN -> null).
+    j["float32_difference"] = r.float32_difference
+                                  ? Json{{"field_rel_l2", r.float32_difference->field_rel_l2},
+                                         {"traces_rel_l2", r.float32_difference->traces_rel_l2}}
+                                  : Json();
     j["date"] = rep.date;
     j["commit"] = kGitCommit;
     records.push_back(std::move(j));

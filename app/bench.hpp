@@ -11,6 +11,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,12 @@ struct BenchArgs {
   int warmup = 10;            ///< untimed steps before each kernel's repeats
   int repeats = 3;            ///< timed repeats per kernel (the median counts)
   std::string physics = "acoustic";
-  bool no_azimuth = false;          ///< tti: azimuth 0 (no axis_y array)
-  std::string json;                 ///< JSON output file (empty: none)
-  std::string backend = "gpu";      ///< gpu (the binary's GPU backend) | cuda | hip | cpu
-  int layer = -1;                   ///< absorbing layer points on every face (-1: the seeds' 27)
-  std::string boundary = "minimod"; ///< minimod | cpml (the layer's formulation)
+  bool no_azimuth = false;           ///< tti: azimuth 0 (no axis_y array)
+  std::string json;                  ///< JSON output file (empty: none)
+  std::string backend = "gpu";       ///< gpu (the binary's GPU backend) | cuda | hip | cpu
+  int layer = -1;                    ///< absorbing layer points on every face (-1: the seeds' 27)
+  std::string boundary = "minimod";  ///< minimod | cpml (the layer's formulation)
+  std::string precision = "float32"; ///< float32 | float16 | both (core/precision.hpp)
 };
 
 /// Checked options of a benchmark.
@@ -53,6 +55,9 @@ struct BenchOptions {
   BoundaryType boundary = BoundaryType::Minimod;
   /// Options of `auto` items (the cache path among them; empty: autotune_cache_path()).
   std::string autotune_cache;
+  /// The precisions timed, in order (--precision both: float32, then float16 on the same
+  /// problem and steps, each float16 record compared with the float32 record of its item).
+  std::vector<Precision> precisions{Precision::Float32};
 };
 
 /// Add the `bench` subcommand and its options to `app`, filling `args`.
@@ -69,9 +74,18 @@ std::array<int, 3> parse_shape(const std::string& text, const std::string& what)
 /// full spec and a kernel). Blank items are dropped.
 std::vector<std::string> split_kernel_list(const std::string& text);
 
+/// How far a float16 record's results are from the float32 record of the same item, after the
+/// timed steps from zero fields: ||x16 - x32|| / ||x32|| (L2 over every value; NaN where x32 is
+/// zero or was not measured).
+struct PrecisionDifference {
+  double field_rel_l2 = 0;  ///< the final wavefield (fetch_field), at the grid points
+  double traces_rel_l2 = 0; ///< the receiver traces (fetch_traces)
+};
+
 /// One benchmarked configuration.
 struct BenchRecord {
   std::string spec;                              ///< the item (kernel name, spec, or "auto")
+  Precision precision = Precision::Float32;      ///< how the fields and the medium were stored
   std::string status = "ok";                     ///< ok | refused | failed
   std::string reason;                            ///< why refused or failed
   std::vector<std::string> notes;                ///< fallbacks and choices made for this record
@@ -82,6 +96,10 @@ struct BenchRecord {
   double gpts_per_s = 0;                         ///< grid points per second / 1e9
   double effective_gbps = 0;                     ///< 16 B per point / time
   double percent_of_floor = 0;                   ///< floor ms / ms * 100
+  /// Bytes a step must move per point at this precision; 0: the report's bytes_per_point.
+  double bytes_per_point = 0;
+  /// --precision both, float16 records: the difference from the float32 record of the item.
+  std::optional<PrecisionDifference> float32_difference;
 };
 
 /// Everything a benchmark measured.
@@ -93,8 +111,6 @@ struct BenchReport {
   LayerWidths layer;
   /// The layer's formulation, as the problem has it (meaningless where `layer` has no face).
   BoundaryType boundary = BoundaryType::Minimod;
-  /// The arithmetic of the fields and the update: every kernel computes in float32.
-  std::string precision = "float32";
   double dt = 0;
   int steps = 0, warmup = 0, repeats = 0;
   MemoryFloor floor; ///< as measured

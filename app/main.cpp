@@ -136,6 +136,7 @@ int cmd_validate(const ValidateArgs& args) {
 struct RunArgs {
   std::string program = "minimod-gpu"; ///< argv[0], for the resume command
   std::string path, output, backend = "auto", kernel, summary, shots, decompose, max_device_memory;
+  std::string precision; ///< --precision; empty: the survey's
   int steps = 0;
   bool quiet = false, resume = false;
 };
@@ -159,6 +160,7 @@ std::string resume_command(const RunArgs& args, const std::string& output) {
   if (args.steps > 0) command += " --steps " + std::to_string(args.steps);
   if (args.backend != "auto") command += " --backend " + shell_word(args.backend);
   if (!args.kernel.empty()) command += " --kernel " + shell_word(args.kernel);
+  if (!args.precision.empty()) command += " --precision " + shell_word(args.precision);
   if (!args.shots.empty()) command += " --shots " + shell_word(args.shots);
   if (!args.decompose.empty()) command += " --decompose " + shell_word(args.decompose);
   if (!args.max_device_memory.empty())
@@ -169,7 +171,8 @@ std::string resume_command(const RunArgs& args, const std::string& output) {
 
 int cmd_run(const RunArgs& args) {
   install_interrupt_handlers(); // SIGINT/SIGTERM: complete shots kept, exit 128 + signal
-  const Survey s = load_survey(args.path);
+  Survey s = load_survey(args.path);
+  if (!args.precision.empty()) apply_precision_option(s, args.precision, "--precision");
   const bool root = mpi_rank() == 0;
   const bool quiet = args.quiet || !root; // only rank 0 talks, the others only about failures
   SurveyRunOptions options;
@@ -412,7 +415,8 @@ int run_main(int argc, char** argv) {
   run->add_flag(
       "--resume", run_args.resume,
       "Continue the interrupted run whose complete shots are kept in OUT.parts (same survey, "
-      "input files, --steps, --backend and --kernel), modelling only the missing shots");
+      "input files, --steps, --backend, --kernel and --precision), modelling only the missing "
+      "shots");
   run->add_option("--backend", backend,
                   "cpu, cuda, hip or auto (the GPU backend this binary was built with when a GPU "
                   "is present)")
@@ -420,6 +424,10 @@ int run_main(int argc, char** argv) {
   run->add_option("--kernel", kernel,
                   "Kernel spec: NAME or inner=NAME,pml=NAME,... (see `minimod-gpu kernels`), "
                   "or auto (timed on this grid and GPU, cached)");
+  run->add_option("--precision", run_args.precision,
+                  "float32 or float16: how the run stores its wavefields and medium (float16: "
+                  "16-bit storage, float32 arithmetic; acoustic only), overriding the survey's "
+                  "precision");
   run->add_option("--steps", steps, "Run this many steps instead of the survey's time span")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   run->add_option("--summary", summary, "Write a JSON summary of the run to this file");
@@ -441,6 +449,7 @@ int run_main(int argc, char** argv) {
   validate->add_option("--backend", validate_args.options.backend, "As for run")
       ->capture_default_str();
   validate->add_option("--kernel", validate_args.options.kernel, "As for run");
+  validate->add_option("--precision", validate_args.options.precision, "As for run");
   validate->add_option("--steps", validate_args.options.steps, "As for run")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   validate->add_option("--decompose", validate_args.options.decompose, "As for run");

@@ -90,6 +90,7 @@ Json to_json(const RunFingerprint& f) {
               {"steps", f.steps},
               {"backend", f.backend},
               {"kernel", f.kernel},
+              {"precision", f.precision},
               {"shots", f.shots},
               {"shots_selected", f.selected},
               {"survey_path", f.survey_path},
@@ -110,6 +111,8 @@ RunFingerprint from_json(const Json& j) {
   f.steps = j.at("steps").get<int>();
   f.backend = j.at("backend").get<std::string>();
   f.kernel = j.at("kernel").get<std::string>();
+  // A manifest written before runs had a precision is of a float32 run.
+  f.precision = j.value("precision", std::string("float32"));
   f.shots = j.at("shots").get<int>();
   f.selected = j.value("shots_selected", std::vector<int>{});
   f.survey_path = j.at("survey_path").get<std::string>();
@@ -244,6 +247,7 @@ RunFingerprint make_fingerprint(const Survey& survey, int steps, const std::stri
   f.steps = steps;
   f.backend = backend;
   f.kernel = kernel;
+  f.precision = precision_name(survey.precision);
   f.shots = static_cast<int>(survey.shots.size());
   return f;
 }
@@ -294,6 +298,10 @@ std::vector<std::string> fingerprint_differences(const RunFingerprint& was,
   if (was.kernel != now.kernel) {
     d.push_back("--kernel " + option_text(now.kernel) + " vs " + option_text(was.kernel) +
                 " of the interrupted run");
+  }
+  if (was.precision != now.precision) {
+    d.push_back("precision " + now.precision + " vs " + was.precision +
+                " of the interrupted run (the survey's precision or --precision)");
   }
   if (was.shots != now.shots && was.survey_text == now.survey_text) {
     d.push_back(std::to_string(now.shots) + " shots vs " + std::to_string(was.shots) +

@@ -40,9 +40,12 @@ struct RunFingerprint {
   std::string survey_path; ///< shown, not compared (a survey may move)
   std::string survey_text;
   std::vector<InputFilePrint> inputs;
-  int steps = 0;             ///< --steps as given, 0 when not given
-  std::string backend;       ///< --backend as given
-  std::string kernel;        ///< --kernel as given ("" when not given)
+  int steps = 0;       ///< --steps as given, 0 when not given
+  std::string backend; ///< --backend as given
+  std::string kernel;  ///< --kernel as given ("" when not given)
+  /// The run's precision ("float32" / "float16": the survey's, or --precision): a resume must
+  /// store its fields as the interrupted run did.
+  std::string precision = "float32";
   int shots = 0;             ///< shots of the survey
   std::vector<int> selected; ///< the shots the run models (--shots); empty: every shot
 };
@@ -50,7 +53,8 @@ struct RunFingerprint {
 /// The files a survey reads besides itself (model, anisotropy properties, wavelets, receiver
 /// CSV), as role and path, each path once.
 std::vector<std::pair<std::string, std::string>> survey_input_files(const Survey& survey);
-/// Fingerprint of a run of `survey` with the command-line options that change its samples.
+/// Fingerprint of a run of `survey` (its precision that of the run: --precision applied) with the
+/// command-line options that change its samples.
 /// Reads every input file through once (size and CRC-32); InputError when one cannot be read.
 RunFingerprint make_fingerprint(const Survey& survey, int steps, const std::string& backend,
                                 const std::string& kernel);

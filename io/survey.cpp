@@ -234,6 +234,9 @@ private:
   /// output.snapshots.shots against a survey of `shots` shots.
   std::vector<int> parse_snapshot_shots(const YAML::Node& node, int shots) const;
   void parse_decomposition(const MapFields& top, Survey& survey) const;
+  void read_precision(const MapFields& top, Survey& survey) const;
+  /// precision: float16 against what it does not have yet (docs/survey.md, `precision`).
+  void check_float16(const MapFields& top, const Survey& survey) const;
 
   /// A position must lie in the grid's extent [origin, origin + (n-1)*h] on every axis. Points
   /// within rounding of a face are moved onto it.
@@ -396,9 +399,9 @@ Vec3 SurveyParser::inside_grid(const Vec3& position, int line, const std::string
 }
 
 const std::vector<std::string> kTopKeys = {
-    "name",     "physics",       "grid",       "model",         "time",
-    "boundary", "sources",       "shots",      "receivers",     "output",
-    "kernel",   "interpolation", "anisotropy", "decomposition", "ranks_per_shot"};
+    "name",       "physics",       "grid",           "model",    "time",   "boundary",
+    "sources",    "shots",         "receivers",      "output",   "kernel", "interpolation",
+    "anisotropy", "decomposition", "ranks_per_shot", "precision"};
 
 namespace {
 
@@ -539,7 +542,54 @@ Survey SurveyParser::parse(const std::string& document) {
     survey.kernel_loc = loc(*node, "kernel");
   }
   parse_decomposition(top, survey);
+  read_precision(top, survey);
   return survey;
+}
+
+void SurveyParser::read_precision(const MapFields& top, Survey& survey) const {
+  survey.precision_loc = loc_at(0, "precision");
+  const auto node = top.find("precision");
+  if (!node) return;
+  survey.precision_loc = loc(*node, "precision");
+  const std::optional<Precision> p =
+      node->IsScalar() ? parse_precision(node->Scalar()) : std::nullopt;
+  if (!p) {
+    reject(*node, "precision",
+           std::string("one of ") + precision_choices() +
+               " (how the run stores its wavefields and medium: float16 in 16 bits, "
+               "docs/survey.md)");
+  }
+  survey.precision = *p;
+  check_float16(top, survey);
+}
+
+void SurveyParser::check_float16(const MapFields& top, const Survey& survey) const {
+  if (survey.precision != Precision::Float16) return;
+  const int line = survey.precision_loc.line;
+  const auto refuse = [&](const YAML::Node& other, const std::string& key, const std::string& value,
+                          const std::string& why) {
+    reject_at(line, "precision", "float16",
+              "float16 with " + key + ": " + value + " (" + loc(other, key).where() + "): " + why +
+                  "; allowed: precision: float32 with " + key + ": " + value);
+  };
+  if (survey.physics == "tti") {
+    refuse(*top.find("physics"), "physics", "tti",
+           "16-bit storage is implemented for the acoustic equation only");
+  }
+  if (survey.boundary.type == BoundaryType::Cpml) {
+    refuse((*top.find("boundary"))["type"], "boundary.type", "cpml",
+           "16-bit storage has Minimod's layer only (the C-PML's memory variables are float32); "
+           "use boundary.type: minimod");
+  }
+  const auto& d = survey.decomposition;
+  if (d && (*d)[0] * (*d)[1] * (*d)[2] > 1) {
+    refuse(*top.find("decomposition"), "decomposition", written(*top.find("decomposition")),
+           "16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit fields)");
+  }
+  if (survey.ranks_per_shot > 1) {
+    refuse(*top.find("ranks_per_shot"), "ranks_per_shot", std::to_string(survey.ranks_per_shot),
+           "16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit fields)");
+  }
 }
 
 void SurveyParser::parse_decomposition(const MapFields& top, Survey& survey) const {

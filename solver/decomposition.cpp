@@ -74,23 +74,42 @@ std::size_t parse_memory_size(const std::string& text, const std::string& what) 
   return static_cast<std::size_t>(bytes);
 }
 
+namespace {
+
+/// The split that `what` chose, checked against the survey's precision: a float16 run has no
+/// halo exchange of its 16-bit fields, so it models a shot on one whole grid.
+Split whole_grid_at_float16(const Survey& survey, const Split& split, const std::string& what) {
+  if (survey.precision == Precision::Float16 && split_ranks(split) > 1) {
+    throw InputError(survey.precision_loc.where() + ": float16 is not allowed with " + what +
+                     " splitting the grid " + split_text(split) +
+                     ": 16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit "
+                     "fields); allowed: float32, or a grid that is not split");
+  }
+  return split;
+}
+
+} // namespace
+
 Split run_split(const Survey& survey, const Grid& grid, const std::optional<Split>& override,
                 const std::string& override_what, int world_ranks) {
   if (override) {
     check_split(grid, *override, override_what);
-    return *override;
+    return whole_grid_at_float16(survey, *override, override_what);
   }
   const std::string key = survey.decomposition_loc.where();
   if (survey.decomposition && (*survey.decomposition)[0] > 0) {
     check_split(grid, *survey.decomposition, key);
-    return *survey.decomposition;
+    return whole_grid_at_float16(survey, *survey.decomposition, key);
   }
   if (survey.decomposition) {
     const int ranks = survey.ranks_per_shot > 0 ? survey.ranks_per_shot : world_ranks;
-    return ranks > 1 ? auto_split(grid, ranks, key) : Split{1, 1, 1};
+    return whole_grid_at_float16(survey, ranks > 1 ? auto_split(grid, ranks, key) : Split{1, 1, 1},
+                                 key);
   }
-  if (survey.ranks_per_shot > 1)
-    return auto_split(grid, survey.ranks_per_shot, survey.ranks_per_shot_loc.where());
+  if (survey.ranks_per_shot > 1) {
+    const std::string what = survey.ranks_per_shot_loc.where();
+    return whole_grid_at_float16(survey, auto_split(grid, survey.ranks_per_shot, what), what);
+  }
   return Split{1, 1, 1};
 }
 

@@ -893,6 +893,7 @@ void run_farm(const Survey& survey, const SurveyRunOptions& options, const Split
       const auto a0 = Clock::now();
       store->assemble(meta, chosen, segy, [&](OutputFile& out) {
         out.write_model(equation->stored_model(make_grid(survey.grid)));
+        out.set_attribute("precision", precision_name(survey.precision));
       });
       report.assemble_ms = ms_since(a0);
     } else {
@@ -955,6 +956,7 @@ void run_over_ranks(const Survey& survey, const SurveyRunOptions& options,
     std::shared_ptr<Equation> equation;
     std::exception_ptr failed;
     try {
+      check_precision_support(survey);
       split = checked_split(survey, options);
       // Rank 0 writes: its checks and its lock come before any work.
       if (mpi_rank() == 0) {
@@ -980,6 +982,48 @@ void run_over_ranks(const Survey& survey, const SurveyRunOptions& options,
 #endif
 
 } // namespace
+
+void apply_precision_option(Survey& survey, const std::string& value, const std::string& what) {
+  const std::optional<Precision> p = parse_precision(value);
+  if (!p) {
+    throw InputError(what + ": '" + value + "' is not allowed: one of " + precision_choices() +
+                     " (how the run stores its wavefields and medium)");
+  }
+  survey.precision = *p;
+  // Messages name the option: SourceLoc::where() of a file name alone is that name.
+  survey.precision_loc = SourceLoc{what, 0, ""};
+  check_precision_support(survey);
+}
+
+void check_precision_support(const Survey& survey) {
+  if (survey.precision != Precision::Float16) return;
+  const std::string where = survey.precision_loc.where();
+  const auto refuse = [&](const std::string& key, const std::string& value,
+                          const std::string& why) {
+    throw InputError(where + ": float16 is not allowed with " + key + ": " + value + ": " + why +
+                     "; allowed: float32 with " + key + ": " + value);
+  };
+  const std::string one_grid =
+      "16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit fields)";
+  if (survey.physics == "tti")
+    refuse("physics", "tti", "16-bit storage is implemented for the acoustic equation only");
+  if (survey.boundary.type == BoundaryType::Cpml) {
+    refuse("boundary.type", "cpml",
+           "16-bit storage has Minimod's layer only (the C-PML's memory variables are float32); "
+           "use boundary.type: minimod");
+  }
+  const auto& d = survey.decomposition;
+  if (d && (*d)[0] * (*d)[1] * (*d)[2] > 1) {
+    refuse("decomposition (" + survey.decomposition_loc.where() + ")",
+           "[" + std::to_string((*d)[0]) + ", " + std::to_string((*d)[1]) + ", " +
+               std::to_string((*d)[2]) + "]",
+           one_grid);
+  }
+  if (survey.ranks_per_shot > 1) {
+    refuse("ranks_per_shot (" + survey.ranks_per_shot_loc.where() + ")",
+           std::to_string(survey.ranks_per_shot), one_grid);
+  }
+}
 
 std::string snapshot_selection_warning(const Survey& survey, const Plan& plan,
                                        const std::vector<int>& selected) {
@@ -1222,6 +1266,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
     return report;
   }
 #endif
+  check_precision_support(survey);
   checked_split(survey, options); // one process: a split of more than one rank is refused
 
   const std::vector<int> chosen = selected_shots(survey, options);
@@ -1319,6 +1364,7 @@ SurveyRunReport run_survey_shots(const Survey& survey, const SurveyRunOptions& o
       const auto a0 = Clock::now();
       store->assemble(meta, chosen, segy, [&](OutputFile& out) {
         out.write_model(model);
+        out.set_attribute("precision", precision_name(survey.precision));
         out.set_attribute("run_ms_total", ms_since(start));
       });
       report.assemble_ms = ms_since(a0);

@@ -178,9 +178,41 @@ std::string describe_decomposition(const Survey& s, const Grid& grid, double who
   return out.str();
 }
 
+/// Bytes a padded point of the acoustic fields and medium takes on the device at `precision`:
+/// float32 holds u, v and (c dt)^2 (4 B each), float16 u^n, u^{n+1}, the step d and the medium's
+/// code (2 B each); Minimod's layer adds phi (4 B; 2 B at float16) and eta (4 B at both).
+double acoustic_bytes_per_point(Precision precision, bool minimod_layer) {
+  const bool half = precision == Precision::Float16;
+  return (half ? 8.0 : 12.0) + (minimod_layer ? (half ? 2.0 : 4.0) + 4.0 : 0.0);
+}
+
+/// The run's precision, and the points float16 fits in the memory of float32's fields.
+std::string precision_text(const Survey& s, bool minimod_layer) {
+  const double b32 = acoustic_bytes_per_point(Precision::Float32, minimod_layer);
+  const double b16 = acoustic_bytes_per_point(Precision::Float16, minimod_layer);
+  char ratio[16];
+  std::snprintf(ratio, sizeof ratio, "%.2f", b32 / b16);
+  const std::string layer = minimod_layer ? ", phi 2 B and eta 4 B in Minimod's layer" : "";
+  std::ostringstream out;
+  if (s.precision == Precision::Float16) {
+    out << "precision   float16 (" << s.precision_loc.where()
+        << "): 16-bit storage, float32 arithmetic; fields and medium " << b16
+        << " B a point against float32's " << b32 << " (u^n, u^{n+1}, their step and the "
+        << "medium's code, 2 B each" << layer << "): " << ratio
+        << " times the points in the same memory\n";
+  } else {
+    out << "precision   float32; fields and medium " << b32 << " B a point (precision: float16 "
+        << "would store " << b16 << ": " << ratio << " times the points in the same memory)\n";
+  }
+  return out.str();
+}
+
 } // namespace
 
-std::string validate_survey(const Survey& s, const ValidateOptions& options) {
+std::string validate_survey(const Survey& survey, const ValidateOptions& options) {
+  Survey s = survey;
+  if (!options.precision.empty()) apply_precision_option(s, options.precision, "--precision");
+  check_precision_support(s);
   const Grid grid = make_grid(s.grid);
   const BackendChoice choice = parse_backend_choice(options.backend, "--backend");
   // Every shot's receivers inside the grid (receivers that move with the source), as run checks.
@@ -201,6 +233,7 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
     const BackendKind kind = resolve_backend_choice(choice, {});
     check_kernels(s, options, choice, kind, Physics::Tti, grid, tti.layer);
     out << describe_tti_plan(s, model, tti);
+    out << "precision   float32 (16-bit storage is acoustic only)\n";
     out << "receivers   " << s.receivers.size() << ", " << plan.trace_samples
         << " samples at dt_out " << plan.dt_out << " s\n";
     out << "output      " << s.output.file << ", about "
@@ -232,8 +265,20 @@ std::string validate_survey(const Survey& s, const ValidateOptions& options) {
   const BackendKind kind = resolve_backend_choice(choice, {});
   check_kernels(s, options, choice, kind, Physics::Acoustic, grid, plan.layer);
 
+  // The plan counts float32 fields; a float16 run holds 16-bit ones (and, on the host, the
+  // medium's codes beside its decoded values).
+  const bool minimod_layer = plan.layer.any() && s.boundary.type != BoundaryType::Cpml;
+  if (s.precision == Precision::Float16) {
+    const double points =
+        static_cast<double>(make_field_layout(grid.nx, grid.ny, grid.nz, plan.layer.x_lo).size);
+    const double saved = points * (acoustic_bytes_per_point(Precision::Float32, minimod_layer) -
+                                   acoustic_bytes_per_point(Precision::Float16, minimod_layer));
+    plan.device_bytes = static_cast<std::size_t>(static_cast<double>(plan.device_bytes) - saved);
+    plan.host_bytes += 2.0 * points;
+  }
   if (!notice.empty()) out << "note: " << notice << "\n";
   out << describe_plan(s, plan);
+  out << precision_text(s, minimod_layer);
   if (!options.shots.empty()) {
     // The shots `run --shots` would model, and whether they leave the snapshots out.
     const int shots = static_cast<int>(s.shots.size());

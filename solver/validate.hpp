@@ -17,6 +17,7 @@ struct ValidateOptions {
   std::string max_device_memory; ///< --max-device-memory; empty: no cap
   int ranks = 1;                 ///< MPI ranks of the run (for `decomposition: auto`)
   std::string shots;             ///< --shots; empty: every shot
+  std::string precision;         ///< --precision; empty: the survey's
 };
 
 /// Checks `survey` as `run` with `options` would before its first step and returns the plan as

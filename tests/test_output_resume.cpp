@@ -326,6 +326,9 @@ TEST_F(PartsStoreTest, ResumeRefusesAnotherSetupAndTouchesNothing) {
   RunFingerprint backend = fingerprint(100);
   backend.backend = "auto";
   cases.push_back({"backend", backend, "--backend auto vs cpu"});
+  RunFingerprint precision = fingerprint(100);
+  precision.precision = "float16";
+  cases.push_back({"precision", precision, "precision float16 vs float32 of the interrupted run"});
   RunFingerprint build = fingerprint(100);
   build.git_commit = "def";
   cases.push_back({"build", build, "minimod-gpu 0.1.0 (commit def) vs 0.1.0 (commit abc)"});
@@ -583,6 +586,7 @@ TEST(Fingerprint, NamesTheInputFilesOfASurvey) {
   EXPECT_EQ(files[0], std::make_pair(std::string("model.file"), (dir / "w.txt").string()));
   EXPECT_EQ(files[1], std::make_pair(std::string("receivers.csv"), (dir / "r.csv").string()));
   const RunFingerprint f = make_fingerprint(s, 0, "auto", "");
+  EXPECT_EQ(f.precision, "float32");
   ASSERT_EQ(f.inputs.size(), 2u);
   EXPECT_EQ(f.inputs[0].size, 6u);
   EXPECT_EQ(f.inputs[0].crc, 0x859b7b50u) << std::hex << f.inputs[0].crc; // crc32 of "0\n1\n0\n"
