@@ -116,10 +116,11 @@ double largest_increment(const Problem& p) {
   for (std::size_t owner = 0; owner < src.owners(); ++owner) {
     double sample = 0.0;
     for (std::size_t n = 0; n < steps; ++n)
-      sample = std::max(sample, std::fabs(static_cast<double>(p.source_samples[owner * steps + n])));
+      sample =
+          std::max(sample, std::fabs(static_cast<double>(p.source_samples[owner * steps + n])));
     for (std::int64_t t = src.begin[owner]; t < src.begin[owner + 1]; ++t)
-      peak = std::max(peak, std::fabs(static_cast<double>(src.weight[static_cast<std::size_t>(t)])) *
-                                sample);
+      peak = std::max(
+          peak, std::fabs(static_cast<double>(src.weight[static_cast<std::size_t>(t)])) * sample);
   }
   return peak;
 }
@@ -159,8 +160,7 @@ void set_taps(const Survey& s, const Plan& plan, VelocityAt velocity_at, Acousti
   }
   if (p.receivers.begin.empty()) p.receivers.begin.push_back(0);
   if (p.sources.begin.empty()) p.sources.begin.push_back(0);
-  p.field_scale =
-      p.precision == Precision::Float16 ? half_field_scale(largest_increment(p)) : 1.0f;
+  p.field_scale = p.precision == Precision::Float16 ? half_field_scale(largest_increment(p)) : 1.0f;
 }
 
 /// The problem without its medium: grid, regions, layout, time axis, layer (vp2dt2 empty).

@@ -428,11 +428,13 @@ private:
       float sum = 0.0f;
       for (std::size_t at = m_half_point_begin[point]; at < m_half_point_begin[point + 1]; ++at) {
         const std::int64_t t = m_half_point_taps[at];
-        const float sample = p.source_samples[m_half_tap_owner[static_cast<std::size_t>(t)] * steps +
-                                              static_cast<std::size_t>(n)];
+        const float sample =
+            p.source_samples[m_half_tap_owner[static_cast<std::size_t>(t)] * steps +
+                             static_cast<std::size_t>(n)];
         sum += (s.weight[static_cast<std::size_t>(t)] * sample) * scale;
       }
-      const auto i = static_cast<std::size_t>(s.index[m_half_point_taps[m_half_point_begin[point]]]);
+      const auto i =
+          static_cast<std::size_t>(s.index[m_half_point_taps[m_half_point_begin[point]]]);
       next[i] = round_to_half(next[i] + sum);
       m_step[i] = round_to_half(m_step[i] + sum);
     }
@@ -645,10 +647,9 @@ private:
                              " kernel chosen for region " + region_name(region.id));
       }
       if (!k->handles_precision(p.precision))
-        throw InputError("kernel " + k->name() + " cannot update region " +
-                         region_name(region.id) + ": it has no " + precision_name(p.precision) +
-                         " form (precision: " + precision_name(p.precision) +
-                         "); allowed: cpu, or precision: float32");
+        throw InputError("kernel " + k->name() + " cannot update region " + region_name(region.id) +
+                         ": it has no " + precision_name(p.precision) + " form (precision: " +
+                         precision_name(p.precision) + "); allowed: cpu, or precision: float32");
       const std::string why = k->can_run(region, p.layout);
       if (!why.empty())
         throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
@@ -703,14 +704,14 @@ private:
   std::vector<std::size_t> m_half_point_begin;
   std::vector<std::int64_t> m_half_point_taps;
   std::vector<std::size_t> m_half_tap_owner;
-  std::unique_ptr<EtaRows> m_eta_rows;        ///< eta from its profiles, where the problem has them
-  bool m_cpml_on = false;                     ///< the problem's layer is a C-PML
-  CpmlHostMemory m_cpml;                      ///< its memory variables (acoustic)
-  TtiCpmlHostMemory m_tti_cpml;               ///< those of p and q (TTI)
-  int m_pass_setting = 0;                     ///< MINIMOD_CPU_PASS_STEPS (0: unset)
-  int m_pass_most = 1;                        ///< the most steps a pass takes for the problem
-  bool m_pass_on = false;                     ///< the problem set up takes passes
-  int m_trials_left = 0;                      ///< calls of the pass-or-steps trial still to come
+  std::unique_ptr<EtaRows> m_eta_rows; ///< eta from its profiles, where the problem has them
+  bool m_cpml_on = false;              ///< the problem's layer is a C-PML
+  CpmlHostMemory m_cpml;               ///< its memory variables (acoustic)
+  TtiCpmlHostMemory m_tti_cpml;        ///< those of p and q (TTI)
+  int m_pass_setting = 0;              ///< MINIMOD_CPU_PASS_STEPS (0: unset)
+  int m_pass_most = 1;                 ///< the most steps a pass takes for the problem
+  bool m_pass_on = false;              ///< the problem set up takes passes
+  int m_trials_left = 0;               ///< calls of the pass-or-steps trial still to come
   /// The trial's best ms a step as a pass and as single steps (none yet: infinity).
   double m_trial_pass_ms = std::numeric_limits<double>::infinity();
   double m_trial_single_ms = std::numeric_limits<double>::infinity();
