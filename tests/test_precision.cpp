@@ -507,6 +507,35 @@ TEST(Float16Step, SinglePassAndScaledOutput) {
   EXPECT_EQ(values_not_half(u, p.field_scale), 0u);
 }
 
+// The next shot of a survey (Backend::set_taps) with another field scale: the same traces as a
+// run of that shot alone.
+TEST(Float16Step, NextShotIsAFreshRun) {
+  const int n = 20;
+  Survey first = box_survey({n, n, n}, 10, 15, {95, 95, 50});
+  first.boundary.width = 4;
+  first.precision = Precision::Float16;
+  add_receiver_line(first, 55, 95, 80, 20, 5);
+  Survey second = first;
+  second.sources[0].position = {105, 85, 150}; // in the faster layer: a larger source weight
+  const std::vector<float> velocity = layered_velocity(n, n, n);
+  Simulation sim(first, velocity, cpu_options(80));
+  sim.run({}, nullptr);
+  const float first_scale = sim.problem().field_scale;
+  sim.load_shot(second);
+  EXPECT_NE(sim.problem().field_scale, first_scale);
+  sim.run({}, nullptr);
+  Simulation alone(second, velocity, cpu_options(80));
+  alone.run({}, nullptr);
+  EXPECT_EQ(sim.problem().field_scale, alone.problem().field_scale);
+  const std::vector<float> a = sim.raw_traces(), b = alone.raw_traces();
+  ASSERT_EQ(a.size(), b.size());
+  std::size_t differ = 0;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    differ += float_bits(a[k]) != float_bits(b[k]);
+  EXPECT_EQ(differ, 0u);
+  EXPECT_GT(largest(a), 0.0f);
+}
+
 // ---- The design transcribed point by point, and its alternative ----
 
 /// The pressure-free top of a padded field (docs/physics.md section 3).

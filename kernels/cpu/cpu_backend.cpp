@@ -132,11 +132,11 @@ public:
     if (p.physics() != m_problem->physics() || p.steps != m_problem->steps)
       throw std::invalid_argument("CPU backend: set_taps with a problem of another equation or "
                                   "step count than setup's");
-    // The taps are read from the problem at every step: only the trace buffer follows them.
-    m_problem = &p;
     if (p.precision != m_problem->precision)
       throw std::invalid_argument("CPU backend: set_taps with a problem of another precision "
                                   "than setup's");
+    // The taps are read from the problem at every step: only the trace buffer follows them.
+    m_problem = &p;
     // The C-PML view points at the problem's profile arrays.
     setup_cpml(p);
     setup_half_taps(p);
@@ -697,21 +697,14 @@ private:
   std::vector<HostField> m_current;           ///< the fields at step n (wavefield_names order)
   std::vector<HostField> m_next;              ///< step n - 1 on entry to update, n + 1 after it
   HostField m_phi;                            ///< the layer's memory variable; may be empty
-  bool m_half = false;                        ///< a float16 run: binary16 values in the arrays
-  HostField m_step;                           ///< float16: d^n = u^n - u^{n-1}; else empty
-  /// Float16 injection: the source taps grouped by point (setup_half_taps), each point's taps
-  /// m_half_point_taps[m_half_point_begin[p], m_half_point_begin[p + 1]), and each tap's source.
-  std::vector<std::size_t> m_half_point_begin;
-  std::vector<std::int64_t> m_half_point_taps;
-  std::vector<std::size_t> m_half_tap_owner;
-  std::unique_ptr<EtaRows> m_eta_rows; ///< eta from its profiles, where the problem has them
-  bool m_cpml_on = false;              ///< the problem's layer is a C-PML
-  CpmlHostMemory m_cpml;               ///< its memory variables (acoustic)
-  TtiCpmlHostMemory m_tti_cpml;        ///< those of p and q (TTI)
-  int m_pass_setting = 0;              ///< MINIMOD_CPU_PASS_STEPS (0: unset)
-  int m_pass_most = 1;                 ///< the most steps a pass takes for the problem
-  bool m_pass_on = false;              ///< the problem set up takes passes
-  int m_trials_left = 0;               ///< calls of the pass-or-steps trial still to come
+  std::unique_ptr<EtaRows> m_eta_rows;        ///< eta from its profiles, where the problem has them
+  bool m_cpml_on = false;                     ///< the problem's layer is a C-PML
+  CpmlHostMemory m_cpml;                      ///< its memory variables (acoustic)
+  TtiCpmlHostMemory m_tti_cpml;               ///< those of p and q (TTI)
+  int m_pass_setting = 0;                     ///< MINIMOD_CPU_PASS_STEPS (0: unset)
+  int m_pass_most = 1;                        ///< the most steps a pass takes for the problem
+  bool m_pass_on = false;                     ///< the problem set up takes passes
+  int m_trials_left = 0;                      ///< calls of the pass-or-steps trial still to come
   /// The trial's best ms a step as a pass and as single steps (none yet: infinity).
   double m_trial_pass_ms = std::numeric_limits<double>::infinity();
   double m_trial_single_ms = std::numeric_limits<double>::infinity();
@@ -722,6 +715,13 @@ private:
   std::vector<float> m_traces;
   std::vector<float> m_snapshot; ///< the dense copy snapshot_begin made
   bool m_snapshot_pending = false;
+  bool m_half = false; ///< a float16 run: binary16 values in the arrays
+  HostField m_step;    ///< float16: the step d^n = u^n - u^{n-1}; else empty
+  /// Float16 injection: the source taps grouped by point (setup_half_taps), each point's taps
+  /// m_half_point_taps[m_half_point_begin[p], m_half_point_begin[p + 1]), and each tap's source.
+  std::vector<std::size_t> m_half_point_begin;
+  std::vector<std::int64_t> m_half_point_taps;
+  std::vector<std::size_t> m_half_tap_owner;
 };
 
 } // namespace
