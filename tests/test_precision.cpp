@@ -549,10 +549,14 @@ void free_surface(std::vector<float>& u, const FieldLayout& l) {
     }
 }
 
+/// What a float16 run stores besides u^n: the step d^n (the design) or u^{n-1} (the alternative
+/// the design rejected).
+enum class Storage { Step, PreviousLevel };
+
 /// The traces of a float16 problem stepped by a plain transcription of physics.md section 8
-/// with the `cpu` kernel, one point at a time around it. `two_level`: the alternative the design
-/// rejected, u^n and u^{n-1} stored in binary16 (no d).
-std::vector<float> design_traces(const AcousticProblem& p, bool two_level) {
+/// with the `cpu` kernel, one point at a time around it, storing `storage` besides u^n.
+std::vector<float> design_traces(const AcousticProblem& p, Storage storage) {
+  const bool two_level = storage == Storage::PreviousLevel;
   const FieldLayout& l = p.layout;
   const auto size = static_cast<std::size_t>(l.size);
   std::vector<float> u(size, 0.0f), next(size, 0.0f), d(size, 0.0f);
@@ -656,7 +660,7 @@ TEST(Float16Design, BackendStepsTheDesignBitForBit) {
   const test_support::OmpThreadCap threads(1); // a small grid (tests/omp_threads.hpp)
   std::vector<float> velocity;
   const AcousticProblem p = two_layer_problem(24, 5, true, 300, Precision::Float16, velocity);
-  const std::vector<float> backend = backend_traces(p), design = design_traces(p, false);
+  const std::vector<float> backend = backend_traces(p), design = design_traces(p, Storage::Step);
   ASSERT_EQ(backend.size(), design.size());
   std::size_t differ = 0;
   for (std::size_t n = 0; n < backend.size(); ++n)
@@ -675,7 +679,7 @@ TEST(Float16Design, StoringTheStepBeatsStoringThePreviousLevel) {
   const AcousticProblem half = two_layer_problem(32, 6, false, 1500, Precision::Float16, velocity);
   const std::vector<float> reference = backend_traces(single);
   const double step_form = rel_l2(backend_traces(half), reference);
-  const double two_level = rel_l2(design_traces(half, true), reference);
+  const double two_level = rel_l2(design_traces(half, Storage::PreviousLevel), reference);
   std::printf("[float16] 32^3 two layers, 1500 steps: gathers %.3g off float32 storing u and d, "
               "%.3g storing u^n and u^(n-1)\n",
               step_form, two_level);
