@@ -1,6 +1,7 @@
 #include "solver/problem.hpp"
 
 #include "core/errors.hpp"
+#include "core/precision.hpp"
 #include "io/limits.hpp"
 #include "kernels/device_array.hpp"
 #include "kernels/stencil_K.hpp"
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace minimod {
@@ -106,6 +108,23 @@ std::vector<float> build_layer(const Survey& s, const Plan& plan, Problem& p) {
 
 namespace {
 
+/// The largest |weight x sample| of the problem's source taps: the most one tap adds in a step.
+double largest_increment(const Problem& p) {
+  const TapTable& src = p.sources;
+  const auto steps = static_cast<std::size_t>(p.steps);
+  double peak = 0.0;
+  for (std::size_t owner = 0; owner < src.owners(); ++owner) {
+    double sample = 0.0;
+    for (std::size_t n = 0; n < steps; ++n)
+      sample =
+          std::max(sample, std::fabs(static_cast<double>(p.source_samples[owner * steps + n])));
+    for (std::int64_t t = src.begin[owner]; t < src.begin[owner + 1]; ++t)
+      peak = std::max(
+          peak, std::fabs(static_cast<double>(src.weight[static_cast<std::size_t>(t)])) * sample);
+  }
+  return peak;
+}
+
 /// set_shot_taps with the model read through `velocity_at(x-fastest index)`.
 template <typename VelocityAt>
 void set_taps(const Survey& s, const Plan& plan, VelocityAt velocity_at, AcousticProblem& p) {
@@ -141,6 +160,7 @@ void set_taps(const Survey& s, const Plan& plan, VelocityAt velocity_at, Acousti
   }
   if (p.receivers.begin.empty()) p.receivers.begin.push_back(0);
   if (p.sources.begin.empty()) p.sources.begin.push_back(0);
+  p.field_scale = p.precision == Precision::Float16 ? half_field_scale(largest_increment(p)) : 1.0f;
 }
 
 /// The problem without its medium: grid, regions, layout, time axis, layer (vp2dt2 empty).
@@ -155,7 +175,57 @@ AcousticProblem problem_frame(const Survey& s, const Plan& plan) {
   p.dt = plan.dt;
   p.steps = plan.steps;
   p.free_surface = s.boundary.free_surface;
+  p.precision = s.precision;
   return p;
+}
+
+/// The survey's `precision` key for messages ("survey.yaml:4: precision", or "precision").
+std::string precision_key(const Survey& s) {
+  return s.precision_loc.key.empty() ? std::string("precision") : s.precision_loc.where();
+}
+
+/// A float16 run of a layer the 16-bit storage does not have yet: refused by name.
+void check_float16_layer(const Survey& s) {
+  if (s.precision == Precision::Float16 && s.boundary.type == BoundaryType::Cpml)
+    throw InputError(precision_key(s) +
+                     ": float16 is not available with boundary.type: cpml yet; allowed: "
+                     "precision: float32, or boundary.type: minimod");
+}
+
+/// A float16 run's medium (core/precision.hpp): (c dt)^2 of the grid points as 16-bit codes
+/// between its least and greatest value (vp2dt2_code, padded layout, zero ghosts), and vp2dt2
+/// their decoded values, which the CPU backend reads and a GPU decodes to the same floats.
+void code_medium(AcousticProblem& p) {
+  const Grid& g = p.grid;
+  const FieldLayout& l = p.layout;
+  float lo = std::numeric_limits<float>::infinity();
+  float hi = -std::numeric_limits<float>::infinity();
+#pragma omp parallel for collapse(2) schedule(static) reduction(min : lo) reduction(max : hi)
+  for (int k = 0; k < g.nz; ++k) {
+    for (int j = 0; j < g.ny; ++j) {
+      const float* row = p.vp2dt2.data() + l.index(0, j, k);
+      for (int i = 0; i < g.nx; ++i) {
+        lo = std::min(lo, row[i]);
+        hi = std::max(hi, row[i]);
+      }
+    }
+  }
+  if (!(lo <= hi)) lo = hi = 0.0f; // no grid point
+  const MediumCode code = medium_code(lo, hi);
+  p.medium_code = code;
+  p.vp2dt2_code.assign(static_cast<std::size_t>(l.size), 0);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < g.nz; ++k) {
+    for (int j = 0; j < g.ny; ++j) {
+      const std::int64_t at = l.index(0, j, k);
+      float* value = p.vp2dt2.data() + at;
+      std::uint16_t* coded = p.vp2dt2_code.data() + at;
+      for (int i = 0; i < g.nx; ++i) {
+        coded[i] = encode_medium(code, value[i]);
+        value[i] = code.decode(coded[i]);
+      }
+    }
+  }
 }
 
 /// The layer's damping (and profiles) of `p`, after the host memory it needs was checked.
@@ -199,14 +269,18 @@ void set_shot_taps(const Survey& s, const Plan& plan, const DeviceArray& velocit
 
 AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
                                        const std::vector<float>& velocity) {
+  check_float16_layer(s);
   AcousticProblem p = problem_frame(s, plan);
   const Grid& g = plan.grid;
   // The padded medium and damping, and the source samples: refused with the sizes when they do
-  // not fit (the model is already held, and counted in what is available).
+  // not fit (the model is already held, and counted in what is available). A float16 run adds
+  // the medium's 16-bit codes.
   const bool eta = plan.layer.any() && s.boundary.type == BoundaryType::Minimod;
-  require_host_memory(4.0 * static_cast<double>(p.layout.size) * (eta ? 2 : 1) +
+  const bool half = s.precision == Precision::Float16;
+  require_host_memory(static_cast<double>(p.layout.size) * (4.0 * (eta ? 2 : 1) + (half ? 2 : 0)) +
                           4.0 * static_cast<double>(s.sources.size()) * plan.steps,
                       "the padded medium (vp^2 dt^2" + std::string(eta ? ", eta" : "") +
+                          std::string(half ? ", its 16-bit codes" : "") +
                           ") and the source samples");
   // Straight into the padded layout (ghosts and padding stay zero), in parallel.
   p.vp2dt2.assign(static_cast<std::size_t>(p.layout.size), 0.0f);
@@ -222,6 +296,7 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
       }
     }
   }
+  if (half) code_medium(p);
   add_layer(s, plan, p);
   set_shot_taps(s, plan, velocity, p);
   return p;
@@ -229,6 +304,13 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
 
 AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
                                        const DeviceArray& velocity) {
+  if (s.precision == Precision::Float16) {
+    const std::string model =
+        s.model.file_loc.key.empty() ? std::string("model.file") : s.model.file_loc.where();
+    throw InputError(precision_key(s) + ": float16 is not available with a model in GPU memory (" +
+                     model + ": " + velocity.owner +
+                     ") yet; allowed: precision: float32, or a host array or a file as the model");
+  }
   AcousticProblem p = problem_frame(s, plan);
   const bool eta = plan.layer.any() && s.boundary.type == BoundaryType::Minimod;
   require_host_memory(4.0 * static_cast<double>(p.layout.size) * (eta ? 1 : 0) +

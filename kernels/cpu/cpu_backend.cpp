@@ -2,10 +2,14 @@
 /// equations. What is the equation's own is small: how many wavefields it has, whether its layer
 /// keeps a memory variable, and how its region kernels are launched (update_acoustic,
 /// update_tti); the taps, the swap, the free surface, timing and the fields out are shared.
+/// A float16 run (core/precision.hpp) keeps binary16 values in its float arrays and a third
+/// field, the step d (kernels/cpu/cpu_half.hpp).
 #include "core/errors.hpp"
+#include "core/precision.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/cpu_cpml.hpp"
 #include "kernels/cpu/cpu_eta_rows.hpp"
+#include "kernels/cpu/cpu_half.hpp"
 #include "kernels/cpu/cpu_huge_pages.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/cpu_tti_cpml.hpp"
@@ -15,10 +19,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 namespace minimod {
@@ -99,6 +105,9 @@ public:
     m_current.assign(fields, HostField(size, 0.0f));
     m_next.assign(fields, HostField(size, 0.0f));
     m_phi.assign(phi ? size : 0, 0.0f);
+    m_half = p.precision == Precision::Float16;
+    m_step.assign(m_half ? size : 0, 0.0f);
+    setup_half_taps(p);
     setup_eta_rows(p);
     // The medium is read at every step like the fields: on huge pages too where it fills them.
     if (p.physics() == Physics::Tti) {
@@ -123,10 +132,14 @@ public:
     if (p.physics() != m_problem->physics() || p.steps != m_problem->steps)
       throw std::invalid_argument("CPU backend: set_taps with a problem of another equation or "
                                   "step count than setup's");
+    if (p.precision != m_problem->precision)
+      throw std::invalid_argument("CPU backend: set_taps with a problem of another precision "
+                                  "than setup's");
     // The taps are read from the problem at every step: only the trace buffer follows them.
     m_problem = &p;
     // The C-PML view points at the problem's profile arrays.
     setup_cpml(p);
+    setup_half_taps(p);
     setup_pass();
     reset();
   }
@@ -137,6 +150,7 @@ public:
       for (auto& f : *set)
         std::fill(f.begin(), f.end(), 0.0f);
     std::fill(m_phi.begin(), m_phi.end(), 0.0f);
+    std::fill(m_step.begin(), m_step.end(), 0.0f);
     if (m_cpml_on) {
       m_cpml.reset();
       m_tti_cpml.reset();
@@ -175,6 +189,16 @@ public:
       f.v = m_next[0].data();
       f.cpml = &m_cpml.view();
       cpml_fused_step_cpu(f, p.layout, p.coefs, regions.data(), static_cast<int>(regions.size()));
+    } else if (m_half) {
+      // u^{n-1} = u^n - d^n into the array the kernel reads as v; the float32 update; then the
+      // binary16 values of u^{n+1}, of the step u^{n+1} - u^n and of phi.
+      const auto& p = static_cast<const AcousticProblem&>(*m_problem);
+      const int count = static_cast<int>(regions.size());
+      half_previous_step(m_current[0].data(), m_step.data(), m_next[0].data(), p.layout,
+                         regions.data(), count);
+      update_acoustic(p, regions);
+      half_store_step(m_current[0].data(), m_next[0].data(), m_step.data(),
+                      m_phi.empty() ? nullptr : m_phi.data(), p.layout, regions.data(), count);
     } else {
       update_acoustic(static_cast<const AcousticProblem&>(*m_problem), regions);
     }
@@ -194,12 +218,18 @@ public:
     require_step(n, "finish_step");
     // Sources enter the first field's next step after the update of step n (TTI: p only; q is
     // the auxiliary field, zero in an isotropic medium).
-    inject_sources(n, m_next[0]);
+    if (m_half)
+      inject_sources_half(n);
+    else
+      inject_sources(n, m_next[0]);
     std::swap(m_current, m_next);
-    // The free surface of both TTI fields: p and q are odd across it (docs/tti.md).
-    if (m_problem->free_surface)
+    // The free surface of both TTI fields: p and q are odd across it (docs/tti.md); at float16
+    // of u and of its step.
+    if (m_problem->free_surface) {
       for (auto& field : m_current)
         apply_free_surface(field.data(), m_problem->layout);
+      if (m_half) apply_free_surface(m_step.data(), m_problem->layout);
+    }
     record_receivers(n, m_current[0]);
   }
 
@@ -331,7 +361,10 @@ public:
   }
 
   FiniteScan scan_field(int field) override {
-    return scan_finite(m_problem->layout, current(field, "scan_field").data());
+    FiniteScan scan = scan_finite(m_problem->layout, current(field, "scan_field").data());
+    // A float16 field holds its values times the field scale (a power of two: exact).
+    if (m_half) scan.max_abs *= 1.0f / m_problem->field_scale;
+    return scan;
   }
   // The copy is made at once: on the CPU nothing could overlap it.
   void snapshot_begin(int field) override {
@@ -339,6 +372,11 @@ public:
     const FieldLayout& l = m_problem->layout;
     m_snapshot.resize(static_cast<std::size_t>(l.nx) * l.ny * l.nz);
     unpad_field(l, f.data(), m_snapshot.data());
+    if (m_half) {
+      const float inverse = 1.0f / m_problem->field_scale;
+      for (float& x : m_snapshot)
+        x *= inverse;
+    }
     m_snapshot_pending = true;
   }
   void snapshot_end(std::vector<float>& dense) override {
@@ -376,6 +414,57 @@ private:
     }
   }
 
+  /// The float16 injection of step n into u^{n+1} and its step d (docs/physics.md, "16-bit
+  /// storage"): at each distinct tap point, in the order of its first tap, the sum in float of
+  /// (weight x sample) x field scale over its taps in table order, added to both with one rounding
+  /// each.
+  void inject_sources_half(int n) {
+    const Problem& p = *m_problem;
+    const TapTable& s = p.sources;
+    const float scale = p.field_scale;
+    float* next = m_next[0].data();
+    const auto steps = static_cast<std::size_t>(p.steps);
+    for (std::size_t point = 0; point + 1 < m_half_point_begin.size(); ++point) {
+      float sum = 0.0f;
+      for (std::size_t at = m_half_point_begin[point]; at < m_half_point_begin[point + 1]; ++at) {
+        const std::int64_t t = m_half_point_taps[at];
+        const float sample =
+            p.source_samples[m_half_tap_owner[static_cast<std::size_t>(t)] * steps +
+                             static_cast<std::size_t>(n)];
+        sum += (s.weight[static_cast<std::size_t>(t)] * sample) * scale;
+      }
+      const auto i =
+          static_cast<std::size_t>(s.index[m_half_point_taps[m_half_point_begin[point]]]);
+      next[i] = round_to_half(next[i] + sum);
+      m_step[i] = round_to_half(m_step[i] + sum);
+    }
+  }
+
+  /// The source taps of a float16 run grouped by point, for inject_sources_half: the points in
+  /// the order of their first tap, each point's taps in table order, and each tap's source.
+  void setup_half_taps(const Problem& p) {
+    m_half_point_begin.clear();
+    m_half_point_taps.clear();
+    m_half_tap_owner.clear();
+    if (!m_half) return;
+    const TapTable& s = p.sources;
+    std::unordered_map<std::int64_t, std::size_t> point_of; // padded index -> point number
+    std::vector<std::vector<std::int64_t>> taps;
+    m_half_tap_owner.resize(s.index.size());
+    for (std::size_t owner = 0; owner < s.owners(); ++owner)
+      for (std::int64_t t = s.begin[owner]; t < s.begin[owner + 1]; ++t) {
+        m_half_tap_owner[static_cast<std::size_t>(t)] = owner;
+        const auto found = point_of.emplace(s.index[static_cast<std::size_t>(t)], taps.size());
+        if (found.second) taps.emplace_back();
+        taps[found.first->second].push_back(t);
+      }
+    m_half_point_begin.push_back(0);
+    for (const auto& list : taps) {
+      m_half_point_taps.insert(m_half_point_taps.end(), list.begin(), list.end());
+      m_half_point_begin.push_back(m_half_point_taps.size());
+    }
+  }
+
   /// Records trace sample n + 1 from u (the first field after step n).
   void record_receivers(int n, const HostField& u) {
     const TapTable& rcv = m_problem->receivers;
@@ -391,6 +480,8 @@ private:
       float sum = 0.0f;
       for (std::int64_t t = rcv.begin[r]; t < rcv.begin[r + 1]; ++t)
         sum += rcv.weight[t] * value(t);
+      // A float16 field holds its values times the field scale.
+      if (m_half) sum *= 1.0f / m_problem->field_scale;
       m_traces[r * samples + static_cast<std::size_t>(n) + 1] = sum;
     }
   }
@@ -422,8 +513,10 @@ private:
     m_pass_on = false;
     const Problem& p = *m_problem;
     m_pass_most = m_pass_setting > 0 ? m_pass_setting : cpu_pass_default(p.physics());
+    // A float16 run steps one step at a time (its rounding between the kernel and the next step
+    // has no place in the pass).
     if (m_pass_most < 2 || (m_cpml_on && p.physics() != Physics::Acoustic) ||
-        p.subdomain.has_neighbour() || p.layout.nz < 1)
+        p.subdomain.has_neighbour() || p.layout.nz < 1 || m_half)
       return;
     for (int r = 0; r < kRegionCount; ++r)
       if (!p.regions[r].box.empty() && m_kernels[r]->name() != "cpu") return;
@@ -544,6 +637,7 @@ private:
     if (p.source_samples.size() != p.sources.owners() * static_cast<std::size_t>(p.steps))
       throw std::invalid_argument("CPU backend: source samples do not match the sources and "
                                   "steps");
+    validate_precision(p);
     for (int r = 0; r < kRegionCount; ++r) {
       const Region& region = p.regions[r];
       if (region.box.empty()) continue;
@@ -552,6 +646,10 @@ private:
         throw RuntimeFailure(std::string("no CPU ") + physics_name(p.physics()) +
                              " kernel chosen for region " + region_name(region.id));
       }
+      if (!k->handles_precision(p.precision))
+        throw InputError("kernel " + k->name() + " cannot update region " + region_name(region.id) +
+                         ": it has no " + precision_name(p.precision) + " form (precision: " +
+                         precision_name(p.precision) + "); allowed: cpu, or precision: float32");
       const std::string why = k->can_run(region, p.layout);
       if (!why.empty())
         throw RuntimeFailure("kernel " + k->name() + " cannot update region " +
@@ -567,6 +665,26 @@ private:
                              " is an absorbing layer but the problem has no eta field");
       }
     }
+  }
+
+  /// The float16 storage is the acoustic equation's, with Minimod's layer or none, on a whole
+  /// grid (docs/physics.md, "16-bit storage"): anything else is refused by name before any step.
+  static void validate_precision(const Problem& p) {
+    if (p.precision != Precision::Float16) return;
+    if (p.physics() != Physics::Acoustic)
+      throw InputError(std::string("precision: float16 is not available for physics: ") +
+                       physics_name(p.physics()) +
+                       " yet (the acoustic equation only); allowed: precision: float32");
+    if (p.boundary == BoundaryType::Cpml)
+      throw InputError("precision: float16 is not available with boundary.type: cpml yet; "
+                       "allowed: precision: float32, or boundary.type: minimod");
+    if (p.subdomain.has_neighbour())
+      throw InputError("precision: float16 is not available on a decomposed grid "
+                       "(decomposition, ranks_per_shot > 1) yet; allowed: precision: float32, or "
+                       "one rank a shot");
+    if (!(p.field_scale > 0.0f) || !std::isfinite(p.field_scale))
+      throw std::invalid_argument("CPU backend: precision float16 with a field scale that is not "
+                                  "finite and > 0");
   }
 
   void require_ready(const char* what) const {
@@ -597,6 +715,13 @@ private:
   std::vector<float> m_traces;
   std::vector<float> m_snapshot; ///< the dense copy snapshot_begin made
   bool m_snapshot_pending = false;
+  bool m_half = false; ///< a float16 run: binary16 values in the arrays
+  HostField m_step;    ///< float16: the step d^n = u^n - u^{n-1}; else empty
+  /// Float16 injection: the source taps grouped by point (setup_half_taps), each point's taps
+  /// m_half_point_taps[m_half_point_begin[p], m_half_point_begin[p + 1]), and each tap's source.
+  std::vector<std::size_t> m_half_point_begin;
+  std::vector<std::int64_t> m_half_point_taps;
+  std::vector<std::size_t> m_half_tap_owner;
 };
 
 } // namespace

@@ -572,6 +572,9 @@ public:
   Physics physics() const override { return Physics::Acoustic; }
   bool handles(RegionKind) const override { return true; }
   bool handles_cpml() const override { return true; }
+  /// Float16 too: the CPU backend keeps binary16 values in float arrays and rounds around the
+  /// float32 update (kernels/cpu/cpu_half.hpp).
+  bool handles_precision(Precision) const override { return true; }
   void launch(const IsoFields& f, const FieldLayout& l, const StencilCoefs& c, const Region& r,
               void*) const override {
     launch_regions(f, l, c, &r, 1, nullptr);
