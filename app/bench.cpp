@@ -4,7 +4,6 @@
 #include "io/durable_file.hpp"
 #include "io/survey.hpp"
 #include "kernels/autotune.hpp"
-#include "kernels/precision_problem.hpp"
 #include "kernels/selection.hpp"
 #include "models/velocity.hpp"
 #include "solver/plan.hpp"
@@ -714,11 +713,7 @@ BenchReport run_bench(const BenchOptions& o, const std::function<void(const std:
   const Plan plan = make_plan(survey, velocity, 0);
   auto build = [&](Precision precision) {
     survey.precision = precision;
-    AcousticProblem p = build_acoustic_problem(survey, plan, velocity);
-    // A build_acoustic_problem that does not code the medium yet leaves a float32 problem: make
-    // it what a float16 survey's problem is (kernels/precision_problem.hpp).
-    if (precision == Precision::Float16 && p.precision != Precision::Float16) make_float16(p);
-    return p;
+    return build_acoustic_problem(survey, plan, velocity);
   };
   AcousticProblem problem = build(o.precisions.front());
   rep.grid = problem.grid;

@@ -4,13 +4,13 @@
 #include "core/precision.hpp"
 #include "io/limits.hpp"
 #include "kernels/device_array.hpp"
+#include "kernels/precision_problem.hpp"
 #include "kernels/stencil_K.hpp"
 #include "solver/interpolation.hpp"
 #include "solver/wavelet.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 
 namespace minimod {
@@ -108,23 +108,6 @@ std::vector<float> build_layer(const Survey& s, const Plan& plan, Problem& p) {
 
 namespace {
 
-/// The largest |weight x sample| of the problem's source taps: the most one tap adds in a step.
-double largest_increment(const Problem& p) {
-  const TapTable& src = p.sources;
-  const auto steps = static_cast<std::size_t>(p.steps);
-  double peak = 0.0;
-  for (std::size_t owner = 0; owner < src.owners(); ++owner) {
-    double sample = 0.0;
-    for (std::size_t n = 0; n < steps; ++n)
-      sample =
-          std::max(sample, std::fabs(static_cast<double>(p.source_samples[owner * steps + n])));
-    for (std::int64_t t = src.begin[owner]; t < src.begin[owner + 1]; ++t)
-      peak = std::max(
-          peak, std::fabs(static_cast<double>(src.weight[static_cast<std::size_t>(t)])) * sample);
-  }
-  return peak;
-}
-
 /// set_shot_taps with the model read through `velocity_at(x-fastest index)`.
 template <typename VelocityAt>
 void set_taps(const Survey& s, const Plan& plan, VelocityAt velocity_at, AcousticProblem& p) {
@@ -160,7 +143,7 @@ void set_taps(const Survey& s, const Plan& plan, VelocityAt velocity_at, Acousti
   }
   if (p.receivers.begin.empty()) p.receivers.begin.push_back(0);
   if (p.sources.begin.empty()) p.sources.begin.push_back(0);
-  p.field_scale = p.precision == Precision::Float16 ? half_field_scale(largest_increment(p)) : 1.0f;
+  p.field_scale = p.precision == Precision::Float16 ? source_field_scale(p) : 1.0f;
 }
 
 /// The problem without its medium: grid, regions, layout, time axis, layer (vp2dt2 empty).
@@ -190,42 +173,6 @@ void check_float16_layer(const Survey& s) {
     throw InputError(precision_key(s) +
                      ": float16 is not available with boundary.type: cpml yet; allowed: "
                      "precision: float32, or boundary.type: minimod");
-}
-
-/// A float16 run's medium (core/precision.hpp): (c dt)^2 of the grid points as 16-bit codes
-/// between its least and greatest value (vp2dt2_code, padded layout, zero ghosts), and vp2dt2
-/// their decoded values, which the CPU backend reads and a GPU decodes to the same floats.
-void code_medium(AcousticProblem& p) {
-  const Grid& g = p.grid;
-  const FieldLayout& l = p.layout;
-  float lo = std::numeric_limits<float>::infinity();
-  float hi = -std::numeric_limits<float>::infinity();
-#pragma omp parallel for collapse(2) schedule(static) reduction(min : lo) reduction(max : hi)
-  for (int k = 0; k < g.nz; ++k) {
-    for (int j = 0; j < g.ny; ++j) {
-      const float* row = p.vp2dt2.data() + l.index(0, j, k);
-      for (int i = 0; i < g.nx; ++i) {
-        lo = std::min(lo, row[i]);
-        hi = std::max(hi, row[i]);
-      }
-    }
-  }
-  if (!(lo <= hi)) lo = hi = 0.0f; // no grid point
-  const MediumCode code = medium_code(lo, hi);
-  p.medium_code = code;
-  p.vp2dt2_code.assign(static_cast<std::size_t>(l.size), 0);
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int k = 0; k < g.nz; ++k) {
-    for (int j = 0; j < g.ny; ++j) {
-      const std::int64_t at = l.index(0, j, k);
-      float* value = p.vp2dt2.data() + at;
-      std::uint16_t* coded = p.vp2dt2_code.data() + at;
-      for (int i = 0; i < g.nx; ++i) {
-        coded[i] = encode_medium(code, value[i]);
-        value[i] = code.decode(coded[i]);
-      }
-    }
-  }
 }
 
 /// The layer's damping (and profiles) of `p`, after the host memory it needs was checked.

@@ -321,9 +321,13 @@ public:
 
   FiniteScan scan_field(int field) override {
     require_ready("scan_field");
-    if (m_half)
-      return m_scan.scan(current(field, "scan_field").as<const std::uint16_t>(), m_layout,
-                         m_streams.main(), scan_name(field));
+    if (m_half) {
+      // A float16 field holds its values times the field scale (a power of two: exact).
+      FiniteScan scan = m_scan.scan(current(field, "scan_field").as<const std::uint16_t>(),
+                                    m_layout, m_streams.main(), scan_name(field));
+      scan.max_abs *= 1.0f / m_scale;
+      return scan;
+    }
     return m_scan.scan(current(field, "scan_field").as<const float>(), m_layout, m_streams.main(),
                        scan_name(field));
   }
