@@ -235,8 +235,6 @@ private:
   std::vector<int> parse_snapshot_shots(const YAML::Node& node, int shots) const;
   void parse_decomposition(const MapFields& top, Survey& survey) const;
   void read_precision(const MapFields& top, Survey& survey) const;
-  /// precision: float16 against what it does not have yet (docs/survey.md, `precision`).
-  void check_float16(const MapFields& top, const Survey& survey) const;
 
   /// A position must lie in the grid's extent [origin, origin + (n-1)*h] on every axis. Points
   /// within rounding of a face are moved onto it.
@@ -485,6 +483,7 @@ Survey SurveyParser::parse(const std::string& document) {
   int physics_line = 0;
   if (auto node = top.find("physics")) {
     survey.physics = choice(*node, "physics", {"acoustic", "tti"}) == 0 ? "acoustic" : "tti";
+    survey.physics_loc = loc(*node, "physics");
     physics_line = line_of(*node);
   }
 
@@ -543,6 +542,7 @@ Survey SurveyParser::parse(const std::string& document) {
   }
   parse_decomposition(top, survey);
   read_precision(top, survey);
+  check_precision_support(survey);
   return survey;
 }
 
@@ -560,36 +560,35 @@ void SurveyParser::read_precision(const MapFields& top, Survey& survey) const {
                "docs/survey.md)");
   }
   survey.precision = *p;
-  check_float16(top, survey);
 }
 
-void SurveyParser::check_float16(const MapFields& top, const Survey& survey) const {
+void check_precision_support(const Survey& survey) {
   if (survey.precision != Precision::Float16) return;
-  const int line = survey.precision_loc.line;
-  const auto refuse = [&](const YAML::Node& other, const std::string& key, const std::string& value,
+  const auto refuse = [&](const std::string& key, const std::string& value, const SourceLoc& at,
                           const std::string& why) {
-    reject_at(line, "precision", "float16",
-              "float16 with " + key + ": " + value + " (" + loc(other, key).where() + "): " + why +
-                  "; allowed: precision: float32 with " + key + ": " + value);
+    const std::string place = at.line > 0 ? " (" + at.where() + ")" : std::string();
+    throw InputError(survey.precision_loc.where() + ": float16 is not allowed with " + key + ": " +
+                     value + place + ": " + why + "; allowed: precision float32 with " + key +
+                     ": " + value);
   };
-  if (survey.physics == "tti") {
-    refuse(*top.find("physics"), "physics", "tti",
+  const std::string one_grid =
+      "16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit fields)";
+  if (survey.physics == "tti")
+    refuse("physics", "tti", survey.physics_loc,
            "16-bit storage is implemented for the acoustic equation only");
-  }
-  if (survey.boundary.type == BoundaryType::Cpml) {
-    refuse((*top.find("boundary"))["type"], "boundary.type", "cpml",
+  if (survey.boundary.type == BoundaryType::Cpml)
+    refuse("boundary.type", "cpml", survey.boundary.type_loc,
            "16-bit storage has Minimod's layer only (the C-PML's memory variables are float32); "
            "use boundary.type: minimod");
-  }
   const auto& d = survey.decomposition;
-  if (d && (*d)[0] * (*d)[1] * (*d)[2] > 1) {
-    refuse(*top.find("decomposition"), "decomposition", written(*top.find("decomposition")),
-           "16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit fields)");
-  }
-  if (survey.ranks_per_shot > 1) {
-    refuse(*top.find("ranks_per_shot"), "ranks_per_shot", std::to_string(survey.ranks_per_shot),
-           "16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit fields)");
-  }
+  if (d && (*d)[0] * (*d)[1] * (*d)[2] > 1)
+    refuse("decomposition",
+           "[" + std::to_string((*d)[0]) + ", " + std::to_string((*d)[1]) + ", " +
+               std::to_string((*d)[2]) + "]",
+           survey.decomposition_loc, one_grid);
+  if (survey.ranks_per_shot > 1)
+    refuse("ranks_per_shot", std::to_string(survey.ranks_per_shot), survey.ranks_per_shot_loc,
+           one_grid);
 }
 
 void SurveyParser::parse_decomposition(const MapFields& top, Survey& survey) const {
@@ -901,6 +900,7 @@ void SurveyParser::parse_boundary(const YAML::Node& node, BoundarySpec& boundary
                          {"type", "width", "ntaper", "reflection_db", "fmax", "free_surface",
                           "reflection", "power", "alpha", "kappa"});
   if (auto type = fields.find("type")) {
+    boundary.type_loc = loc(*type, "boundary.type");
     boundary.type = choice(*type, "boundary.type", {"minimod", "cpml"}) == 0 ? BoundaryType::Minimod
                                                                              : BoundaryType::Cpml;
   }

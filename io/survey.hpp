@@ -125,7 +125,7 @@ struct BoundarySpec {
   std::optional<double> reflection_db;
   std::optional<double> fmax; ///< Hz; default: highest source fmax
   bool free_surface = false; ///< pressure-free top face (no layer there), docs/physics.md section 3
-  SourceLoc loc, width_loc, reflection_db_loc;
+  SourceLoc loc, width_loc, reflection_db_loc, type_loc;
 };
 
 /// A source wavelet.
@@ -188,6 +188,7 @@ struct Survey {
   std::string text; ///< the file's text (stored in the output)
   std::string name; ///< optional label
   std::string physics = "acoustic";
+  SourceLoc physics_loc; ///< of `physics`, where the survey gives it
   GridSpec grid;
   ModelSpec model;
   TimeSpec time;
@@ -219,6 +220,13 @@ struct Survey {
 Survey survey_for_shot(const Survey& survey, int shot);
 /// The check of survey_for_shot without the copy: every receiver of shot `shot` inside the grid.
 void check_shot_receivers(const Survey& survey, int shot);
+
+/// Refuses (InputError naming where the precision came from, precision_loc, and the other key
+/// with its place) a float16 survey with what the 16-bit storage does not have yet (docs/survey.md,
+/// `precision`): physics tti, boundary.type cpml, a decomposition or ranks_per_shot of more than
+/// one subdomain. A split that `decomposition: auto` or --decompose chooses is refused where it is
+/// chosen (run_split). load_survey calls it; so does a --precision that replaces the survey's.
+void check_precision_support(const Survey& survey);
 
 /// Parse and check a survey file. Throws InputError naming file, line, key, value and what is
 /// allowed, for syntax errors, unknown keys, wrong types, missing fields and out-of-range values.

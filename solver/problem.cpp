@@ -162,19 +162,6 @@ AcousticProblem problem_frame(const Survey& s, const Plan& plan) {
   return p;
 }
 
-/// The survey's `precision` key for messages ("survey.yaml:4: precision", or "precision").
-std::string precision_key(const Survey& s) {
-  return s.precision_loc.key.empty() ? std::string("precision") : s.precision_loc.where();
-}
-
-/// A float16 run of a layer the 16-bit storage does not have yet: refused by name.
-void check_float16_layer(const Survey& s) {
-  if (s.precision == Precision::Float16 && s.boundary.type == BoundaryType::Cpml)
-    throw InputError(precision_key(s) +
-                     ": float16 is not available with boundary.type: cpml yet; allowed: "
-                     "precision: float32, or boundary.type: minimod");
-}
-
 /// The layer's damping (and profiles) of `p`, after the host memory it needs was checked.
 void add_layer(const Survey& s, const Plan& plan, AcousticProblem& p) {
   p.eta = build_layer(s, plan, p);
@@ -216,7 +203,7 @@ void set_shot_taps(const Survey& s, const Plan& plan, const DeviceArray& velocit
 
 AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
                                        const std::vector<float>& velocity) {
-  check_float16_layer(s);
+  check_precision_support(s);
   AcousticProblem p = problem_frame(s, plan);
   const Grid& g = plan.grid;
   // The padded medium and damping, and the source samples: refused with the sizes when they do
@@ -254,8 +241,10 @@ AcousticProblem build_acoustic_problem(const Survey& s, const Plan& plan,
   if (s.precision == Precision::Float16) {
     const std::string model =
         s.model.file_loc.key.empty() ? std::string("model.file") : s.model.file_loc.where();
-    throw InputError(precision_key(s) + ": float16 is not available with a model in GPU memory (" +
-                     model + ": " + velocity.owner +
+    const std::string where =
+        s.precision_loc.key.empty() ? std::string("precision") : s.precision_loc.where();
+    throw InputError(where + ": float16 is not available with a model in GPU memory (" + model +
+                     ": " + velocity.owner +
                      ") yet; allowed: precision: float32, or a host array or a file as the model");
   }
   AcousticProblem p = problem_frame(s, plan);

@@ -995,36 +995,6 @@ void apply_precision_option(Survey& survey, const std::string& value, const std:
   check_precision_support(survey);
 }
 
-void check_precision_support(const Survey& survey) {
-  if (survey.precision != Precision::Float16) return;
-  const std::string where = survey.precision_loc.where();
-  const auto refuse = [&](const std::string& key, const std::string& value,
-                          const std::string& why) {
-    throw InputError(where + ": float16 is not allowed with " + key + ": " + value + ": " + why +
-                     "; allowed: float32 with " + key + ": " + value);
-  };
-  const std::string one_grid =
-      "16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit fields)";
-  if (survey.physics == "tti")
-    refuse("physics", "tti", "16-bit storage is implemented for the acoustic equation only");
-  if (survey.boundary.type == BoundaryType::Cpml) {
-    refuse("boundary.type", "cpml",
-           "16-bit storage has Minimod's layer only (the C-PML's memory variables are float32); "
-           "use boundary.type: minimod");
-  }
-  const auto& d = survey.decomposition;
-  if (d && (*d)[0] * (*d)[1] * (*d)[2] > 1) {
-    refuse("decomposition (" + survey.decomposition_loc.where() + ")",
-           "[" + std::to_string((*d)[0]) + ", " + std::to_string((*d)[1]) + ", " +
-               std::to_string((*d)[2]) + "]",
-           one_grid);
-  }
-  if (survey.ranks_per_shot > 1) {
-    refuse("ranks_per_shot (" + survey.ranks_per_shot_loc.where() + ")",
-           std::to_string(survey.ranks_per_shot), one_grid);
-  }
-}
-
 std::string snapshot_selection_warning(const Survey& survey, const Plan& plan,
                                        const std::vector<int>& selected) {
   if (plan.snapshot_every <= 0 || plan.snapshot_count <= 0 || selected.empty()) return "";

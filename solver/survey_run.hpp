@@ -97,11 +97,6 @@ std::vector<int> parse_shot_selection(const std::string& text, int shots, const 
 /// `what`, the value and precision_choices() for another value, and check_precision_support's
 /// refusals.
 void apply_precision_option(Survey& survey, const std::string& value, const std::string& what);
-/// Refuses (InputError naming where the precision came from and the other key) a float16 survey
-/// with what the 16-bit storage does not have yet (docs/survey.md, `precision`): physics tti,
-/// boundary.type cpml, a decomposition or ranks_per_shot of more than one subdomain. A split that
-/// `decomposition: auto` or --decompose chooses is refused where it is chosen (run_split).
-void check_precision_support(const Survey& survey);
 /// The warning of a run whose shots (`selected`: --shots; empty: every shot) hold none of the
 /// snapshot shots (output.snapshots.shots), so that it writes no snapshots; empty otherwise.
 std::string snapshot_selection_warning(const Survey& survey, const Plan& plan,
