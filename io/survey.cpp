@@ -562,34 +562,6 @@ void SurveyParser::read_precision(const MapFields& top, Survey& survey) const {
   survey.precision = *p;
 }
 
-void check_precision_support(const Survey& survey) {
-  if (survey.precision != Precision::Float16) return;
-  const auto refuse = [&](const std::string& key, const std::string& value, const SourceLoc& at,
-                          const std::string& why) {
-    const std::string place = at.line > 0 ? " (" + at.where() + ")" : std::string();
-    throw InputError(survey.precision_loc.where() + ": float16 is not allowed with " + key + ": " +
-                     value + place + ": " + why + "; allowed: precision float32 with " + key +
-                     ": " + value);
-  };
-  const std::string one_grid =
-      "16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit fields)";
-  if (survey.physics == "tti")
-    refuse("physics", "tti", survey.physics_loc,
-           "16-bit storage is implemented for the acoustic equation only");
-  if (survey.boundary.type == BoundaryType::Cpml)
-    refuse("boundary.type", "cpml", survey.boundary.type_loc,
-           "16-bit storage has Minimod's layer only (the C-PML's memory variables are float32); "
-           "use boundary.type: minimod");
-  const auto& d = survey.decomposition;
-  if (d && (*d)[0] * (*d)[1] * (*d)[2] > 1)
-    refuse("decomposition",
-           "[" + std::to_string((*d)[0]) + ", " + std::to_string((*d)[1]) + ", " +
-               std::to_string((*d)[2]) + "]",
-           survey.decomposition_loc, one_grid);
-  if (survey.ranks_per_shot > 1)
-    refuse("ranks_per_shot", std::to_string(survey.ranks_per_shot), survey.ranks_per_shot_loc,
-           one_grid);
-}
 
 void SurveyParser::parse_decomposition(const MapFields& top, Survey& survey) const {
   const std::string split_allowed =
@@ -1500,6 +1472,35 @@ Survey survey_for_shot(const Survey& survey, int shot) {
   place_receivers(survey, shot,
                   [&s](std::size_t n, const Vec3& p) { s.receivers[n].position = p; });
   return s;
+}
+
+void check_precision_support(const Survey& survey) {
+  if (survey.precision != Precision::Float16) return;
+  const auto refuse = [&](const std::string& key, const std::string& value, const SourceLoc& at,
+                          const std::string& why) {
+    const std::string place = at.line > 0 ? " (" + at.where() + ")" : std::string();
+    throw InputError(survey.precision_loc.where() + ": float16 is not allowed with " + key + ": " +
+                     value + place + ": " + why + "; allowed: precision float32 with " + key +
+                     ": " + value);
+  };
+  const std::string one_grid =
+      "16-bit storage runs a shot on one whole grid (no halo exchange of 16-bit fields)";
+  if (survey.physics == "tti")
+    refuse("physics", "tti", survey.physics_loc,
+           "16-bit storage is implemented for the acoustic equation only");
+  if (survey.boundary.type == BoundaryType::Cpml)
+    refuse("boundary.type", "cpml", survey.boundary.type_loc,
+           "16-bit storage has Minimod's layer only (the C-PML's memory variables are float32); "
+           "use boundary.type: minimod");
+  const auto& d = survey.decomposition;
+  if (d && (*d)[0] * (*d)[1] * (*d)[2] > 1)
+    refuse("decomposition",
+           "[" + std::to_string((*d)[0]) + ", " + std::to_string((*d)[1]) + ", " +
+               std::to_string((*d)[2]) + "]",
+           survey.decomposition_loc, one_grid);
+  if (survey.ranks_per_shot > 1)
+    refuse("ranks_per_shot", std::to_string(survey.ranks_per_shot), survey.ranks_per_shot_loc,
+           one_grid);
 }
 
 Survey parse_survey(const std::string& text, const std::string& path, const std::string& base_dir) {
