@@ -128,7 +128,7 @@ TEST(PrecisionInput, CommandLineOption) {
              {"--precision: float16 is not allowed with physics: tti", "float32"});
   Survey split = parse(kSurvey + "decomposition: [1, 2, 1]\n");
   expect_has(error_from([&] { apply_precision_option(split, "float16", "--precision"); }),
-             {"--precision", "decomposition (p.yaml:7: decomposition)", "[1, 2, 1]"});
+             {"--precision", "decomposition: [1, 2, 1] (p.yaml:7: decomposition)", "[1, 2, 1]"});
   Survey whole = parse(kSurvey + "decomposition: auto\n");
   apply_precision_option(whole, "float16", "--precision");
   expect_has(
