@@ -77,10 +77,12 @@ TEST(RtmAdjoint, WithAFreeSurfaceTheBackwardRunIsTheAdjointOfTheModelling) {
   dot_product_test(true);
 }
 
-/// A two-layer medium (v_top above plane k_reflector, v_bottom from it down) on a grid with
-/// Minimod's layer, a Ricker source and a line of receivers along x at the source's depth; dt and
-/// the layer's damping for velocities up to `vmax`, so that media of one vmax share the time axis.
-AcousticProblem reflector_problem(double v_top, double v_bottom, int k_reflector, double vmax) {
+/// A medium velocity(i, j, k) on a 90 x 50 x 70 grid with Minimod's layer, a Ricker source at
+/// (45, 25, 15) and receivers at the source's depth: a line along x, or with `areal` a grid of
+/// lines 4 points apart in y; dt and the layer's damping for velocities up to `vmax`, so that media
+/// of one vmax share the time axis.
+template <class Velocity>
+AcousticProblem imaging_problem(Velocity velocity, double vmax, bool areal = false) {
   ProblemSpec s;
   s.nx = 90;
   s.ny = 50;
@@ -104,7 +106,7 @@ AcousticProblem reflector_problem(double v_top, double v_bottom, int k_reflector
   for (int k = 0; k < s.nz; ++k)
     for (int j = 0; j < s.ny; ++j)
       for (int i = 0; i < s.nx; ++i) {
-        const double cdt = (k < k_reflector ? v_top : v_bottom) * p.dt;
+        const double cdt = velocity(i, j, k) * p.dt;
         p.vp2dt2[static_cast<std::size_t>(l.index(i, j, k))] = static_cast<float>(cdt * cdt);
       }
   p.eta.assign(static_cast<std::size_t>(l.size), 0.0f);
@@ -127,25 +129,37 @@ AcousticProblem reflector_problem(double v_top, double v_bottom, int k_reflector
   for (int n = 0; n < s.steps; ++n)
     p.source_samples[static_cast<std::size_t>(n)] =
         static_cast<float>(test_support::ricker(n * p.dt, s.peak_hz, 1.5 / s.peak_hz));
-  for (int i = 14; i <= 76; i += 2)
-    test_support::append_trilinear(
-        p.grid, l, i * s.h, js * s.h, ks * s.h, [](int, int, int) { return 1.0; }, p.receivers);
+  for (int j = areal ? 9 : js; j <= (areal ? 41 : js); j += 4)
+    for (int i = 14; i <= 76; i += 2)
+      test_support::append_trilinear(
+          p.grid, l, i * s.h, j * s.h, ks * s.h, [](int, int, int) { return 1.0; }, p.receivers);
   return p;
+}
+
+/// Two layers: v_top above plane k_reflector, v_bottom from it down.
+AcousticProblem reflector_problem(double v_top, double v_bottom, int k_reflector, double vmax) {
+  return imaging_problem([&](int, int, int k) { return k < k_reflector ? v_top : v_bottom; }, vmax);
+}
+
+/// The image of `truth`'s scattered field (its traces less those of `smooth`), migrated in
+/// `smooth`, normalised.
+std::vector<float> scattered_image(const AcousticProblem& truth, const AcousticProblem& smooth,
+                                   int stride) {
+  std::vector<float> data = traces_of(truth);
+  const std::vector<float> direct = traces_of(smooth);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    data[i] -= direct[i];
+  auto cpu = make_cpu_backend();
+  return normalised_image(migrate_shot(*cpu, cpu_kernels(), smooth, data, stride));
 }
 
 TEST(RtmImage, AFlatReflectorIsImagedFlatAtItsDepth) {
   constexpr int kReflector = 40; // the interface lies between planes 39 and 40
   const AcousticProblem truth = reflector_problem(2000.0, 2600.0, kReflector, 2600.0);
   const AcousticProblem smooth = reflector_problem(2000.0, 2000.0, kReflector, 2600.0);
-  // The reflections alone: the two-layer gathers less the homogeneous ones.
-  std::vector<float> data = traces_of(truth);
-  const std::vector<float> direct = traces_of(smooth);
-  for (std::size_t i = 0; i < data.size(); ++i)
-    data[i] -= direct[i];
-  auto cpu = make_cpu_backend();
-  const ShotImage shot = migrate_shot(*cpu, cpu_kernels(), smooth, data, 2);
-  EXPECT_EQ(shot.imaging_times, smooth.steps / 2);
-  const std::vector<float> image = normalised_image(shot);
+  // The reflections alone (the two-layer gathers less the homogeneous ones), imaged every
+  // second step.
+  const std::vector<float> image = scattered_image(truth, smooth, 2);
   const FieldLayout& l = smooth.layout;
   auto at = [&](int i, int j, int k) {
     return image[(static_cast<std::size_t>(k) * l.ny + j) * l.nx + i];
@@ -177,6 +191,49 @@ TEST(RtmImage, AFlatReflectorIsImagedFlatAtItsDepth) {
   }
   EXPECT_LE(std::abs(sum / columns - (kReflector - 0.5)), 1.0) << "the reflector's mean depth";
   EXPECT_LE(hi - lo, 1.0) << "the reflector's image is not flat";
+}
+
+} // namespace
+} // namespace minimod
+
+namespace minimod {
+namespace {
+
+TEST(RtmImage, APointDiffractorFocusesAtItsPosition) {
+  // A 2 x 2 x 2 cube of faster rock (points 47-48, 23-24, 38-39: its centre at 47.5, 23.5,
+  // 38.5) in 2000 m/s, seen by receivers on a grid of lines.
+  auto in_cube = [](int i, int j, int k) {
+    return i >= 47 && i <= 48 && j >= 23 && j <= 24 && k >= 38 && k <= 39;
+  };
+  const AcousticProblem truth = imaging_problem(
+      [&](int i, int j, int k) { return in_cube(i, j, k) ? 2600.0 : 2000.0; }, 2600.0, true);
+  const AcousticProblem smooth =
+      imaging_problem([](int, int, int) { return 2000.0; }, 2600.0, true);
+  const std::vector<float> image = scattered_image(truth, smooth, 2);
+  const FieldLayout& l = smooth.layout;
+  // The largest |value| below the source's depth. A small body of faster rock scatters the
+  // second time derivative of the incident wave: its image is a negative main lobe between
+  // positive side lobes (a velocity step, the integral of such bodies, images as a positive peak).
+  float peak = 0.0f, value = 0.0f;
+  int at[3] = {-1, -1, -1};
+  for (int k = 25; k < l.nz - 12; ++k)
+    for (int j = 12; j < l.ny - 12; ++j)
+      for (int i = 12; i < l.nx - 12; ++i) {
+        const float v = image[(static_cast<std::size_t>(k) * l.ny + j) * l.nx + i];
+        if (std::abs(v) > peak) {
+          peak = std::abs(v);
+          value = v;
+          at[0] = i;
+          at[1] = j;
+          at[2] = k;
+        }
+      }
+  std::printf("[ rtm      ] diffractor imaged at (%d, %d, %d), its centre (47.5, 23.5, 38.5)\n",
+              at[0], at[1], at[2]);
+  EXPECT_LT(value, 0.0f) << "the main lobe's sign";
+  const double centre[3] = {47.5, 23.5, 38.5};
+  for (int a = 0; a < 3; ++a)
+    EXPECT_LE(std::abs(at[a] - centre[a]), 1.0) << "axis " << a;
 }
 
 } // namespace
