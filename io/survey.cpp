@@ -562,7 +562,6 @@ void SurveyParser::read_precision(const MapFields& top, Survey& survey) const {
   survey.precision = *p;
 }
 
-
 void SurveyParser::parse_decomposition(const MapFields& top, Survey& survey) const {
   const std::string split_allowed =
       "auto, or [px, py, pz]: subdomains along x, y and z, each an integer >= 1";
