@@ -90,16 +90,7 @@ AcousticProblem imaging_problem(Velocity velocity, double vmax, bool areal = fal
   s.n_layer = 12;
   s.steps = 340;
   s.random_receivers = 0;
-  AcousticProblem p;
-  p.grid.nx = s.nx;
-  p.grid.ny = s.ny;
-  p.grid.nz = s.nz;
-  p.grid.dx = p.grid.dy = p.grid.dz = s.h;
-  p.layer = LayerWidths{s.n_layer, s.n_layer, s.n_layer, s.n_layer, s.n_layer, s.n_layer};
-  p.regions = make_regions(p.grid, p.layer);
-  p.layout = make_field_layout(s.nx, s.ny, s.nz, p.layer.x_lo);
-  p.coefs = make_stencil_coefs(p.grid);
-  p.steps = s.steps;
+  AcousticProblem p = test_support::problem_frame(s);
   const FieldLayout& l = p.layout;
   p.dt = test_support::gershgorin_dt(p.grid, vmax, s.cfl);
   p.vp2dt2.assign(static_cast<std::size_t>(l.size), 0.0f);

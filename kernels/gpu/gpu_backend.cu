@@ -426,18 +426,10 @@ private:
     f.code = m_medium_code;
     f.phi = m_phi.empty() ? nullptr : m_phi.as<std::uint16_t>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
-    if (!m_eta_rows.empty())
-      f.eta_table = EtaTableView{m_eta_rows.as<const float>(), m_eta_y_class.as<const int>(),
-                                 m_eta_z_class.as<const int>(), m_eta_z_values};
-    auto launch_kind = [&](RegionKind kind, gpuStream_t stream) {
-      for (const Region& r : pieces) {
-        if (r.kind() == kind)
-          m_kernels[static_cast<int>(r.id)]->launch16(f, m_layout, m_coefs, r,
-                                                      static_cast<void*>(stream));
-      }
-    };
-    m_streams.fork_join([&](gpuStream_t layers) { launch_kind(RegionKind::Layer, layers); },
-                        [&](gpuStream_t main) { launch_kind(RegionKind::Inner, main); });
+    f.eta_table = eta_table_view();
+    launch_beside(pieces, [&](const StencilKernel& k, const Region& r, void* stream) {
+      k.launch16(f, m_layout, m_coefs, r, stream);
+    });
   }
 
   /// finish_step of a float16 run: sources into u^{n+1} and d^{n+1} (one rounding a point), the
@@ -575,15 +567,26 @@ private:
     f.phi = m_phi.empty() ? nullptr : m_phi.as<float>();
     f.eta = m_eta.empty() ? nullptr : m_eta.as<const float>();
     f.cpml = m_cpml.on() ? &m_cpml.view() : nullptr;
-    if (!m_eta_rows.empty())
-      f.eta_table = EtaTableView{m_eta_rows.as<const float>(), m_eta_y_class.as<const int>(),
-                                 m_eta_z_class.as<const int>(), m_eta_z_values};
+    f.eta_table = eta_table_view();
+    launch_beside(pieces, [&](const StencilKernel& k, const Region& r, void* stream) {
+      k.launch(f, m_layout, m_coefs, r, stream);
+    });
+  }
+
+  /// eta's table on the device (EtaTableView), or none.
+  EtaTableView eta_table_view() const {
+    if (m_eta_rows.empty()) return EtaTableView{};
+    return EtaTableView{m_eta_rows.as<const float>(), m_eta_y_class.as<const int>(),
+                        m_eta_z_class.as<const int>(), m_eta_z_values};
+  }
+
+  /// launch(kernel, piece, stream) for every piece with its region's kernel: the layer pieces on
+  /// the layer stream, the inner ones on the main stream beside them (fork_join).
+  template <class Launch> void launch_beside(const std::vector<Region>& pieces, Launch&& launch) {
     auto launch_kind = [&](RegionKind kind, gpuStream_t stream) {
-      for (const Region& r : pieces) {
+      for (const Region& r : pieces)
         if (r.kind() == kind)
-          m_kernels[static_cast<int>(r.id)]->launch(f, m_layout, m_coefs, r,
-                                                    static_cast<void*>(stream));
-      }
+          launch(*m_kernels[static_cast<int>(r.id)], r, static_cast<void*>(stream));
     };
     m_streams.fork_join([&](gpuStream_t layers) { launch_kind(RegionKind::Layer, layers); },
                         [&](gpuStream_t main) { launch_kind(RegionKind::Inner, main); });

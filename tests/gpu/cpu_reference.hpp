@@ -17,6 +17,23 @@ struct CpuRun {
   std::vector<float> traces;  ///< [receivers][steps + 1]
 };
 
+/// A problem's last field (u) and traces.
+struct RunResult {
+  std::vector<float> field, traces;
+};
+
+/// Set `b` up for `p` with `kernels`, step it to the end, and fetch u and the traces.
+inline RunResult run_to_end(Backend& b, const AcousticProblem& p,
+                            const std::array<const StencilKernel*, kRegionCount>& kernels) {
+  b.setup(p, kernels);
+  for (int n = 0; n < p.steps; ++n)
+    b.step(n);
+  RunResult r;
+  b.fetch_field(0, r.field);
+  b.fetch_traces(r.traces);
+  return r;
+}
+
 /// Step `p` to its end on the CPU backend; with 0 <= snapshot < steps, also keep u after
 /// `snapshot` steps.
 inline CpuRun cpu_run(const AcousticProblem& p, int snapshot = -1) {

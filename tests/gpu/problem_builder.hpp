@@ -101,8 +101,9 @@ void append_trilinear(const Grid& g, const FieldLayout& l, double x, double y, d
   table.begin.push_back(static_cast<std::int64_t>(table.index.size()));
 }
 
-/// The problem described by `s`.
-inline AcousticProblem build_acoustic_problem(const ProblemSpec& s) {
+/// The frame of the problem described by `s`: grid, layer widths, regions, layout, coefficients,
+/// step count (no medium, dt, layer damping or taps).
+inline AcousticProblem problem_frame(const ProblemSpec& s) {
   AcousticProblem p;
   p.grid.nx = s.nx;
   p.grid.ny = s.ny;
@@ -113,6 +114,12 @@ inline AcousticProblem build_acoustic_problem(const ProblemSpec& s) {
   p.layout = make_field_layout(s.nx, s.ny, s.nz, p.layer.x_lo);
   p.coefs = make_stencil_coefs(p.grid);
   p.steps = s.steps;
+  return p;
+}
+
+/// The problem described by `s`.
+inline AcousticProblem build_acoustic_problem(const ProblemSpec& s) {
+  AcousticProblem p = problem_frame(s);
   const FieldLayout& l = p.layout;
 
   // Velocity, then dt from its maximum.

@@ -7,6 +7,7 @@
 #include "kernels/kernel.hpp"
 #include "kernels/selection.hpp"
 #include "tests/gpu/compare.hpp"
+#include "tests/gpu/cpu_reference.hpp"
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
 
@@ -50,30 +51,19 @@ AcousticProblem cpml_problem(double kappa) {
   return cpml_problem(s, LayerWidths{9, 9, 9, 9, 9, 9}, kappa, false);
 }
 
-struct Result {
-  std::vector<float> field, traces;
-};
-
-Result run(Backend& b, const AcousticProblem& p, const RegionKernels& k) {
-  b.setup(p, k);
-  for (int n = 0; n < p.steps; ++n)
-    b.step(n);
-  Result r;
-  b.fetch_field(0, r.field);
-  b.fetch_traces(r.traces);
-  return r;
-}
+using Result = test_support::RunResult;
+using test_support::run_to_end;
 
 void compare_spec(const std::string& spec, double kappa) {
   const AcousticProblem p = cpml_problem(kappa);
   RegionKernels cpu_k;
   cpu_k.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
   auto cpu = make_cpu_backend();
-  const Result ref = run(*cpu, p, cpu_k);
+  const Result ref = run_to_end(*cpu, p, cpu_k);
   const RegionKernels gpu_k =
       resolve_kernels(spec, kGpuBackend, Physics::Acoustic, p.regions, p.layout, "test");
   auto gpu = make_cuda_backend();
-  const Result got = run(*gpu, p, gpu_k);
+  const Result got = run_to_end(*gpu, p, gpu_k);
   const std::string what = "C-PML " + (spec.empty() ? std::string("default pair") : spec) +
                            ", kappa " + std::to_string(kappa);
   test_support::expect_close(got.field, ref.field, (what + ": field").c_str());
@@ -87,11 +77,11 @@ void compare_default_pair(const AcousticProblem& p, const std::string& what,
   RegionKernels cpu_k;
   cpu_k.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
   auto cpu = make_cpu_backend();
-  const Result ref = run(*cpu, p, cpu_k);
+  const Result ref = run_to_end(*cpu, p, cpu_k);
   const RegionKernels gpu_k =
       resolve_kernels("", kGpuBackend, Physics::Acoustic, p.regions, p.layout, "test");
   auto gpu = make_cuda_backend();
-  const Result got = run(*gpu, p, gpu_k);
+  const Result got = run_to_end(*gpu, p, gpu_k);
   test_support::expect_close(got.field, ref.field, (what + ": field").c_str(), field_tolerance);
   test_support::expect_close(got.traces, ref.traces, (what + ": traces").c_str());
 }
@@ -216,7 +206,7 @@ TEST(GpuCpml, ARefusedCpmlProblemLeavesALiveBackendAsItWas) {
   RegionKernels cpu_k;
   cpu_k.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
   auto cpu = make_cpu_backend();
-  const Result ref = run(*cpu, minimod, cpu_k);
+  const Result ref = run_to_end(*cpu, minimod, cpu_k);
   test_support::expect_close(got.field, ref.field, "field after a refused C-PML setup");
   test_support::expect_close(got.traces, ref.traces, "traces after a refused C-PML setup");
 }

@@ -10,6 +10,7 @@
 #include "kernels/precision_problem.hpp"
 #include "kernels/selection.hpp"
 #include "tests/gpu/compare.hpp"
+#include "tests/gpu/cpu_reference.hpp"
 #include "tests/gpu/gpu_environment.hpp"
 #include "tests/gpu/problem_builder.hpp"
 
@@ -31,32 +32,21 @@ AcousticProblem half_problem(ProblemSpec s = {}) {
   return p;
 }
 
-struct Result {
-  std::vector<float> field, traces;
-};
-
-Result run(Backend& b, const AcousticProblem& p, const RegionKernels& k) {
-  b.setup(p, k);
-  for (int n = 0; n < p.steps; ++n)
-    b.step(n);
-  Result r;
-  b.fetch_field(0, r.field);
-  b.fetch_traces(r.traces);
-  return r;
-}
+using Result = test_support::RunResult;
+using test_support::run_to_end;
 
 Result cpu_result(const AcousticProblem& p) {
   RegionKernels k;
   k.fill(kernel_registry().find("cpu", BackendKind::Cpu, Physics::Acoustic));
   auto cpu = make_cpu_backend();
-  return run(*cpu, p, k);
+  return run_to_end(*cpu, p, k);
 }
 
 Result gpu_result(const AcousticProblem& p, const std::string& spec) {
   const RegionKernels k =
       resolve_kernels(spec, kGpuBackend, Physics::Acoustic, p.regions, p.layout, "test");
   auto gpu = make_cuda_backend();
-  return run(*gpu, p, k);
+  return run_to_end(*gpu, p, k);
 }
 
 /// The GPU's float operations differ from the CPU's where its compiler fuses a multiply and an
